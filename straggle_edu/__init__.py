@@ -1,0 +1,73 @@
+"""straggle-edu: why a synchronous job runs at the speed of its slowest worker.
+
+Vocabulary, fixed once and used everywhere
+------------------------------------------
+n
+    the number of workers.
+p
+    the per-worker probability of a slow step.
+k
+    the order-statistic index: the k-th smallest of n (k = n is the slowest).
+t
+    time, in seconds.
+dist
+    one worker's step-time distribution: a continuous frozen
+    ``scipy.stats`` distribution or a :class:`StepTime` model.
+rng
+    a ``numpy.random.Generator``, an int seed or None, always passed through
+    ``numpy.random.default_rng``. Nothing here seeds a global generator.
+
+The rooms, from the bottom up (each imports only the ones above it)
+-------------------------------------------------------------------
+``straggle_edu.math``
+    closed forms, order statistics, tail probabilities, cost.
+``straggle_edu.models``
+    samplers, the step-time and cluster model, the pipeline schedule.
+``straggle_edu.traces``
+    reading real traces and what-if analysis.
+``straggle_edu.charts``
+    pure functions from data to an Altair chart.
+``straggle_edu.explorers``
+    ipywidgets that wire controls to models and charts.
+``straggle_edu.exercises``
+    the notebooks' exercises, with ``check``, ``hint`` and ``solution``.
+
+Importing ``straggle_edu`` loads only the math and models layers (numpy and
+scipy); charts and widgets load when you import them.
+"""
+
+from ._validate import memory_budget, set_memory_budget
+from .math import (
+    StragglerCost,
+    cost_of_stragglers,
+    expected_max,
+    expected_order_stat,
+    gumbel_max_approx,
+    lost_fraction_from_slowdown,
+    p_any_slow,
+    p_none_slow,
+    per_worker_budget,
+    sqrt_2_ln_n,
+    workers_until,
+)
+from .models.samplers import sample_max, sample_order_stat
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "StragglerCost",
+    "cost_of_stragglers",
+    "expected_max",
+    "expected_order_stat",
+    "gumbel_max_approx",
+    "lost_fraction_from_slowdown",
+    "memory_budget",
+    "p_any_slow",
+    "p_none_slow",
+    "per_worker_budget",
+    "sample_max",
+    "sample_order_stat",
+    "set_memory_budget",
+    "sqrt_2_ln_n",
+    "workers_until",
+]

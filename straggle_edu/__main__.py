@@ -1,0 +1,8 @@
+"""``python -m straggle_edu`` is the same as the ``straggle-edu`` command."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

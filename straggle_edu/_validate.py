@@ -1,0 +1,235 @@
+"""Input checks shared by every layer.
+
+Every rejection in the package goes through :func:`require`, so that all
+messages read alike::
+
+    n must be a whole number >= 1, got 0
+
+The other helpers are thin wrappers that name the valid range once.
+This module imports only numpy.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+
+import numpy as np
+
+__all__ = [
+    "require",
+    "whole",
+    "probability",
+    "nonnegative",
+    "positive",
+    "in_range",
+    "finite",
+    "as_rng",
+    "as_output",
+    "check_memory",
+    "memory_budget",
+    "set_memory_budget",
+]
+
+_DEFAULT_BUDGET = 512 * 2**20
+_budget = int(os.environ.get("STRAGGLE_EDU_MEMORY_MIB", 512)) * 2**20
+
+
+def _show(value):
+    """A short, readable rendering of an offending value."""
+    arr = np.asarray(value) if not isinstance(value, (str, bytes)) else None
+    if arr is not None and arr.ndim > 0:
+        return f"{arr.tolist()[:5]}{'...' if arr.size > 5 else ''} (an array)"
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
+def require(ok, name, value, valid):
+    """Raise ``ValueError("<name> must be <valid>, got <value>")`` unless ok.
+
+    Examples
+    --------
+    >>> require(False, "n", 0, "a whole number >= 1")
+    Traceback (most recent call last):
+    ...
+    ValueError: n must be a whole number >= 1, got 0
+    """
+    if not ok:
+        raise ValueError(f"{name} must be {valid}, got {_show(value)}")
+
+
+def _numeric(name, value, valid):
+    """Return value as a float64 array, or raise a readable error."""
+    if isinstance(value, (bool, np.bool_)):
+        require(False, name, value, valid)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        require(False, name, value, valid)
+    require(arr.dtype.kind == "f", name, value, valid)
+    bad = np.isnan(arr)
+    if bad.any():
+        require(False, name, arr[bad].flat[0] if arr.ndim else value, valid + " (not NaN)")
+    return arr
+
+
+def _first_bad(arr, ok):
+    return arr if arr.ndim == 0 else arr[~ok].flat[0]
+
+
+def whole(name, value, low=1, high=None):
+    """Check a whole number (or array of them) >= low (and <= high).
+
+    Returns an int for scalar input and an int64 array otherwise.
+
+    Examples
+    --------
+    >>> whole("n", 4096)
+    4096
+    >>> whole("n", 2.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: n must be a whole number >= 1, got 2.5
+    """
+    valid = f"a whole number >= {low}" if high is None else f"a whole number in {low}..{high}"
+    arr = _numeric(name, value, valid)
+    ok = np.isfinite(arr) & (arr == np.round(arr)) & (arr >= low)
+    if high is not None:
+        ok &= arr <= high
+    if not ok.all():
+        require(False, name, _first_bad(arr, ok) if arr.ndim else value, valid)
+    if arr.ndim == 0:
+        return int(arr)
+    return arr.astype(np.int64)
+
+
+def in_range(name, value, low=-math.inf, high=math.inf, *, low_open=False, high_open=False):
+    """Check a real number (or array) inside an interval; return float or array.
+
+    Examples
+    --------
+    >>> in_range("lost_fraction", 0.1, 0, 1, high_open=True)
+    0.1
+    >>> in_range("lost_fraction", 1.0, 0, 1, high_open=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: lost_fraction must be in [0, 1), got 1.0
+    """
+    lo = "(" if low_open else "["
+    hi = ")" if high_open else "]"
+    fmt = lambda x: "inf" if x == math.inf else "-inf" if x == -math.inf else f"{x:g}"
+    if low == -math.inf and high == math.inf:
+        valid = "a real number"
+    elif high == math.inf:
+        valid = f"{'>' if low_open else '>='} {fmt(low)}"
+    elif low == -math.inf:
+        valid = f"{'<' if high_open else '<='} {fmt(high)}"
+    else:
+        valid = f"in {lo}{fmt(low)}, {fmt(high)}{hi}"
+    arr = _numeric(name, value, valid)
+    ok = (arr > low) if low_open else (arr >= low)
+    ok &= (arr < high) if high_open else (arr <= high)
+    if high == math.inf and not high_open:
+        ok &= arr < math.inf  # infinity is never a useful input
+    if not ok.all():
+        require(False, name, _first_bad(arr, ok) if arr.ndim else value, valid)
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def probability(name, value):
+    """Check a probability in [0, 1].
+
+    Examples
+    --------
+    >>> probability("p", 0.01)
+    0.01
+    >>> probability("p", 1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: p must be in [0, 1], got 1.5
+    """
+    return in_range(name, value, 0.0, 1.0)
+
+
+def nonnegative(name, value):
+    """Check a finite number >= 0 (times, prices, counts of GPUs)."""
+    return in_range(name, value, 0.0)
+
+
+def positive(name, value):
+    """Check a finite number > 0."""
+    return in_range(name, value, 0.0, low_open=True)
+
+
+def finite(name, value):
+    """Check a finite real number."""
+    arr = in_range(name, value)
+    return arr
+
+
+def as_rng(rng):
+    """Turn a Generator, an int seed or None into a ``numpy.random.Generator``.
+
+    Examples
+    --------
+    >>> int(as_rng(7).integers(10)) == int(as_rng(7).integers(10))
+    True
+    """
+    if isinstance(rng, (bool, np.bool_)) or (
+        rng is not None
+        and not isinstance(rng, (numbers.Integral, np.random.Generator, np.random.SeedSequence))
+    ):
+        require(False, "rng", rng, "a numpy.random.Generator, an int seed or None")
+    if isinstance(rng, numbers.Integral) and rng < 0:
+        require(False, "rng", rng, "a seed >= 0")
+    return np.random.default_rng(rng)
+
+
+def as_output(result, *inputs):
+    """Return a Python float when every input is a scalar, else an array."""
+    if all(np.ndim(x) == 0 for x in inputs):
+        return float(np.asarray(result).reshape(()))
+    return np.asarray(result, dtype=float)
+
+
+def memory_budget():
+    """The current memory budget in bytes (512 MiB unless changed)."""
+    return _budget
+
+
+def set_memory_budget(nbytes):
+    """Change the memory budget; return the previous one (in bytes).
+
+    The environment variable ``STRAGGLE_EDU_MEMORY_MIB`` sets the starting
+    value.
+
+    Examples
+    --------
+    >>> old = set_memory_budget(2**30)
+    >>> set_memory_budget(old) == 2**30
+    True
+    """
+    global _budget
+    nbytes = whole("nbytes", nbytes, low=1)
+    old, _budget = _budget, nbytes
+    return old
+
+
+def check_memory(nbytes, what):
+    """Refuse up front a request that would need more than the budget.
+
+    Examples
+    --------
+    >>> check_memory(8 * 10**12, "sampling 10**12 step times")
+    Traceback (most recent call last):
+    ...
+    ValueError: sampling 10**12 step times needs about 7629395 MiB, more than the memory budget of 512 MiB; ask for less, or raise the budget with straggle_edu.set_memory_budget(nbytes)
+    """
+    if nbytes > _budget:
+        raise ValueError(
+            f"{what} needs about {math.ceil(nbytes / 2**20)} MiB, more than the memory "
+            f"budget of {_budget // 2**20} MiB; ask for less, or raise the budget with "
+            f"straggle_edu.set_memory_budget(nbytes)"
+        )

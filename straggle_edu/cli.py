@@ -1,0 +1,64 @@
+"""The ``straggle-edu`` command.
+
+Each subcommand lives in the module that owns its work. That module exposes
+``configure(parser)``, which adds its arguments, and ``run(args) -> int``,
+which does the work and returns the exit code. This file only dispatches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+__all__ = ["main"]
+
+# name: (module, one-line help)
+SUBCOMMANDS = {
+    "lab": ("straggle_edu.launch", "open the notebooks in JupyterLab (localhost only, with a token)"),
+    "analyze": ("straggle_edu.traces.cli", "find the stragglers in a trace (what-if analysis)"),
+    "barrier": ("straggle_edu.barrier_lab", "run real worker processes at a real barrier and record a trace"),
+    "site": ("straggle_edu.site", "export every notebook to a static HTML site"),
+    "student-copies": ("straggle_edu.classroom", "write the notebooks without exercise solutions"),
+}
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="straggle-edu",
+        description="Why a synchronous job runs at the speed of its slowest worker.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, text) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=text, description=text)
+        p.set_defaults(_module=module)
+        try:
+            importlib.import_module(module).configure(p)
+        except ImportError as exc:  # a room that has not been built yet
+            p.set_defaults(_missing=str(exc))
+    return parser
+
+
+def main(argv=None):
+    """Run the command line; return the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    missing = getattr(args, "_missing", None)
+    if missing:
+        print(f"straggle-edu {args.command}: not available ({missing})", file=sys.stderr)
+        return 2
+    try:
+        return int(importlib.import_module(args._module).run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, FileNotFoundError, NotADirectoryError, PermissionError) as exc:
+        print(f"straggle-edu {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""Exercises with self-checks: ``q.check(answer)``, ``q.hint()``, ``q.solution()``.
+
+Each notebook's exercises live in a module of this package named after the
+notebook (``exercises.restaurant`` for ``01_restaurant.ipynb``). An
+:class:`Exercise` declares its expected answer as a function of the library,
+so that the answer is computed, never typed, and a hint and a solution.
+
+- Leaving the placeholder ``____`` in place is "not attempted", which is a
+  different outcome from a wrong answer.
+- Numbers are compared with ``math.isclose(..., rel_tol=1e-6)`` unless the
+  exercise says otherwise.
+- Solutions stay hidden until ``solution()`` is called, and a student copy
+  never shows them: see :func:`solutions_visible`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+__all__ = ["Exercise", "____", "solutions_visible", "STUDENT_ENV"]
+
+
+class _Blank:
+    """The placeholder a learner replaces with an answer."""
+
+    def __repr__(self):
+        return "____"
+
+
+____ = _Blank()
+
+STUDENT_ENV = "STRAGGLE_EDU_STUDENT"
+
+
+def solutions_visible():
+    """False in a student copy (``STRAGGLE_EDU_STUDENT=1``), True otherwise."""
+    return os.environ.get(STUDENT_ENV, "") != "1"
+
+
+def _fmt(x):
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return repr(x)
+
+
+@dataclass
+class Exercise:
+    """One exercise.
+
+    Parameters
+    ----------
+    name : str
+        Short id, such as ``"q1"``.
+    expected : callable
+        Returns the right answer, computed with the library.
+    hint : str
+        A nudge that does not give the answer away.
+    solution : str
+        Code (or a sentence) that produces the answer.
+    rel_tol, abs_tol : float
+        Tolerances for numeric answers.
+    compare : callable, optional
+        ``compare(answer, expected) -> bool`` for answers that are not numbers.
+
+    Examples
+    --------
+    >>> q = Exercise("q0", expected=lambda: 14.0, hint="The table waits.",
+    ...              solution="max(times)")
+    >>> q.check(____)
+    Not attempted yet: replace ____ with your answer, then run the cell again.
+    False
+    >>> q.check(10.5)
+    ✗ q0: expected 14, got 10.5. Try q0.hint().
+    False
+    >>> q.check(14)
+    ✓ q0: correct.
+    True
+    """
+
+    name: str
+    expected: Callable[[], Any]
+    hint_text: str = field(default="", metadata={"alias": "hint"})
+    solution_text: str = ""
+    rel_tol: float = 1e-6
+    abs_tol: float = 0.0
+    compare: Callable[[Any, Any], bool] | None = None
+
+    def __init__(self, name, expected, hint="", solution="", *, rel_tol=1e-6, abs_tol=0.0, compare=None):
+        self.name = name
+        self.expected = expected
+        self.hint_text = hint
+        self.solution_text = solution
+        self.rel_tol = rel_tol
+        self.abs_tol = abs_tol
+        self.compare = compare
+
+    def is_correct(self, answer):
+        """True when ``answer`` matches the expected answer."""
+        want = self.expected()
+        if self.compare is not None:
+            return bool(self.compare(answer, want))
+        if isinstance(want, bool) or isinstance(answer, bool):
+            return answer is want or answer == want
+        if isinstance(want, (int, float)):
+            try:
+                got = float(answer)
+            except (TypeError, ValueError):
+                return False
+            return math.isclose(got, float(want), rel_tol=self.rel_tol, abs_tol=self.abs_tol)
+        if isinstance(want, str) and isinstance(answer, str):
+            return answer.strip().lower() == want.strip().lower()
+        return answer == want
+
+    def check(self, answer):
+        """Print whether ``answer`` is right; return True or False."""
+        if isinstance(answer, _Blank):
+            print("Not attempted yet: replace ____ with your answer, then run the cell again.")
+            return False
+        if self.is_correct(answer):
+            print(f"✓ {self.name}: correct.")
+            return True
+        if solutions_visible():
+            print(f"✗ {self.name}: expected {_fmt(self.expected())}, got {_fmt(answer)}. Try {self.name}.hint().")
+        else:
+            print(f"✗ {self.name}: not yet, got {_fmt(answer)}. Try {self.name}.hint().")
+        return False
+
+    def hint(self):
+        """Print the hint."""
+        print(f"Hint: {self.hint_text}")
+
+    def solution(self):
+        """Print the solution (in a student copy, where to find it instead)."""
+        if not solutions_visible():
+            print(
+                "Solutions are not part of the student copy. "
+                "Ask your instructor, who has the instructor's copy of this notebook."
+            )
+            return
+        print(f"Solution: {self.solution_text}")

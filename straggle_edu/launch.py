@@ -1,0 +1,74 @@
+"""``straggle-edu lab``: open the notebooks in JupyterLab, safely.
+
+The server listens on 127.0.0.1 only and requires a fresh random token, so
+nobody else on the network can run code in your kernel. It opens
+``notebooks/00_start_here.ipynb``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["lab_command", "find_notebooks"]
+
+START = "00_start_here.ipynb"
+
+
+def find_notebooks(start=None):
+    """The ``notebooks/`` folder: under ``start`` (default: the current
+    folder) or beside the installed package (an editable install)."""
+    for root in (Path(start or os.getcwd()), Path(__file__).resolve().parent.parent):
+        folder = root / "notebooks"
+        if folder.is_dir():
+            return folder
+    raise FileNotFoundError(
+        "no notebooks/ folder here or beside the package; run this from the straggle-edu checkout"
+    )
+
+
+def lab_command(notebooks, port=8888, token=None, open_browser=True):
+    """The argv that starts JupyterLab on localhost with a token."""
+    token = token or secrets.token_hex(24)
+    target = START if (Path(notebooks) / START).exists() else ""
+    argv = [
+        sys.executable, "-m", "jupyterlab",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={int(port)}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={Path(notebooks).resolve()}",
+        "--ServerApp.allow_remote_access=False",
+    ]
+    if not open_browser:
+        argv.append("--no-browser")
+    if target:
+        argv.append(target)
+    return argv
+
+
+def configure(parser):
+    parser.add_argument("--port", type=int, default=8888, help="port on 127.0.0.1 (default 8888; the next free one is used if taken)")
+    parser.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
+
+
+def run(args):
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"port must be in 1..65535, got {args.port}")
+    notebooks = find_notebooks()
+    argv = lab_command(notebooks, port=args.port, open_browser=not args.no_browser)
+    env = dict(os.environ)
+    print("Starting JupyterLab on http://127.0.0.1 (token required; the link with the token is printed below).")
+    proc = subprocess.Popen(argv, cwd=notebooks, env=env)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        return 0

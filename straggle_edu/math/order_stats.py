@@ -1,0 +1,262 @@
+"""Expected maxima and order statistics of n independent step times.
+
+A synchronous step waits for the slowest of n workers, so its expected
+length is E[max], the expectation of the n-th order statistic.
+
+- :func:`expected_max`, :func:`expected_order_stat`: exact, by numerical
+  integration, for n up to 10**7 and beyond, in well under a millisecond.
+- :func:`gumbel_max_approx`, :func:`sqrt_2_ln_n`: the extreme-value
+  approximations that notebooks compare with the exact curve.
+
+``dist`` is any continuous frozen ``scipy.stats`` distribution
+(``scipy.stats.norm(10, 0.5)``) or one of the library's step-time models:
+any object with ``ppf``, ``isf`` and ``mean`` methods.
+
+How the integral is done
+------------------------
+With Q the quantile function, E[k-th of n] = ∫ Q(u) B(u) du, where B is the
+Beta(k, n-k+1) density. Substituting s for the Beta CDF of u gives
+E = ∫₀¹ Q(u(s)) ds, whose integrand is monotone and has at worst mild
+singularities at both ends. A tanh-sinh (double-exponential) rule integrates
+that to near machine precision with a few hundred points, and the points
+near s = 1 are carried as 1 - s so that the far tail keeps its precision.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special
+
+from .._validate import require, whole
+
+__all__ = [
+    "expected_max",
+    "expected_order_stat",
+    "gumbel_max_approx",
+    "sqrt_2_ln_n",
+    "check_dist",
+]
+
+EULER_GAMMA = 0.5772156649015329
+
+# Tanh-sinh nodes on the real line, y = pi * sinh(t), t in [-T, T] step H.
+# s = expit(y); 1 - s = expit(-y); ds = s (1 - s) pi cosh(t) dt.
+_H = 1.0 / 32.0
+_T = math.asinh(600.0 / math.pi)
+_t = np.arange(-math.floor(_T / _H), math.floor(_T / _H) + 1) * _H
+_y = math.pi * np.sinh(_t)
+_LOG_S = special.log_expit(_y)  # log s
+_LOG_1MS = special.log_expit(-_y)  # log (1 - s)
+_S = np.exp(_LOG_S)
+_1MS = np.exp(_LOG_1MS)
+_W = _H * math.pi * np.cosh(_t) * np.exp(_LOG_S + _LOG_1MS)
+
+
+def check_dist(dist, name="dist"):
+    """Check that ``dist`` is a continuous distribution the library can use.
+
+    Accepts a frozen continuous ``scipy.stats`` distribution or any object with
+    ``ppf``, ``isf`` and ``mean`` methods, and a finite mean.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> check_dist(stats.poisson(3))
+    Traceback (most recent call last):
+    ...
+    ValueError: dist must be a continuous distribution (a frozen scipy.stats distribution or a step-time model), got a discrete scipy.stats distribution
+    """
+    from scipy import stats
+
+    valid = "a continuous distribution (a frozen scipy.stats distribution or a step-time model)"
+    inner = getattr(dist, "dist", None)
+    if isinstance(inner, stats.rv_discrete):
+        raise ValueError(f"{name} must be {valid}, got a discrete scipy.stats distribution")
+    ok = all(callable(getattr(dist, m, None)) for m in ("ppf", "isf", "mean"))
+    if not ok:
+        raise ValueError(f"{name} must be {valid}, got {type(dist).__name__}")
+    mean = float(dist.mean())
+    if not math.isfinite(mean):
+        raise ValueError(
+            f"{name} must have a finite mean, got mean {mean}; the expected maximum "
+            "of such a distribution is infinite"
+        )
+    return dist
+
+
+def _quantile_functions(dist):
+    """(ppf, isf) for dist; for scipy's own distributions, skip the per-call
+    argument checks, which cost more than the quantiles themselves."""
+    inner = getattr(dist, "dist", None)
+    if inner is not None and hasattr(inner, "_parse_args") and hasattr(inner, "_isf"):
+        try:
+            shapes, loc, scale = inner._parse_args(*dist.args, **dist.kwds)
+            shapes = tuple(np.asarray(a, dtype=float) for a in shapes)
+            if all(a.ndim == 0 for a in shapes) and np.ndim(loc) == 0 and np.ndim(scale) == 0:
+                return (
+                    lambda u: inner._ppf(u, *shapes) * scale + loc,
+                    lambda w: inner._isf(w, *shapes) * scale + loc,
+                )
+        except Exception:  # pragma: no cover - fall back to the public API
+            pass
+    return dist.ppf, dist.isf
+
+
+def quantile(dist, u, w):
+    """Q(u) for arrays u and w = 1 - u, using ``isf(w)`` in the upper half so
+    that the far tail keeps full precision."""
+    ppf, isf = _quantile_functions(dist)
+    out = np.empty_like(u)
+    lower = u <= 0.5
+    if lower.any():
+        out[lower] = ppf(u[lower])
+    upper = ~lower
+    if upper.any():
+        out[upper] = isf(w[upper])
+    return out
+
+
+def _integrate(q):
+    """Sum the tanh-sinh rule, skipping nodes whose weight underflowed."""
+    keep = _W > 0
+    vals = q[keep] * _W[keep]
+    require(np.isfinite(vals).all(), "dist", "a distribution whose tail overflows", "a distribution with a finite, well-behaved mean")
+    return float(vals.sum())
+
+
+def _order_stat(dist, k, n):
+    if n == 1:
+        return float(dist.mean())
+    if k == n:
+        # u = s**(1/n); 1 - u = -expm1(log(s)/n).
+        u = np.exp(_LOG_S / n)
+        w = -np.expm1(_LOG_S / n)
+    elif k == 1:
+        # 1 - u = (1 - s)**(1/n).
+        w = np.exp(_LOG_1MS / n)
+        u = -np.expm1(_LOG_1MS / n)
+    else:
+        a, b = k, n - k + 1
+        u = special.betaincinv(a, b, _S)
+        w = special.betaincinv(b, a, _1MS)
+    return _integrate(quantile(dist, u, w))
+
+
+def expected_order_stat(dist, k, n):
+    """Expected k-th smallest of n independent draws from ``dist``.
+
+    Parameters
+    ----------
+    dist : frozen scipy.stats distribution or step-time model
+        The step-time distribution of one worker, in seconds.
+    k : int
+        Order-statistic index, 1 <= k <= n (k = n is the maximum).
+    n : int or array_like of int
+        Number of workers, >= 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Seconds (the units of ``dist``).
+
+    Examples
+    --------
+    For Exp(1), E[k-th of n] = H_n - H_(n-k):
+
+    >>> from scipy import stats
+    >>> round(expected_order_stat(stats.expon(), 2, 3), 10)  # 1/3 + 1/2
+    0.8333333333
+    >>> round(expected_order_stat(stats.norm(), 5, 10), 5)  # Harter (1961)
+    -0.12267
+    """
+    dist = check_dist(dist)
+    n = whole("n", n)
+    if np.ndim(n) == 0:
+        k = whole("k", k, low=1, high=n)
+        return _order_stat(dist, k, n)
+    k = whole("k", k)
+    ks, ns = np.broadcast_arrays(k, n)
+    bad = ks > ns
+    if bad.any():
+        require(False, "k", ks[bad].flat[0], "a whole number in 1..n")
+    return np.array([_order_stat(dist, int(a), int(b)) for a, b in zip(ks.flat, ns.flat)]).reshape(ks.shape)
+
+
+def expected_max(dist, n):
+    """Expected slowest of n independent workers: E[max of n draws from dist].
+
+    Parameters
+    ----------
+    dist : frozen scipy.stats distribution or step-time model
+        The step-time distribution of one worker, in seconds.
+    n : int or array_like of int
+        Number of workers, >= 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> round(expected_max(stats.norm(), 2), 7)  # 1/sqrt(pi)
+    0.5641896
+    >>> round(expected_max(stats.norm(), 100), 5)  # Harter (1961)
+    2.50759
+    >>> round(expected_max(stats.expon(), 4), 10)  # H_4 = 1 + 1/2 + 1/3 + 1/4
+    2.0833333333
+    >>> expected_max(stats.norm(10, 0.5), [1, 100, 4096]).round(3)
+    array([10.   , 11.254, 11.813])
+    """
+    dist = check_dist(dist)
+    n = whole("n", n)
+    if np.ndim(n) == 0:
+        return _order_stat(dist, n, n)
+    return np.array([_order_stat(dist, int(m), int(m)) for m in n.flat]).reshape(n.shape)
+
+
+def sqrt_2_ln_n(n):
+    """The leading extreme-value term for the standard normal: sqrt(2 ln n).
+
+    E[max of n standard normals] / sqrt(2 ln n) -> 1 as n grows, slowly.
+
+    Examples
+    --------
+    >>> round(sqrt_2_ln_n(100), 4)
+    3.0349
+    >>> sqrt_2_ln_n([1, 4096]).round(3)
+    array([0.   , 4.079])
+    """
+    n = whole("n", n)
+    out = np.sqrt(2.0 * np.log(np.asarray(n, dtype=float)))
+    return float(out) if np.ndim(n) == 0 else out
+
+
+def gumbel_max_approx(dist, n):
+    """Gumbel (extreme-value) approximation to E[max of n]: b_n + gamma * a_n.
+
+    b_n = Q(1 - 1/n) is the level one worker in n exceeds, a_n = 1/(n f(b_n))
+    is the Gumbel scale, and gamma = 0.5772... is Euler's constant. It tracks
+    the exact curve closely for light tails and large n.
+
+    ``dist`` needs a ``pdf`` method as well as ``isf``.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> round(gumbel_max_approx(stats.norm(), 100), 3)
+    2.543
+    >>> round(gumbel_max_approx(stats.expon(), 1000), 4)  # ln(1000) + gamma
+    7.485
+    """
+    dist = check_dist(dist)
+    require(callable(getattr(dist, "pdf", None)), "dist", dist, "a distribution with a pdf")
+    n = whole("n", n)
+    nn = np.asarray(n, dtype=float)
+    b = np.asarray(dist.isf(1.0 / nn), dtype=float)
+    with np.errstate(divide="ignore"):
+        a = 1.0 / (nn * np.asarray(dist.pdf(b), dtype=float))
+    out = np.where(nn == 1, float(dist.mean()), b + EULER_GAMMA * a)
+    return float(out) if np.ndim(n) == 0 else out
