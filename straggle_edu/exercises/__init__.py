@@ -33,11 +33,20 @@ class _Blank:
 ____ = _Blank()
 
 STUDENT_ENV = "STRAGGLE_EDU_STUDENT"
+STUDENT_MARKER = ".straggle-edu-student"  # written by straggle_edu.classroom
 
 
 def solutions_visible():
-    """False in a student copy (``STRAGGLE_EDU_STUDENT=1``), True otherwise."""
-    return os.environ.get(STUDENT_ENV, "") != "1"
+    """Whether ``solution()`` may show a solution here.
+
+    False in a student copy: when the kernel runs in a folder that holds the
+    student-copy marker (see :mod:`straggle_edu.classroom`), or when
+    ``STRAGGLE_EDU_STUDENT=1`` is set. True otherwise: the notebooks in the
+    project are the instructor's and the self-learner's copy.
+    """
+    if os.environ.get(STUDENT_ENV, "") == "1":
+        return False
+    return not os.path.exists(os.path.join(os.getcwd(), STUDENT_MARKER))
 
 
 def _fmt(x):

@@ -1,0 +1,118 @@
+"""Student copies of the notebooks: ``straggle-edu student-copies OUT_DIR``.
+
+A student copy is the same notebook with the exercise solutions taken out:
+
+- cells tagged ``solution`` (cell metadata ``tags``) are removed;
+- every line that calls ``.solution()`` is removed, while ``.check()`` and
+  ``.hint()`` stay and keep working;
+- outputs, execution counts and widget state are cleared;
+- a marker file, :data:`MARKER`, is written beside the copies.
+
+Solutions do not leak through the library either. ``Exercise.solution()``
+(see :mod:`straggle_edu.exercises`) shows a solution only when
+:func:`straggle_edu.exercises.solutions_visible` is true, which is false when
+the kernel runs beside the marker file (a notebook's kernel starts in the
+notebook's folder) or when ``STRAGGLE_EDU_STUDENT=1`` is set, as a JupyterHub
+for students can do. ``check()`` then says "not yet" without the expected
+value, and ``solution()`` points to the instructor's copy.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+__all__ = ["student_copy", "student_copies", "MARKER"]
+
+from .exercises import STUDENT_MARKER as MARKER
+
+_SOLUTION_CALL = re.compile(r"^\s*#?\s*[A-Za-z_][A-Za-z0-9_]*\.solution\(\s*\)\s*(#.*)?$")
+
+
+def _strip_solutions(source):
+    lines = [ln for ln in source.splitlines() if not _SOLUTION_CALL.match(ln)]
+    return "\n".join(lines)
+
+
+def student_copy(nb):
+    """Return a student copy of a notebook (an ``nbformat.NotebookNode``).
+
+    The input is not changed.
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook(cells=[
+    ...     nbformat.v4.new_code_cell("q1.check(____)\\n# q1.hint()\\n# q1.solution()"),
+    ...     nbformat.v4.new_markdown_cell("The answer is 14.", metadata={"tags": ["solution"]}),
+    ... ])
+    >>> [c.source for c in student_copy(nb).cells]
+    ['q1.check(____)\\n# q1.hint()']
+    """
+    import copy
+
+    out = copy.deepcopy(nb)
+    cells = []
+    for cell in out.cells:
+        if "solution" in cell.get("metadata", {}).get("tags", []):
+            continue
+        if cell.cell_type == "code":
+            cell.source = _strip_solutions(cell.source)
+            cell.outputs = []
+            cell.execution_count = None
+        cells.append(cell)
+    out.cells = cells
+    out.metadata.pop("widgets", None)
+    out.metadata["straggle_edu"] = {"student_copy": True}
+    return out
+
+
+def student_copies(out_dir, notebooks=None):
+    """Write a student copy of every notebook into ``out_dir``; return the paths.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Folder to write into; created if missing. It must not be the folder
+        the notebooks come from: input files are never modified.
+    notebooks : str or Path, optional
+        Folder of the instructor's notebooks (default: the project's
+        ``notebooks/``).
+    """
+    import nbformat
+
+    from .launch import find_notebooks
+
+    src = Path(notebooks) if notebooks is not None else find_notebooks()
+    if not src.is_dir():
+        raise ValueError(f"notebooks must be a folder of notebooks, got {str(src)!r}")
+    out = Path(out_dir)
+    if out.exists() and out.resolve() == src.resolve():
+        raise ValueError(f"out_dir must differ from the notebooks folder, got {str(out)!r}")
+    if not out.parent.exists():
+        raise ValueError(f"out_dir must be in an existing folder, got {str(out)!r}")
+    out.mkdir(exist_ok=True)
+    written = []
+    for path in sorted(src.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        target = out / path.name
+        nbformat.write(student_copy(nb), target)
+        written.append(target)
+    (out / MARKER).write_text(
+        "This folder holds student copies of the straggle-edu notebooks.\n"
+        "Exercise solutions are not shown here; the instructor's copy has them.\n"
+    )
+    return written
+
+
+def configure(parser):
+    parser.add_argument("out_dir", help="folder to write the student copies into")
+    parser.add_argument("--from", dest="source", default=None, help="folder of the instructor's notebooks (default: notebooks/)")
+
+
+def run(args):
+    written = student_copies(args.out_dir, args.source)
+    for path in written:
+        print(path)
+    print(f"{len(written)} student copies written to {args.out_dir}")
+    return 0
