@@ -1,0 +1,121 @@
+"""Writing the per-rank trace CSV that ``straggle-edu analyze`` reads.
+
+The format (shared with :mod:`straggle_edu.traces`)::
+
+    step,rank,duration_s,phase
+    0,0,0.050123,compute
+    0,0,0.000210,wait
+    ...
+    # incomplete
+
+``step`` and ``rank`` are whole numbers >= 0, ``duration_s`` is in seconds,
+``phase`` is ``compute`` (the worker's own work), ``wait`` (blocked at the
+barrier until the last peer arrives) or ``comm`` (the transfer). A writer
+that stops early appends the comment line ``# incomplete``; readers skip
+lines that start with ``#``.
+
+Both the live barrier lab and the cluster probe write through
+:class:`RankTraceWriter`, which flushes after every step, so an interrupted
+run keeps every step it finished. This module imports only the standard
+library (the probe runs it inside torchrun workers).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+__all__ = ["RankTraceWriter", "check_out_path", "HEADER", "INCOMPLETE", "PHASES"]
+
+HEADER = "step,rank,duration_s,phase"
+INCOMPLETE = "# incomplete"
+PHASES = ("compute", "wait", "comm")
+
+
+def check_out_path(out, name="out"):
+    """Check that ``out`` names a file in a folder that exists; return a Path.
+
+    Examples
+    --------
+    >>> check_out_path("/no/such/folder/trace.csv")
+    Traceback (most recent call last):
+    ...
+    ValueError: out must be a file in a folder that exists, got '/no/such/folder/trace.csv' (the folder '/no/such/folder' does not exist; create it first)
+    """
+    if not isinstance(out, (str, os.PathLike)) or str(out) == "":
+        raise ValueError(f"{name} must be a file path, got {out!r}")
+    path = Path(out).expanduser()
+    folder = path.parent
+    if not folder.is_dir():
+        raise ValueError(
+            f"{name} must be a file in a folder that exists, got {str(out)!r} "
+            f"(the folder {str(folder)!r} does not exist; create it first)"
+        )
+    if path.is_dir():
+        raise ValueError(f"{name} must be a file, not a folder, got {str(out)!r}")
+    return path
+
+
+class RankTraceWriter:
+    """Write a per-rank trace, one step at a time, flushing as it goes.
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        The CSV file to (over)write. Its folder must exist.
+
+    Use it as a context manager: leaving the block with an exception (an
+    interrupt included) appends ``# incomplete``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "trace.csv"
+    >>> with RankTraceWriter(path) as w:
+    ...     w.write_step(0, [(0, 0.05, "compute"), (0, 0.01, "wait")])
+    >>> print(path.read_text().strip())
+    step,rank,duration_s,phase
+    0,0,0.050000000,compute
+    0,0,0.010000000,wait
+    """
+
+    def __init__(self, out):
+        self.path = check_out_path(out)
+        self.rows = 0
+        self.closed = False
+        self._file = open(self.path, "w", newline="", encoding="utf-8")
+        self._file.write(HEADER + "\n")
+        self._file.flush()
+
+    def write_step(self, step, rows):
+        """Append the rows ``(rank, duration_s, phase)`` of one step, then flush."""
+        lines = []
+        for rank, duration, phase in rows:
+            if phase not in PHASES:
+                raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+            duration = float(duration)
+            if not math.isfinite(duration) or duration < 0:
+                raise ValueError(f"duration_s must be a finite number >= 0, got {duration!r}")
+            lines.append(f"{int(step)},{int(rank)},{duration:.9f},{phase}\n")
+        self._file.write("".join(lines))
+        self._file.flush()
+        self.rows += len(lines)
+
+    def close(self, complete=True):
+        """Close the file; mark it ``# incomplete`` unless ``complete``."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if not complete:
+                self._file.write(INCOMPLETE + "\n")
+        finally:
+            self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close(complete=exc_type is None)
+        return False
