@@ -69,6 +69,7 @@ import numpy as np
 from straggle_edu.models.pipeline import (
     OP_KINDS,
     pipeline_schedule,
+    pipeline_step_times,
     simulate_pipeline,
     slowed,
     uniform_pipeline_time,
@@ -350,3 +351,28 @@ def test_slowed_picks_the_slice():
         slowed(1.0, 2.0, (2, 3, 4), stage=3)
     with pytest.raises(ValueError, match="factor must be >= 0"):
         slowed(1.0, -1.0, (2, 3, 4))
+
+
+@given(P=st.integers(1, 4), M=st.integers(1, 5), D=st.integers(1, 3), seed=st.integers(0, 10**6),
+       schedule=st.sampled_from(["1f1b", "gpipe"]))
+def test_pipeline_step_times_matches_simulate_pipeline(P, M, D, seed, schedule):
+    rng = np.random.default_rng(seed)
+    T = 3
+    f, b = rng.uniform(0.1, 2, (T, D, P, M)), rng.uniform(0.1, 3, (T, D, P, M))
+    p2p, ar, opt = rng.uniform(0, 0.5, (T, D, P, M)), rng.uniform(0, 1, (T, D, P)), rng.uniform(0, 1, (D, P))
+    got = pipeline_step_times(P, M, f, b, dp=D, p2p=p2p, allreduce=ar, optimizer=opt, schedule=schedule)
+    assert got.shape == (T,)
+    for t in range(T):
+        want = simulate_pipeline(P, M, f[t], b[t], dp=D, p2p=p2p[t], allreduce=ar[t], optimizer=opt,
+                                 schedule=schedule).step_time
+        assert math.isclose(got[t], want, rel_tol=1e-12)
+
+
+def test_pipeline_step_times_scalar_and_bad_shapes():
+    assert pipeline_step_times(4, 8, 1.0, 2.0) == 33.0
+    assert isinstance(pipeline_step_times(4, 8, 1.0, 2.0), float)
+    assert pipeline_step_times(4, 8, 1.0, 2.0, chunks=2) == 28.5
+    with pytest.raises(ValueError, match="share their leading axes"):
+        pipeline_step_times(2, 2, np.ones((3, 1, 2, 2)), np.ones((4, 1, 2, 2)))
+    with pytest.raises(ValueError, match="backward must be >= 0"):
+        pipeline_step_times(2, 2, 1.0, -2.0)

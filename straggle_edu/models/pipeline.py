@@ -35,6 +35,7 @@ __all__ = [
     "OP_KINDS",
     "PipelineRun",
     "pipeline_schedule",
+    "pipeline_step_times",
     "schedule_1f1b",
     "simulate_pipeline",
     "slowed",
@@ -394,6 +395,107 @@ def slowed(value, factor, shape, *, dp=None, stage=None, microbatch=None):
     return out
 
 
+def _timeline(g, fwd, bwd, link_t, v):
+    """Earliest start and end of every compute node, for a batch of B pipelines.
+
+    ``fwd``, ``bwd`` and ``link_t`` have shape (B, P, M). Returns ``comp``
+    and ``delay`` (durations and incoming-link delays, (N, B) and (N+1, B)),
+    ``start`` (N, B), ``end`` (N+1, B; row N is the "no predecessor" row at
+    0) and ``via_cross`` (N, B; True where the cross-stage dependency, not
+    program order, set the start).
+    """
+    N, st, mb, lk = g["N"], g["stage"], g["mb"], g["link"]
+    B = fwd.shape[0]
+    comp = np.where((g["kind"] == 0)[:, None], fwd[:, st, mb].T, bwd[:, st, mb].T)
+    if v > 1:
+        comp = comp / v
+    delay = np.zeros((N + 1, B))
+    recv = np.nonzero(lk >= 0)[0]
+    delay[recv] = link_t[:, lk[recv], mb[recv]].T
+    end = np.zeros((N + 1, B))
+    start = np.zeros((N, B))
+    via_cross = np.zeros((N, B), dtype=bool)
+    prog, cross = g["prog"], g["cross"]
+    for idx in g["levels"]:
+        a = end[prog[idx]]
+        b = end[cross[idx]] + delay[idx]
+        start[idx] = np.maximum(a, b)
+        via_cross[idx] = b > a
+        end[idx] = start[idx] + comp[idx]
+    return comp, delay, start, end, via_cross
+
+
+def pipeline_step_times(
+    stages,
+    microbatches,
+    forward,
+    backward,
+    *,
+    dp=1,
+    p2p=0.0,
+    allreduce=0.0,
+    optimizer=0.0,
+    schedule="1f1b",
+    chunks=1,
+):
+    """Step times of many pipeline steps at once (no op table, just the totals).
+
+    The same model as :func:`simulate_pipeline`, vectorized over any leading
+    axes: pass durations of shape (..., dp, stages, microbatches) (and
+    (..., dp, stages) for ``allreduce`` and ``optimizer``) to time a batch of
+    steps, Monte Carlo samples or what-if variants in one call.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Step time in seconds, of the leading shape (a float when there are
+        no leading axes).
+
+    Examples
+    --------
+    Three steps whose forward on stage 1 takes 1, 2 and 3 s (stage 0: 1 s).
+    Once stage 1 is the slowest, it sets the pace: the step is the stage-0
+    forward that fills the pipe, 4 microbatches of (f1 + b) on stage 1, and
+    the stage-0 backward that drains it, 1 + 4 (f1 + 2) + 2.
+
+    >>> f = np.ones((3, 1, 2, 4))
+    >>> f[:, 0, 1, :] = [[1.0], [2.0], [3.0]]
+    >>> pipeline_step_times(2, 4, f, 2.0).tolist()
+    [15.0, 19.0, 23.0]
+    """
+    P = whole("stages", stages)
+    M = whole("microbatches", microbatches)
+    D = whole("dp", dp)
+    v = whole("chunks", chunks)
+    require(schedule in SCHEDULES, "schedule", schedule, f"one of {', '.join(map(repr, SCHEDULES))}")
+    arrays = {k: nonnegative(k, x) for k, x in
+              (("forward", forward), ("backward", backward), ("p2p", p2p))}
+    per_rank = {k: nonnegative(k, x) for k, x in (("allreduce", allreduce), ("optimizer", optimizer))}
+    lead = []
+    for k, x in arrays.items():
+        lead.append(np.shape(x)[:-3] if np.ndim(x) > 3 else ())
+    for k, x in per_rank.items():
+        lead.append(np.shape(x)[:-2] if np.ndim(x) > 2 else ())
+    try:
+        lead = np.broadcast_shapes(*lead)
+    except ValueError:
+        raise ValueError(
+            f"forward, backward, p2p, allreduce and optimizer must share their leading axes, "
+            f"got shapes {[np.shape(x) for x in (*arrays.values(), *per_rank.values())]}"
+        ) from None
+    nb = int(np.prod(lead, dtype=np.int64))
+    check_memory(nb * D * (P * M * v * 2 + 1) * 8 * 8, f"timing {nb} steps of dp={D} x stages={P} x microbatches={M}")
+    grid, axes = (*lead, D, P, M), "(..., dp, stages, microbatches)"
+    fwd, bwd, link_t = (_durations(k, x, grid, axes).reshape(nb * D, P, M) for k, x in arrays.items())
+    ar, opt = (_durations(k, x, (*lead, D, P), "(..., dp, stages)").reshape(nb, D, P) for k, x in per_rank.items())
+    g = _graph(P, M, v, schedule)
+    _, _, _, end, _ = _timeline(g, fwd, bwd, link_t, v)
+    arrival = end[g["last"]].reshape(P, nb, D)  # last backward of each worker
+    ar_end = arrival.max(axis=2).T + ar.max(axis=1)  # (nb, P)
+    step = (ar_end[:, None, :] + opt).max(axis=(1, 2)).reshape(lead)
+    return float(step) if step.ndim == 0 else step
+
+
 def simulate_pipeline(
     stages,
     microbatches,
@@ -498,25 +600,10 @@ def simulate_pipeline(
     ar = _durations("allreduce", allreduce, (D, P), "(dp, stages)")
     opt = _durations("optimizer", optimizer, (D, P), "(dp, stages)")
     g = _graph(P, M, v, schedule)
-    N, st, mb, lk = g["N"], g["stage"], g["mb"], g["link"]
-
-    # Durations and incoming-link delays per node, as (N, D) arrays.
-    comp = np.where((g["kind"] == 0)[:, None], fwd[:, st, mb].T, bwd[:, st, mb].T) / v
-    delay = np.zeros((N + 1, D))
-    recv = np.nonzero(lk >= 0)[0]
-    delay[recv] = link_t[:, lk[recv], mb[recv]].T
-
-    # Forward pass: earliest start, level by level (a level's nodes are independent).
-    end = np.zeros((N + 1, D))  # row N: "no predecessor", ends at 0
-    start = np.zeros((N, D))
-    via_cross = np.zeros((N, D), dtype=bool)
+    N, st, mb = g["N"], g["stage"], g["mb"]
+    comp, delay, start, end, via_cross = _timeline(g, fwd, bwd, link_t, v)
+    recv = np.nonzero(g["link"] >= 0)[0]
     prog, cross = g["prog"], g["cross"]
-    for idx in g["levels"]:
-        a = end[prog[idx]]
-        b = end[cross[idx]] + delay[idx]
-        start[idx] = np.maximum(a, b)
-        via_cross[idx] = b > a
-        end[idx] = start[idx] + comp[idx]
     last = g["last"]
     arrival = end[last]  # (P, D): each worker's last backward
     ar_start = arrival.max(axis=1)
