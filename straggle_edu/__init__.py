@@ -50,11 +50,34 @@ from .math import (
     sqrt_2_ln_n,
     workers_until,
 )
-from .models.samplers import sample_max, sample_order_stat
+from .models import (
+    AllReduce,
+    Cluster,
+    Group,
+    StepTime,
+    expected_slowest,
+    expected_step_time,
+    ring_allreduce_time,
+    sample_max,
+    sample_order_stat,
+    sample_step_times,
+    scaling_efficiency,
+    throughput,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AllReduce",
+    "Cluster",
+    "Group",
+    "StepTime",
+    "expected_slowest",
+    "expected_step_time",
+    "ring_allreduce_time",
+    "sample_step_times",
+    "scaling_efficiency",
+    "throughput",
     "StragglerCost",
     "cost_of_stragglers",
     "expected_max",

@@ -20,6 +20,12 @@ E = ∫₀¹ Q(u(s)) ds, whose integrand is monotone and has at worst mild
 singularities at both ends. A tanh-sinh (double-exponential) rule integrates
 that to near machine precision with a few hundred points, and the points
 near s = 1 are carried as 1 - s so that the far tail keeps its precision.
+
+A distribution whose quantile function jumps (a step time with no jitter,
+which takes only two values) declares the jumps with a
+``quantile_breaks()`` method returning ``((u, 1 - u), ...)`` pairs. The
+integral is then split at those points and each piece is smooth or constant,
+so the answer stays exact: E[max] of a point mass is the point.
 """
 
 from __future__ import annotations
@@ -118,30 +124,112 @@ def quantile(dist, u, w):
     return out
 
 
-def _integrate(q):
+def _integrate(q, weights):
     """Sum the tanh-sinh rule, skipping nodes whose weight underflowed."""
-    keep = _W > 0
-    vals = q[keep] * _W[keep]
+    keep = weights > 0
+    vals = q[keep] * weights[keep]
     require(np.isfinite(vals).all(), "dist", "a distribution whose tail overflows", "a distribution with a finite, well-behaved mean")
     return float(vals.sum())
+
+
+def _u_from_s(k, n, s, oms):
+    """(u, 1 - u) of the k-th of n uniforms at Beta-CDF level s (oms = 1 - s)."""
+    if k == n:
+        # u = s**(1/n); 1 - u = -expm1(log(s)/n).
+        with np.errstate(divide="ignore"):
+            log_s = np.where(s < 0.5, np.log(s), np.log1p(-oms))
+        return np.exp(log_s / n), -np.expm1(log_s / n)
+    if k == 1:
+        # 1 - u = (1 - s)**(1/n).
+        with np.errstate(divide="ignore"):
+            log_oms = np.where(oms < 0.5, np.log(oms), np.log1p(-s))
+        return -np.expm1(log_oms / n), np.exp(log_oms / n)
+    a, b = k, n - k + 1
+    # Each inverse is accurate only from its own small side: when s is tiny
+    # and the Beta concentrated, 1 - s rounds to 1 and betaincinv(b, a, 1)
+    # is 1, not the true 1 - u. Take the other member as a complement
+    # unless the direct inverse agrees with it (then it carries more digits).
+    u_s = _betaincinv(a, b, s)
+    w_o = _betaincinv(b, a, oms)
+    from_s = s <= 0.5
+    u_c, w_c = 1.0 - w_o, 1.0 - u_s
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w_ok = np.abs(w_o - w_c) <= 1e-6 * np.abs(w_c)
+        u_ok = np.abs(u_s - u_c) <= 1e-6 * np.abs(u_c)
+    u = np.where(from_s | u_ok, u_s, u_c)
+    w = np.where(~from_s | w_ok, w_o, w_c)
+    return u, w
+
+
+def _betaincinv(a, b, s):
+    """Inverse of the regularized incomplete beta function, robust for tiny s.
+
+    scipy's ``betaincinv`` returns NaN for some small ``a`` when s is below
+    about 1e-100 (for example a=5, b=3, s=1e-170). There u is tiny and the
+    leading term I_u(a, b) = u**a / (a B(a, b)) (1 + O(b u)) is exact to
+    double precision, so it is solved directly.
+    """
+    u = special.betaincinv(a, b, s)
+    bad = np.isnan(u)
+    if bad.any():
+        with np.errstate(divide="ignore"):
+            log_u = (np.log(s[bad]) + math.log(a) + special.betaln(a, b)) / a
+        u[bad] = np.exp(log_u)
+    return u
+
+
+def _s_from_u(k, n, u, w):
+    """(s, 1 - s): the Beta(k, n-k+1) CDF at u, and its complement (w = 1 - u)."""
+    if k == n:
+        log_u = math.log1p(-w) if w < 0.5 else math.log(u)
+        return math.exp(n * log_u), -math.expm1(n * log_u)
+    if k == 1:
+        log_w = math.log(w) if w < 0.5 else math.log1p(-u)
+        return -math.expm1(n * log_w), math.exp(n * log_w)
+    a, b = k, n - k + 1
+    return float(special.betainc(a, b, u)), float(special.betainc(b, a, w))
+
+
+def _breaks(dist):
+    """Quantile jumps that dist declares, as sorted (u, 1 - u) pairs in (0, 1)."""
+    method = getattr(dist, "quantile_breaks", None)
+    if not callable(method):
+        return []
+    pairs = sorted((float(u), float(w)) for u, w in method())
+    return [(u, w) for u, w in pairs if 0.0 < u < 1.0]
 
 
 def _order_stat(dist, k, n):
     if n == 1:
         return float(dist.mean())
-    if k == n:
-        # u = s**(1/n); 1 - u = -expm1(log(s)/n).
-        u = np.exp(_LOG_S / n)
-        w = -np.expm1(_LOG_S / n)
-    elif k == 1:
-        # 1 - u = (1 - s)**(1/n).
-        w = np.exp(_LOG_1MS / n)
-        u = -np.expm1(_LOG_1MS / n)
-    else:
-        a, b = k, n - k + 1
-        u = special.betaincinv(a, b, _S)
-        w = special.betaincinv(b, a, _1MS)
-    return _integrate(quantile(dist, u, w))
+    breaks = _breaks(dist)
+    if not breaks:
+        s, oms = _S, _1MS
+        u, w = _u_from_s(k, n, s, oms)
+        return _integrate(quantile(dist, u, w), _W)
+    # Split the s-integral where the quantile function jumps, so that each
+    # piece integrates a smooth (or constant) function. Nodes are clamped to
+    # their own side of each jump so that rounding never puts one across it.
+    edges = [(0.0, 1.0, 0.0, 1.0)]  # (s, 1 - s, u, 1 - u)
+    edges += [(*_s_from_u(k, n, u, w), u, w) for u, w in breaks]
+    edges.append((1.0, 0.0, 1.0, 0.0))
+    total = 0.0
+    for (sa, oa, ua, wa), (sb, ob, ub, wb) in zip(edges[:-1], edges[1:]):
+        width = oa - ob if sa >= 0.5 else sb - sa
+        if not width > 0.0:
+            continue
+        low = _S <= 0.5
+        s = np.where(low, sa + width * _S, sb - width * _1MS)
+        oms = np.where(low, oa - width * _S, ob + width * _1MS)
+        u, w = _u_from_s(k, n, s, oms)
+        if ua > 0.0:  # above a jump: strictly past it
+            u = np.maximum(u, np.nextafter(ua, 1.0))
+            w = np.minimum(w, np.nextafter(wa, 0.0))
+        if ub < 1.0:  # below a jump: at most at it
+            u = np.minimum(u, ub)
+            w = np.maximum(w, wb)
+        total += _integrate(quantile(dist, u, w), width * _W)
+    return total
 
 
 def expected_order_stat(dist, k, n):
