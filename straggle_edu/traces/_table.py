@@ -1,0 +1,316 @@
+"""Reading a table of columns from CSV or Parquet, with errors a reader can act on.
+
+Every trace reader in this package turns a file into ``{column: numpy array}``
+through :func:`read_table`, then checks each column with :func:`int_column`,
+:func:`float_column` or :func:`str_column`. A bad value stops the reader with
+one :class:`TraceError` that names the file, the column and the row::
+
+    trace.csv: column 'duration', row 7: expected a duration in seconds >= 0, got -0.5
+
+Rows are counted from 1 at the first data row (the header is not a row), so
+row 7 of a CSV file is on line 8 when there are no comment lines.
+
+Lines that start with ``#`` are comments (a writer that stopped early ends its
+file with ``# incomplete``). Parsing only: nothing is evaluated or unpickled,
+and the input file is opened read-only.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "TraceError",
+    "read_table",
+    "int_column",
+    "float_column",
+    "str_column",
+    "require_columns",
+    "missing_pyarrow",
+]
+
+# Above this size a CSV is read with pyarrow when it is installed (much less
+# memory than Python's csv module); smaller files use the standard library.
+_ARROW_CSV_BYTES = 8 * 2**20
+
+
+class TraceError(ValueError):
+    """A trace file that cannot be analysed; the message names file, column and row."""
+
+
+def missing_pyarrow(path, what="Parquet files"):
+    """The error for a missing optional pyarrow."""
+    return TraceError(
+        f"{path}: reading {what} needs the optional package pyarrow, which is not installed; "
+        f"install it with  pip install 'straggle-edu[parquet]'  (or convert the trace to CSV "
+        f"with the same columns)"
+    )
+
+
+def _first_bad(ok):
+    return int(np.flatnonzero(~ok)[0])
+
+
+def read_table(path):
+    """Read a CSV or Parquet file into ``(columns, comments)``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.csv`` (optionally with ``#`` comment lines) or ``.parquet`` file.
+
+    Returns
+    -------
+    columns : dict of str to numpy.ndarray
+        One array per column, in file order. CSV cells arrive as strings
+        (object arrays) unless pyarrow parsed them; Parquet keeps its types.
+    comments : list of str
+        The comment lines of a CSV file, without the ``#``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = p.write_text("step,rank\\n0,1\\n# incomplete\\n")
+    >>> cols, comments = read_table(p)
+    >>> list(cols), comments
+    (['step', 'rank'], ['incomplete'])
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.is_dir():
+        raise TraceError(f"{path}: is a folder, expected a file")
+    if path.stat().st_size == 0:
+        raise TraceError(f"{path}: the file is empty (expected a header line and rows)")
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        return _read_parquet(path), []
+    if path.stat().st_size > _ARROW_CSV_BYTES:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            return _read_csv_arrow(path)
+    return _read_csv_stdlib(path)
+
+
+def _read_parquet(path):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise missing_pyarrow(path) from None
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises its own types for corrupt files
+        raise TraceError(f"{path}: not a readable Parquet file ({exc})") from None
+    if table.num_rows == 0:
+        raise TraceError(f"{path}: the file has no rows")
+    return _arrow_columns(table)
+
+
+def _arrow_columns(table):
+    import pyarrow as pa
+
+    cols = {}
+    for name in table.column_names:
+        col = table.column(name)
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_dictionary(col.type):
+            col = col.combine_chunks()
+            if not pa.types.is_dictionary(col.type):
+                col = col.dictionary_encode()
+            # keep strings as (codes, labels): cheap for millions of rows
+            codes = col.indices.to_numpy(zero_copy_only=False)
+            if col.null_count:
+                codes = np.where(col.is_null().to_numpy(zero_copy_only=False), -1, codes)
+            labels = np.asarray(col.dictionary.to_pylist(), dtype=object)
+            cols[name] = _Coded(codes.astype(np.int64), labels)
+        else:
+            if col.null_count:
+                arr = col.to_numpy(zero_copy_only=False).astype(float)
+                arr[col.is_null().to_numpy(zero_copy_only=False)] = np.nan
+            else:
+                arr = col.to_numpy()
+            cols[name] = arr
+    return cols
+
+
+class _Coded:
+    """A string column stored as integer codes into an array of labels (-1: missing)."""
+
+    __slots__ = ("codes", "labels")
+
+    def __init__(self, codes, labels):
+        self.codes = codes
+        self.labels = labels
+
+    def __len__(self):
+        return len(self.codes)
+
+    def values(self):
+        out = self.labels[np.clip(self.codes, 0, None)] if len(self.labels) else np.full(len(self.codes), "", object)
+        if (self.codes < 0).any():
+            out = out.copy()
+            out[self.codes < 0] = ""
+        return out
+
+
+def _read_csv_arrow(path):
+    import pyarrow.csv as pcsv
+
+    comments = []
+
+    def skip_comments(row):
+        if row.text.lstrip().startswith("#"):
+            comments.append(row.text.lstrip()[1:].strip())
+            return "skip"
+        return "error"
+
+    try:
+        table = pcsv.read_csv(
+            path,
+            parse_options=pcsv.ParseOptions(invalid_row_handler=skip_comments),
+            convert_options=pcsv.ConvertOptions(strings_can_be_null=False),
+        )
+    except Exception as exc:
+        raise TraceError(f"{path}: not a readable CSV file ({exc})") from None
+    if table.num_rows == 0:
+        raise TraceError(f"{path}: the file has a header but no rows")
+    return _arrow_columns(table), comments
+
+
+def _read_csv_stdlib(path):
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError:
+        raise TraceError(f"{path}: not a text CSV file (it is not UTF-8)") from None
+    comments = []
+    kept = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            comments.append(stripped[1:].strip())
+            continue
+        kept.append(line)
+    if not kept:
+        raise TraceError(f"{path}: the file is empty (only comments or blank lines)")
+    rows = list(csv.reader(io.StringIO("\n".join(kept))))
+    header = [h.strip() for h in rows[0]]
+    if len(rows) == 1:
+        raise TraceError(f"{path}: the file has a header but no rows")
+    data = rows[1:]
+    width = len(header)
+    for i, row in enumerate(data):
+        if len(row) != width:
+            raise TraceError(
+                f"{path}: row {i + 1}: expected {width} comma-separated values "
+                f"({', '.join(header)}), got {len(row)}"
+            )
+    columns = list(zip(*data))
+    return {name: np.asarray(col, dtype=object) for name, col in zip(header, columns)}, comments
+
+
+def require_columns(path, columns, required, what):
+    """Raise a TraceError naming the missing columns of a ``what`` file."""
+    missing = [c for c in required if c not in columns]
+    if missing:
+        raise TraceError(
+            f"{path}: missing column{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(repr(c) for c in missing)}; a {what} needs the columns "
+            f"{', '.join(required)} (found: {', '.join(columns) or 'none'})"
+        )
+
+
+def _as_float(path, name, col, expected):
+    if isinstance(col, _Coded):
+        col = col.values()
+    arr = np.asarray(col)
+    if arr.dtype.kind in "fiu":
+        return arr.astype(np.float64, copy=False)
+    if arr.dtype.kind == "b":
+        raise TraceError(f"{path}: column {name!r}, row 1: expected {expected}, got a boolean column")
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError):
+        pass
+    for i, v in enumerate(arr):
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            raise TraceError(f"{path}: column {name!r}, row {i + 1}: expected {expected}, got {v!r}") from None
+    return arr.astype(np.float64)  # pragma: no cover
+
+
+def float_column(path, columns, name, *, expected="a number", low=None):
+    """Column ``name`` as float64; NaN, infinity and values below ``low`` are errors."""
+    arr = _as_float(path, name, columns[name], expected)
+    ok = np.isfinite(arr)
+    if low is not None:
+        ok &= arr >= low
+    if not ok.all():
+        i = _first_bad(ok)
+        raise TraceError(f"{path}: column {name!r}, row {i + 1}: expected {expected}, got {arr[i]!r}")
+    return arr
+
+
+def int_column(path, columns, name, *, expected="a whole number >= 0", low=0):
+    """Column ``name`` as int64; fractions, NaN and values below ``low`` are errors."""
+    col = columns[name]
+    arr = col.values() if isinstance(col, _Coded) else np.asarray(col)
+    if arr.dtype.kind in "iu":
+        out = arr.astype(np.int64, copy=False)
+        ok = out >= low
+    else:
+        f = _as_float(path, name, arr, expected)
+        ok = np.isfinite(f) & (f == np.round(f)) & (f >= low)
+        out = None
+    if not ok.all():
+        i = _first_bad(ok)
+        raise TraceError(f"{path}: column {name!r}, row {i + 1}: expected {expected}, got {arr[i]!r}")
+    if out is None:
+        out = f.astype(np.int64)
+    return out
+
+
+def str_column(path, columns, name):
+    """Column ``name`` as ``(codes, labels)``: int64 codes into an array of labels.
+
+    Empty cells are errors.
+    """
+    col = columns[name]
+    if isinstance(col, _Coded):
+        codes, labels = col.codes, col.labels
+        labels = np.asarray([str(x).strip() for x in labels], dtype=object)
+    else:
+        arr = np.asarray(col)
+        if arr.dtype.kind in "fiub":
+            raise TraceError(f"{path}: column {name!r}, row 1: expected text, got {arr[0]!r}")
+        mapping = {}
+        codes = np.fromiter(
+            (mapping.setdefault(str(v).strip(), len(mapping)) for v in arr), dtype=np.int64, count=len(arr)
+        )
+        labels = np.asarray(list(mapping), dtype=object)
+    empty = np.flatnonzero(labels == "")
+    bad = (codes < 0) | np.isin(codes, empty)
+    if bad.any():
+        i = _first_bad(~bad)
+        raise TraceError(f"{path}: column {name!r}, row {i + 1}: expected text, got an empty cell")
+    return codes, labels
+
+
+def display_path(path):
+    """A short path for messages: relative when under the working folder."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return rel if not rel.startswith("..") else str(path)

@@ -1,0 +1,120 @@
+"""``straggle-edu analyze TRACE [--json] [--attribution full]``.
+
+Prints a readable report, or with ``--json`` one JSON object on stdout
+(warnings go to stderr). Bad input raises ``ValueError``; the dispatcher in
+:mod:`straggle_edu.cli` prints it as one error line, without a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+__all__ = ["configure", "run", "report"]
+
+
+def configure(parser):
+    """Add the ``analyze`` arguments to ``parser``."""
+    parser.add_argument(
+        "trace",
+        nargs="+",
+        metavar="TRACE",
+        help="an op-level trace (.parquet or .csv), a per-rank .csv, a PyTorch profiler "
+        ".json[.gz], a folder of rank-* profiler traces, or several profiler files",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument(
+        "--attribution",
+        choices=("auto", "full", "basic"),
+        default="auto",
+        help="op-level traces: 'full' always reports by_dp_rank and by_worker, 'basic' never, "
+        "'auto' up to 1024 workers (default)",
+    )
+    parser.add_argument("--meta", metavar="FILE", help="op-level layout file (default: meta-<name>.yaml beside the trace)")
+    parser.add_argument(
+        "--format",
+        choices=("op-level", "per-rank", "torch-profiler"),
+        help="skip format detection",
+    )
+    parser.add_argument("--top", type=int, default=5, metavar="N", help="rows per table in the report (default 5)")
+
+
+def _warning_to_stderr(message, category, filename, lineno, file=None, line=None):
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def run(args):
+    """Analyse ``args.trace``; print the report or the JSON; return 0."""
+    from . import analyze, read_trace
+
+    if args.top < 1:
+        raise ValueError(f"--top must be a whole number >= 1, got {args.top}")
+    paths = args.trace if len(args.trace) > 1 else args.trace[0]
+    if isinstance(paths, list) and args.format not in (None, "torch-profiler"):
+        raise ValueError("several TRACE files are read as PyTorch profiler traces (one per rank)")
+    old = warnings.showwarning
+    warnings.showwarning = _warning_to_stderr
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = _warning_to_stderr
+            trace = read_trace(paths, format=args.format, meta=args.meta)
+            result = analyze(trace, attribution=args.attribution, progress=not args.json and sys.stderr.isatty())
+    finally:
+        warnings.showwarning = old
+    if args.json:
+        for note in result.notes:
+            print(f"note: {note}", file=sys.stderr)
+        print(result.to_json())
+    else:
+        print(report(result, top=args.top))
+    return 0
+
+
+def _fmt_table(items, label, top):
+    lines = []
+    for key, value in items[:top]:
+        if isinstance(key, tuple):
+            key = f"dp {key[0]} / stage {key[1]}"
+        lines.append(f"    {label} {key}: S = {value:.3f}")
+    return lines
+
+
+def report(result, top=5):
+    """A readable, multi-line report of an :class:`~straggle_edu.traces.Analysis`."""
+    from .diagnose import diagnose
+
+    S = result.slowdown
+    lines = [
+        f"Trace: {result.source} ({result.format}, {len(result.steps)} steps, {len(result.workers)} workers)",
+        f"Slowdown S = {S:.3f}: the job ran {S:.2f}x as long as it would without stragglers;",
+        f"  waste = 1 - 1/S = {100 * result.waste:.1f}% of its time and GPU-hours.",
+        f"Replay check: the replay of the recorded durations is off by {100 * result.replay_error:.2f}% "
+        f"from the recorded step times (idle gaps the replay drops).",
+    ]
+    per = list(result.per_step.values())
+    if per:
+        lines.append(
+            f"Per-step S: min {min(per):.3f}, median {sorted(per)[len(per) // 2]:.3f}, max {max(per):.3f}"
+        )
+    for name, label in (
+        ("by_rank", "rank"),
+        ("by_optype", "optype"),
+        ("by_stage", "stage"),
+        ("by_dp_rank", "dp rank"),
+        ("by_worker", "worker"),
+    ):
+        table = getattr(result, name)
+        if table:
+            lines.append(f"  Attribution {name} (S_X, largest first):")
+            lines.extend(_fmt_table(result.ranking(name), label, top))
+    if result.format == "op-level":
+        mw = "n/a" if result.m_w is None else f"{result.m_w:.2f}"
+        ms = "n/a" if result.m_s is None else f"{result.m_s:.2f}"
+        lines.append(f"  M_W (share fixed by the slowest workers) = {mw};  M_S (share fixed by the last stage) = {ms}")
+    lines.append("Diagnosis:")
+    for question, answer in diagnose(result):
+        lines.append(f"  - {question} {answer}")
+    for note in result.notes:
+        lines.append(f"Note: {note}")
+    return "\n".join(lines)

@@ -1,0 +1,186 @@
+"""The result of a what-if analysis: one frozen :class:`Analysis`.
+
+Every format ends here, so the CLI, the charts and the notebook read one
+shape. Dictionaries map an id to a slowdown S_X (a ratio >= about 1):
+
+``by_rank``
+    per-rank formats: rank (int) -> S when only that rank keeps its time.
+``by_optype``, ``by_dp_rank``, ``by_stage``
+    op-level traces: optype (str), DP rank (int), stage (int) -> S_X.
+``by_worker``
+    op-level traces: ``(dp_rank, stage)`` -> min(S_dp, S_stage).
+
+:meth:`Analysis.to_json` turns ids into strings (``"0:3"`` for a worker) and
+keeps exactly the keys that apply to the format.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+__all__ = ["Analysis"]
+
+_ATTRIBUTIONS = ("by_rank", "by_optype", "by_dp_rank", "by_stage", "by_worker")
+
+
+def _key(k):
+    if isinstance(k, tuple):
+        return ":".join(str(int(x)) for x in k)
+    if isinstance(k, (np.integer,)):
+        return str(int(k))
+    return str(k)
+
+
+def _num(x):
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _frozen(d):
+    if d is None:
+        return None
+    return MappingProxyType(dict(d))
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    """What-if analysis of one trace.
+
+    Attributes
+    ----------
+    format : str
+        ``"op-level"``, ``"per-rank"`` or ``"torch-profiler"``.
+    source : str
+        The file or folder the trace came from (or ``"<memory>"``).
+    slowdown : float
+        S = mean replayed step time with the recorded durations / mean replayed
+        step time with the ideal durations.
+    waste : float
+        1 - 1/S: the fraction of the job's time (and GPU-hours) lost to stragglers.
+    per_step : mapping
+        step (int) -> S of that step.
+    replay_error : float
+        Mean relative error of the recorded-duration replay against the
+        recorded step times (a fraction; idle gaps the replay drops).
+    by_rank, by_optype, by_dp_rank, by_stage, by_worker : mapping or None
+        Attribution S_X, see the module docstring; None where it does not apply.
+    m_w, m_s : float or None
+        Op-level only: the share of the slowdown removed by fixing the few
+        slowest workers (M_W) or the last stage (M_S). Ratios, can exceed 1;
+        None when there is no slowdown to share.
+    steps : numpy.ndarray
+        The step ids, in order.
+    step_time, ideal_step_time, recorded_step_time : numpy.ndarray
+        Per step, in seconds: replay with recorded durations, replay with ideal
+        durations, and the recorded step time.
+    workers : tuple
+        Worker ids for :attr:`worker_step_slowdown`: ranks (per-rank formats)
+        or ``(dp_rank, stage)`` pairs (op-level).
+    worker_step_slowdown : numpy.ndarray
+        Shape (workers, steps): each worker's attributed slowdown per step.
+    notes : tuple of str
+        What the analysis left out or had to assume.
+    """
+
+    format: str
+    source: str
+    slowdown: float
+    waste: float
+    per_step: object
+    replay_error: float
+    steps: np.ndarray
+    step_time: np.ndarray
+    ideal_step_time: np.ndarray
+    recorded_step_time: np.ndarray
+    workers: tuple = ()
+    worker_step_slowdown: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    by_rank: object = None
+    by_optype: object = None
+    by_dp_rank: object = None
+    by_stage: object = None
+    by_worker: object = None
+    m_w: float | None = None
+    m_s: float | None = None
+    notes: tuple = ()
+    details: object = None
+
+    def __post_init__(self):
+        for name in ("per_step", *_ATTRIBUTIONS):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        for name in ("steps", "step_time", "ideal_step_time", "recorded_step_time", "worker_step_slowdown"):
+            arr = np.array(getattr(self, name))
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "notes", tuple(self.notes))
+
+    def culprit(self, by=None):
+        """The id with the largest S_X in attribution ``by`` (default: workers or ranks).
+
+        Examples
+        --------
+        >>> from straggle_edu.traces import analyze_rank_times
+        >>> analyze_rank_times([[1.0, 2.0, 1.0, 1.0]]).culprit()
+        1
+        """
+        if by is None:
+            by = "by_rank" if self.by_rank is not None else "by_worker" if self.by_worker is not None else "by_stage"
+        if not by.startswith("by_"):
+            by = "by_" + by
+        if by not in _ATTRIBUTIONS:
+            raise ValueError(f"by must be one of {', '.join(_ATTRIBUTIONS)}, got {by!r}")
+        table = getattr(self, by)
+        if not table:
+            raise ValueError(f"this analysis has no {by} attribution ({self.format} trace)")
+        return max(table, key=lambda k: (table[k], -_order(k)))
+
+    def ranking(self, by, top=None):
+        """``[(id, S_X), ...]`` sorted from the largest S_X down."""
+        table = getattr(self, by if by.startswith("by_") else "by_" + by)
+        if table is None:
+            raise ValueError(f"this analysis has no {by} attribution ({self.format} trace)")
+        items = sorted(table.items(), key=lambda kv: (-kv[1], _order(kv[0])))
+        return items if top is None else items[:top]
+
+    def to_dict(self):
+        """The JSON object of ``straggle-edu analyze --json``, as a dict."""
+        out = {
+            "format": self.format,
+            "slowdown": _num(self.slowdown),
+            "waste": _num(self.waste),
+            "per_step": {_key(k): _num(v) for k, v in self.per_step.items()},
+        }
+        for name in _ATTRIBUTIONS:
+            table = getattr(self, name)
+            if table is not None:
+                out[name] = {_key(k): _num(v) for k, v in table.items()}
+        if self.format == "op-level":
+            out["m_w"] = _num(self.m_w)
+            out["m_s"] = _num(self.m_s)
+        out["replay_error"] = _num(self.replay_error)
+        return out
+
+    def to_json(self, **kwargs):
+        """:meth:`to_dict` as a JSON string (keyword arguments go to ``json.dumps``)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def __repr__(self):
+        return (
+            f"Analysis(format={self.format!r}, slowdown={self.slowdown:.4g}, waste={self.waste:.3g}, "
+            f"steps={len(self.steps)}, replay_error={self.replay_error:.3g})"
+        )
+
+
+def _order(k):
+    if isinstance(k, tuple):
+        return k[0] * 1_000_003 + k[1]
+    try:
+        return int(k)
+    except (TypeError, ValueError):
+        return 0
