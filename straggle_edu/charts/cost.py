@@ -1,0 +1,183 @@
+"""Charts for the bill: GPU-hours, dollars and calendar days lost to stragglers.
+
+The bill is closed-form arithmetic, so every chart here computes it in the
+browser: named Vega-Lite params (``gpus``, ``days``, ``lost_fraction``,
+``usd_per_gpu_hour``, the names of :func:`straggle_edu.cost_of_stragglers`)
+drive ``calculate`` transforms. A slider linked to a param moves the chart
+with no re-render, and the static site binds the same params to HTML inputs,
+so these charts stay interactive with no kernel.
+
+- :func:`bill_chart`: the receipt (GPU-hours, dollars, days).
+- :func:`lost_dollars_chart`: dollars lost against the lost fraction.
+- :func:`delay_framings_chart`: the two framings of the calendar delay.
+- :func:`milestones_chart`: what the delay pushes back.
+- :func:`lost_fraction_chart`: where the lost fraction comes from (n, jitter,
+  pauses), from numbers computed with :mod:`straggle_edu.models.waste`.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+
+from ..math.delay import DOWNSTREAM
+
+__all__ = [
+    "BILL_LINES",
+    "bill_chart",
+    "lost_dollars_chart",
+    "delay_framings_chart",
+    "milestones_chart",
+    "lost_fraction_chart",
+]
+
+_HOURS = "gpus * days * 24"
+# (label, Vega expression for the value): the receipt, line by line.
+BILL_LINES = (
+    ("GPU-hours allocated", f"format({_HOURS}, ',.0f')"),
+    ("GPU-hours lost to waiting", f"format({_HOURS} * lost_fraction, ',.0f')"),
+    ("dollars lost", f"'$' + format({_HOURS} * lost_fraction * usd_per_gpu_hour, ',.0f')"),
+    ("days of the run spent waiting", "format(days * lost_fraction, '.2f')"),
+    ("same work, no stragglers (days)", "format(days * (1 - lost_fraction), '.2f')"),
+    ("a run planned for that long takes (days)", "format(days / (1 - lost_fraction), '.2f')"),
+)
+
+
+def _params(**values):
+    """Named variable params, one per keyword, floats except ``gpus``."""
+    cast = {"gpus": int}
+    return [alt.param(name=k, value=cast.get(k, float)(v)) for k, v in values.items()]
+
+
+def bill_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0, *, width=420):
+    """The bill as a receipt, computed in the browser from four params.
+
+    Parameters
+    ----------
+    gpus, days, lost_fraction, usd_per_gpu_hour
+        Initial values of the params of the same names (see
+        :func:`straggle_edu.cost_of_stragglers` for units).
+
+    Examples
+    --------
+    >>> spec = bill_chart().to_dict()
+    >>> sorted(p["name"] for p in spec["params"])
+    ['days', 'gpus', 'lost_fraction', 'usd_per_gpu_hour']
+    >>> len(spec["data"]["values"])
+    6
+    """
+    rows = [{"line": i, "label": label} for i, (label, _) in enumerate(BILL_LINES)]
+    expr = "''"
+    for i, (_, value) in reversed(list(enumerate(BILL_LINES))):
+        expr = f"datum.line == {i} ? {value} : {expr}"
+    base = alt.Chart(alt.Data(values=rows)).transform_calculate(value=expr).encode(
+        y=alt.Y("line:O", axis=None), color=alt.condition("datum.line == 2", alt.value("#d62728"), alt.value("black")))
+    labels = base.mark_text(align="right", dx=-8, fontSize=14).encode(x=alt.value(width * 0.62), text="label:N")
+    values = base.mark_text(align="left", fontSize=14, fontWeight="bold").encode(x=alt.value(width * 0.62), text="value:N")
+    params = _params(gpus=gpus, days=days, lost_fraction=lost_fraction, usd_per_gpu_hour=usd_per_gpu_hour)
+    return alt.layer(labels, values).add_params(*params).properties(width=width, height=26 * len(rows))
+
+
+def lost_dollars_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0, *, max_lost=0.5, width=420, height=220):
+    """Dollars lost against the lost fraction, with the current bill marked.
+
+    Examples
+    --------
+    >>> spec = lost_dollars_chart(max_lost=0.3).to_dict()
+    >>> spec["layer"][0]["data"]["values"][-1]
+    {'f': 0.3}
+    """
+    grid = [{"f": float(f)} for f in np.linspace(0.0, float(max_lost), 61)]
+    usd = f"{_HOURS} * datum.f * usd_per_gpu_hour"
+    x = alt.X("f:Q", title="lost fraction", axis=alt.Axis(format="%"))
+    y = alt.Y("usd:Q", title="dollars lost", axis=alt.Axis(format="$,.0f"))
+    line = alt.Chart(alt.Data(values=grid)).transform_calculate(usd=usd).mark_line(color="#1f4e79").encode(x=x, y=y)
+    now = alt.Chart(alt.Data(values=[{}])).transform_calculate(f="lost_fraction").transform_calculate(usd=usd)
+    dot = now.mark_point(filled=True, size=90, color="#d62728").encode(x=x, y=y, tooltip=[alt.Tooltip("usd:Q", format="$,.0f")])
+    text = now.transform_calculate(text="'$' + format(datum.usd, ',.0f')").mark_text(align="left", dx=8, dy=-8, fontSize=13).encode(x=x, y=y, text="text:N")
+    params = _params(gpus=gpus, days=days, lost_fraction=lost_fraction, usd_per_gpu_hour=usd_per_gpu_hour)
+    return alt.layer(line, dot, text).add_params(*params).properties(width=width, height=height)
+
+
+def delay_framings_chart(days=10.0, lost_fraction=0.10, *, max_lost=0.5, width=420, height=220):
+    """Extra calendar days against the lost fraction, in both framings.
+
+    ``days * f`` (a run that held its GPUs ``days`` days spent this many
+    waiting) and ``days * f / (1 - f)`` (a run planned at ``days`` days ends
+    this much later); the params ``days`` and ``lost_fraction`` drive both.
+
+    Examples
+    --------
+    >>> spec = delay_framings_chart().to_dict()
+    >>> sorted(p["name"] for p in spec["params"])
+    ['days', 'lost_fraction']
+    """
+    held, planned = "held for D days: D × f", "planned at D days: D × f / (1 − f)"
+    calc = {held: "days * datum.f", planned: "days * datum.f / (1 - datum.f)"}
+    grid = [{"f": float(f)} for f in np.linspace(0.0, float(max_lost), 51)]
+    enc = dict(x=alt.X("f:Q", title="lost fraction f", axis=alt.Axis(format="%")), y=alt.Y("extra:Q", title="calendar days lost"),
+               color=alt.Color("framing:N", title=None, legend=alt.Legend(orient="top", direction="vertical", labelLimit=400)))
+    lines = alt.Chart(alt.Data(values=grid)).transform_calculate(**calc).transform_fold(list(calc), as_=["framing", "extra"]).mark_line().encode(**enc)
+    now = alt.Chart(alt.Data(values=[{}])).transform_calculate(f="lost_fraction").transform_calculate(**calc)
+    dots = now.transform_fold(list(calc), as_=["framing", "extra"]).mark_point(filled=True, size=80).encode(**enc, tooltip=["framing:N", alt.Tooltip("extra:Q", format=".2f", title="days")])
+    readout = now.transform_calculate(text=f"'held: ' + format(datum['{held}'], '.2f') + ' d, planned: ' + format(datum['{planned}'], '.2f') + ' d'")
+    text = readout.mark_text(align="left", baseline="top", dx=6, dy=6, fontSize=13).encode(x=alt.value(0), y=alt.value(0), text="text:N")
+    return alt.layer(lines, dots, text).add_params(*_params(days=days, lost_fraction=lost_fraction)).properties(width=width, height=height)
+
+
+def milestones_chart(days=10.0, lost_fraction=0.10, stages=DOWNSTREAM, *, width=460):
+    """The run and the work waiting for it: planned (light) and shifted (dark).
+
+    Computes :func:`straggle_edu.math.delay.milestones` in the browser: every
+    stage moves by ``days * f / (1 - f)`` days, driven by the params ``days``
+    and ``lost_fraction``.
+
+    Parameters
+    ----------
+    stages : sequence of (name, start, duration)
+        Days after the run ends; default :data:`straggle_edu.math.delay.DOWNSTREAM`.
+
+    Examples
+    --------
+    >>> spec = milestones_chart().to_dict()
+    >>> [r["stage"] for r in spec["data"]["values"]][:2]
+    ['training run', 'evaluation']
+    """
+    rows = [{"order": 0, "stage": "training run", "start": 0.0, "duration": 0.0, "run": True}]
+    rows += [{"order": i + 1, "stage": str(s), "start": float(a), "duration": float(d), "run": False} for i, (s, a, d) in enumerate(stages)]
+    base = alt.Chart(alt.Data(values=rows)).transform_calculate(
+        delay="days * lost_fraction / (1 - lost_fraction)",
+        p0="datum.run ? 0 : days + datum.start", p1="datum.run ? days : days + datum.start + datum.duration",
+    ).transform_calculate(a0="datum.run ? 0 : datum.p0 + datum.delay", a1="datum.p1 + datum.delay",
+                          text="'+' + format(datum.delay, '.2f') + ' d'")
+    y = alt.Y("stage:N", sort=alt.EncodingSortField("order"), title=None)
+    planned = base.mark_bar(color="#c7d3e3", height=16).encode(x=alt.X("p0:Q", title="days from the start of the run"), x2="p1:Q", y=y)
+    actual = base.mark_bar(color="#1f4e79", height=7).encode(x="a0:Q", x2="a1:Q", y=y, tooltip=["stage:N", alt.Tooltip("a1:Q", format=".2f", title="ends on day")])
+    text = base.mark_text(align="left", dx=4, color="#d62728").encode(x="a1:Q", y=y, text="text:N")
+    return alt.layer(planned, actual, text).add_params(*_params(days=days, lost_fraction=lost_fraction)).properties(width=width, height=34 * len(rows))
+
+
+def lost_fraction_chart(rows, *, n_mark=4096, width=420, height=240):
+    """The lost fraction against n, one line per scenario, with n marked.
+
+    Parameters
+    ----------
+    rows : list of dict
+        ``{"n", "scenario", "lost"}`` per point, for instance from
+        :func:`straggle_edu.models.waste.lost_fraction_curves`.
+    n_mark : int
+        Initial value of the param ``n_mark``, drawn as a rule.
+
+    Examples
+    --------
+    >>> spec = lost_fraction_chart([{"n": 1, "scenario": "a", "lost": 0.0}, {"n": 8, "scenario": "a", "lost": 0.05}]).to_dict()
+    >>> [p["name"] for p in spec["params"]]
+    ['n_mark']
+    """
+    x = alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2))
+    lines = alt.Chart(alt.Data(values=list(rows))).mark_line(point=True).encode(
+        x=x, y=alt.Y("lost:Q", title="lost fraction (time waiting at the barrier)", axis=alt.Axis(format="%")),
+        color=alt.Color("scenario:N", title=None, legend=alt.Legend(orient="top", direction="vertical")),
+        tooltip=["scenario:N", "n:Q", alt.Tooltip("lost:Q", format=".1%")])
+    rule = alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="black", strokeDash=[3, 3]).encode(x=x)
+    return alt.layer(lines, rule).add_params(alt.param(name="n_mark", value=int(n_mark))).properties(width=width, height=height)

@@ -1,0 +1,256 @@
+"""Charts for the expected maximum: how the slowest of n grows with n.
+
+- :func:`expected_max_chart`: E[max] against n, exact against Monte Carlo,
+  the Gumbel approximation and sqrt(2 ln n); one panel per step-time shape.
+- :func:`max_histograms_chart`: histograms of the maximum for several n,
+  stacked on one time axis; hovering a bin lights up the same bin in every row.
+- :func:`max_vs_one_chart`: one worker's histogram above the slowest of n's,
+  with n a Vega-Lite param (``n``), so a slider moves it with no re-render.
+- :func:`speedup_chart`: throughput = 1/E[step], so doubling the GPUs does not
+  halve the time; the jitter is a param (``jitter``) driving a calculate
+  transform, so it stays interactive without a kernel.
+- :func:`slow_card_chart`: the job's slowdown from one persistently slow card,
+  against n, for several jitters.
+
+Every chart takes data already aggregated with numpy (see
+:mod:`straggle_edu.models.max_growth` and :mod:`straggle_edu.models.waste`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from contextlib import contextmanager
+
+import altair as alt
+import numpy as np
+
+__all__ = [
+    "METHOD_LABELS",
+    "expected_max_chart",
+    "max_histograms_chart",
+    "max_vs_one_chart",
+    "speedup_chart",
+    "slow_card_chart",
+]
+
+METHOD_LABELS = {
+    "exact": "exact E[max]",
+    "monte_carlo": "Monte Carlo (±2 SE)",
+    "gumbel": "Gumbel approximation",
+    "sqrt_2_ln_n": "√(2 ln n) (normal, leading term)",
+}
+_DASH = alt.Scale(domain=list(METHOD_LABELS.values()), range=[[1, 0], [1, 0], [6, 3], [2, 2]])
+_COLOR = alt.Scale(domain=list(METHOD_LABELS.values()), range=["#1f4e79", "#d62728", "#ff7f0e", "#7f7f7f"])
+_N_AXIS = alt.Scale(type="log", base=2)
+
+
+@contextmanager
+def _shared_selection():
+    """Altair warns whenever one selection spans several views; here that is the point."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Automatically deduplicated selection parameter")
+        yield
+
+
+def _growth_rows(growth, in_sigmas):
+    items = growth.items() if isinstance(growth, dict) else [("", growth)]
+    rows = [r for shape, g in items for r in g.records(shape, in_sigmas=in_sigmas)]
+    for r in rows:
+        r["method"] = METHOD_LABELS[r["method"]]
+    return rows
+
+
+def expected_max_chart(growth, *, in_sigmas=True, n_mark=None, width=320, height=220):
+    """E[max of n] against n, four ways.
+
+    Parameters
+    ----------
+    growth : MaxGrowth or dict of {shape name: MaxGrowth}
+        From :func:`straggle_edu.models.max_growth.max_growth`; a dict gives
+        one panel per shape, each with its own y axis.
+    in_sigmas : bool
+        Plot σ above the mean (True) or seconds (False).
+    n_mark : int, optional
+        Draw a rule at this n, driven by the param ``n_mark`` (single panel only).
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> from straggle_edu.models.max_growth import max_growth
+    >>> spec = expected_max_chart(max_growth(stats.norm(), [1, 10], size=50, rng=0)).to_dict()
+    >>> len(spec["data"]["values"])
+    8
+    """
+    y_title = "slowest worker, σ above the mean" if in_sigmas else "E[step] (s)"
+    base = alt.Chart().encode(
+        x=alt.X("n:Q", scale=_N_AXIS, title="workers n"),
+        color=alt.Color("method:N", scale=_COLOR, title=None, legend=alt.Legend(orient="bottom", columns=2)),
+        tooltip=["n:Q", "method:N", alt.Tooltip("value:Q", format=".3f")],
+    )
+    lines = base.transform_filter(f"datum.method != '{METHOD_LABELS['monte_carlo']}'").mark_line().encode(
+        y=alt.Y("value:Q", title=y_title), strokeDash=alt.StrokeDash("method:N", scale=_DASH, legend=None)
+    )
+    mc = base.transform_filter(f"datum.method == '{METHOD_LABELS['monte_carlo']}'")
+    layers = [lines, mc.mark_rule().encode(y="low:Q", y2="high:Q"), mc.mark_point(filled=True, size=25).encode(y="value:Q")]
+    data = alt.Data(values=_growth_rows(growth, in_sigmas))
+    if isinstance(growth, dict):
+        chart = alt.layer(*layers, data=data).properties(width=width, height=height)
+        return chart.facet(facet=alt.Facet("shape:N", title=None, sort=list(growth)), columns=2).resolve_scale(y="independent")
+    if n_mark is not None:
+        mark = alt.param(name="n_mark", value=int(n_mark))
+        layers.append(alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="black", strokeDash=[3, 3]).encode(x="n:Q").add_params(mark))
+    return alt.layer(*layers, data=data).properties(width=width, height=height)
+
+
+def max_histograms_chart(hist, *, unit="s", width=420, row_height=55):
+    """Histograms of the slowest of n, one row per n, on a shared time axis.
+
+    Hovering a bin lights up the same bin in every row, and its tooltip gives
+    that bin's share for one worker and for the slowest of n.
+
+    Parameters
+    ----------
+    hist : MaxHistograms
+        From :func:`straggle_edu.models.max_growth.max_histograms` (put n = 1 first).
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> from straggle_edu.models.max_growth import max_histograms
+    >>> h = max_histograms(stats.norm(), [1, 100], size=500, bins=10, rng=0)
+    >>> spec = max_histograms_chart(h).to_dict()
+    >>> len(spec["data"]["values"]), spec["facet"]["row"]["field"]
+    (20, 'n')
+    """
+    hover = alt.selection_point(name="bin_hover", fields=["bin"], on="pointerover", clear="pointerout", empty=False)
+    bars = alt.Chart().mark_bar(stroke="white", strokeWidth=0.3).encode(
+        x=alt.X("start:Q", title=f"step time of the slowest worker ({unit})", scale=alt.Scale(domain=[float(hist.edges[0]), float(hist.edges[-1])], nice=False)),
+        x2="end:Q",
+        y=alt.Y("share:Q", title=None, axis=alt.Axis(format="%", tickCount=2)),
+        y2=alt.datum(0),
+        color=alt.condition(hover, alt.value("#d62728"), alt.value("#1f4e79")),
+        tooltip=[alt.Tooltip("n:Q", title="workers"), alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f"),
+                 alt.Tooltip("share_one:Q", format=".2%", title="share, one worker"), alt.Tooltip("share:Q", format=".2%", title="share, slowest of n")],
+    ).add_params(hover).properties(width=width, height=row_height)
+    row = alt.Row("n:O", title="workers n", sort="ascending", header=alt.Header(labelAngle=0))
+    return bars.facet(row=row, data=alt.Data(values=hist.records())).resolve_scale(y="independent")
+
+
+def max_vs_one_chart(hist, *, n=None, unit="s", width=460, height=120):
+    """One worker's histogram above the slowest of n's, on one time axis.
+
+    The param ``n`` picks which histogram of ``hist`` the lower panel shows
+    (a slider linked to it moves the histogram with no re-render). Hovering a
+    bin in either panel lights up its counterpart in the other.
+
+    Parameters
+    ----------
+    hist : MaxHistograms
+        Its first row is the upper panel (usually n = 1).
+    n : int, optional
+        Initial n; one of ``hist.n`` (default: the largest).
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> from straggle_edu.models.max_growth import max_histograms
+    >>> h = max_histograms(stats.norm(), [1, 64, 4096], size=500, bins=10, rng=0)
+    >>> spec = max_vs_one_chart(h, n=64).to_dict()
+    >>> [p["value"] for p in spec["params"] if p["name"] == "n"]
+    [64]
+    """
+    n = int(hist.n[-1] if n is None else n)
+    param = alt.param(name="n", value=n)
+    hover = alt.selection_point(name="bin_pair", fields=["bin"], on="pointerover", clear="pointerout", empty=False)
+    x = alt.X("start:Q", title=f"step time ({unit})", scale=alt.Scale(domain=[float(hist.edges[0]), float(hist.edges[-1])], nice=False))
+    tips = [alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f"), alt.Tooltip("share_one:Q", format=".2%", title="share, one worker"), alt.Tooltip("share:Q", format=".2%", title="share, slowest of n")]
+    base = alt.Chart(alt.Data(values=hist.records())).properties(width=width, height=height)
+    bar = lambda c: c.mark_bar(stroke="white", strokeWidth=0.3).encode(x=x, x2="end:Q", y2=alt.datum(0), tooltip=tips).add_params(hover)
+    one = bar(base.transform_filter(f"datum.n == {int(hist.n[0])}")).encode(
+        y=alt.Y("share:Q", title="one worker", axis=alt.Axis(format="%")), color=alt.condition(hover, alt.value("#d62728"), alt.value("#9e9e9e")))
+    slow = base.transform_filter("datum.n == n")
+    label = slow.transform_filter("datum.bin == 0").transform_calculate(text="'slowest of ' + datum.n + ': mean ' + format(datum.mean, '.3f') + ', σ ' + format(datum.std, '.3f')")
+    lower = alt.layer(bar(slow).encode(y=alt.Y("share:Q", title="slowest of n", axis=alt.Axis(format="%")), color=alt.condition(hover, alt.value("#d62728"), alt.value("#1f4e79"))),
+                      slow.transform_filter("datum.bin == 0").mark_rule(color="black").encode(x="mean:Q"),
+                      label.mark_text(align="left", baseline="top", dx=4, dy=4).encode(x=alt.value(0), y=alt.value(0), text="text:N")).add_params(param)
+    with _shared_selection():
+        return alt.vconcat(one, lower).resolve_scale(x="shared")
+
+
+def speedup_chart(ns, sigmas, *, jitter=0.05, n_mark=4096, width=420, height=240):
+    """Scaling efficiency of n synchronous workers (speed-up / n), closed form.
+
+    A worker's step is ``base * (1 + jitter * Z)``, so the job's expected step
+    is ``base * (1 + jitter * e_n)`` with ``e_n`` = E[max of n standard
+    normals]. Throughput = 1/E[step] gives a speed-up of
+    ``n / (1 + jitter * e_n)``, and doubling n multiplies the time for a fixed
+    amount of work by ``(1 + jitter * e_2n) / (2 (1 + jitter * e_n))``, never
+    by 1/2. The params ``jitter`` and ``n_mark`` drive a calculate transform,
+    so both move with no kernel.
+
+    Parameters
+    ----------
+    ns : array_like of int
+        Worker counts (powers of two read best).
+    sigmas : array_like of float
+        ``normal_max_sigmas(ns)`` followed by ``normal_max_sigmas(2 * ns)``
+        (length ``2 * len(ns)``), for the doubling readout.
+    jitter : float
+        Initial jitter (coefficient of variation).
+    n_mark : int
+        Initial n for the doubling readout; one of ``ns``.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.max_growth import normal_max_sigmas
+    >>> ns = np.array([1, 2, 4])
+    >>> spec = speedup_chart(ns, normal_max_sigmas(np.r_[ns, 2 * ns]), n_mark=2).to_dict()
+    >>> sorted(p["name"] for p in spec["params"])
+    ['jitter', 'n_mark']
+    """
+    ns = np.asarray(ns, dtype=int)
+    e = np.asarray(sigmas, dtype=float)
+    rows = [{"n": int(n), "e": float(e[i]), "e2": float(e[i + len(ns)])} for i, n in enumerate(ns)]
+    jit, mark = alt.param(name="jitter", value=float(jitter)), alt.param(name="n_mark", value=int(n_mark))
+    base = alt.Chart(alt.Data(values=rows)).transform_calculate(
+        efficiency="1 / (1 + jitter * datum.e)", speedup="datum.n / (1 + jitter * datum.e)",
+        ratio="(1 + jitter * datum.e2) / (2 * (1 + jitter * datum.e))")
+    x = alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2))
+    y = alt.Y("efficiency:Q", title="throughput, share of n × one worker", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
+    ideal = alt.Chart(alt.Data(values=[{"y": 1.0}])).mark_rule(color="#7f7f7f", strokeDash=[4, 3]).encode(y="y:Q")
+    tips = ["n:Q", alt.Tooltip("speedup:Q", format=",.0f", title="speed-up"), alt.Tooltip("efficiency:Q", format=".1%")]
+    actual = base.mark_line(color="#1f4e79", point=True).encode(x=x, y=y, tooltip=tips)
+    at = base.transform_filter("datum.n == n_mark")
+    text = at.transform_calculate(text="datum.n + ' → ' + 2 * datum.n + ' workers: time × ' + format(datum.ratio, '.3f') + ' (ideal × 0.500)'")
+    readout = text.mark_text(align="left", baseline="bottom", dx=6, dy=-6, fontSize=13).encode(x=alt.value(0), y=alt.value(height), text="text:N")
+    point = at.mark_point(size=90, color="#d62728", filled=True).encode(x=x, y="efficiency:Q")
+    return alt.layer(ideal, actual, point, readout).add_params(jit, mark).properties(width=width, height=height)
+
+
+def slow_card_chart(rows, *, slow_factor=1.05, width=420, height=240):
+    """The job's slowdown caused by one persistently slow card, against n.
+
+    Parameters
+    ----------
+    rows : list of dict
+        ``{"n", "jitter", "job_slowdown"}`` per point, from
+        :func:`straggle_edu.models.waste.slow_card_curves`.
+    slow_factor : float
+        The slow card's factor, drawn as a reference rule at ``slow_factor - 1``.
+
+    Examples
+    --------
+    >>> rows = [{"n": n, "jitter": j, "job_slowdown": 0.05 / (1 + 10 * j * n)} for n in (1, 2) for j in (0.0, 0.02)]
+    >>> spec = slow_card_chart(rows).to_dict()
+    >>> spec["layer"][1]["mark"]["type"]
+    'rule'
+    """
+    base = alt.Chart(alt.Data(values=list(rows)))
+    lines = base.mark_line(point=True).encode(
+        x=alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("job_slowdown:Q", title="job slowdown", axis=alt.Axis(format="%")),
+        color=alt.Color("jitter:O", title="peer jitter", legend=alt.Legend(format="%")),
+        tooltip=["n:Q", alt.Tooltip("jitter:Q", format=".1%"), alt.Tooltip("job_slowdown:Q", format=".2%")],
+    )
+    own = alt.Chart(alt.Data(values=[{"y": float(slow_factor) - 1.0}])).mark_rule(color="black", strokeDash=[4, 3]).encode(y="y:Q")
+    return alt.layer(lines, own).properties(width=width, height=height)
