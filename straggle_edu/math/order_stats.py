@@ -83,7 +83,13 @@ def check_dist(dist, name="dist"):
     ok = all(callable(getattr(dist, m, None)) for m in ("ppf", "isf", "mean"))
     if not ok:
         raise ValueError(f"{name} must be {valid}, got {type(dist).__name__}")
-    mean = float(dist.mean())
+    try:
+        mean = float(dist.mean())
+    except Exception as exc:  # e.g. an unfrozen scipy distribution missing its shape
+        raise ValueError(
+            f"{name} must be {valid} whose mean can be computed, got {type(dist).__name__} "
+            f"({exc}); freeze a scipy distribution with all its parameters, e.g. stats.gamma(2)"
+        ) from None
     if not math.isfinite(mean):
         raise ValueError(
             f"{name} must have a finite mean, got mean {mean}; the expected maximum "

@@ -24,6 +24,12 @@ from .._validate import as_output, in_range, probability, require, whole
 __all__ = ["p_any_slow", "p_none_slow", "workers_until", "per_worker_budget"]
 
 
+def _first(values, mask):
+    """The first entry of values (broadcast against mask) where mask holds."""
+    values = np.broadcast_to(values, np.shape(mask))
+    return values[mask].flat[0] if np.ndim(mask) else values[()]
+
+
 def _log_none(p, n):
     with np.errstate(divide="ignore"):
         return n * np.log1p(-p)
@@ -119,10 +125,15 @@ def workers_until(p, target):
         ratio = np.log1p(-target) / np.log1p(-p)
     n = np.maximum(np.ceil(ratio), 1.0)
     # Guard against rounding in the ratio: step to the exact smallest n.
-    n = np.where(-np.expm1(_log_none(p, n - 1)) >= target, np.maximum(n - 1, 1), n)
+    # (n - 1 = 0 with p = 1 gives 0 * -inf = NaN, which compares False: keep n.)
+    with np.errstate(invalid="ignore"):
+        below = -np.expm1(_log_none(p, n - 1)) >= target
+    n = np.where(below, np.maximum(n - 1, 1), n)
     n = np.where(-np.expm1(_log_none(p, n)) < target, n + 1, n)
+    too_big = ~(n < 2**62)
+    if np.any(too_big):
+        require(False, "p", _first(p, too_big), "large enough that the target is reachable with fewer than 2**62 workers")
     if np.ndim(n) == 0:
-        require(n < 2**62, "p", p, "large enough that the target is reachable")
         return int(n)
     return n.astype(np.int64)
 

@@ -71,8 +71,10 @@ def sample_max(dist, n, size, rng=None):
 def sample_order_stat(dist, k, n, size, rng=None):
     """Draw ``size`` k-th smallest values of n independent step times.
 
-    Uses U_(k) ~ Beta(k, n - k + 1); 1 - U_(k) ~ Beta(n - k + 1, k) is drawn
-    directly so that the upper tail keeps full precision.
+    Uses U_(k) ~ Beta(k, n - k + 1), drawn as X / (X + Y) with X ~ Gamma(k)
+    and Y ~ Gamma(n - k + 1), so that both U_(k) and 1 - U_(k) = Y / (X + Y)
+    keep full relative precision: the fastest worker (tiny U) and the slowest
+    (U near 1) are both drawn from the exact tail.
 
     Parameters
     ----------
@@ -105,6 +107,7 @@ def sample_order_stat(dist, k, n, size, rng=None):
     rng = as_rng(rng)
     if k == n:
         return sample_max(dist, n, size, rng)
-    w = rng.beta(n - k + 1, k, size)  # 1 - U_(k)
-    u = 1.0 - w
-    return quantile(dist, u, w)
+    x = rng.standard_gamma(k, size)
+    y = rng.standard_gamma(n - k + 1, size)
+    total = x + y
+    return quantile(dist, x / total, y / total)

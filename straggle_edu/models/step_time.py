@@ -215,9 +215,6 @@ class StepTime:
         return (float(min(means)), float(max(means)))
 
     # --------------------------------------------------------- distribution
-    def _z(self, t):
-        return [(math.log(w), (t - m) / s) for w, m, s in self.components()]
-
     def _atoms(self, t, upper):
         """Sum of atom weights at or below t (upper=False) or above t (upper=True)."""
         out = np.zeros(np.shape(t))
@@ -388,7 +385,23 @@ def _out(result, like):
     return np.asarray(result, dtype=float)
 
 
+_CHUNK = 2**16
+
+
 def _mixture_isf(w, comps, sigma):
+    """isf of a normal mixture, in chunks so that the solver's temporaries
+    stay small whatever the size of w."""
+    w = np.asarray(w, dtype=float)
+    if w.size <= _CHUNK:
+        return _mixture_isf_chunk(w, comps, sigma)
+    flat = w.ravel()
+    out = np.empty(flat.shape)
+    for start in range(0, flat.size, _CHUNK):
+        out[start:start + _CHUNK] = _mixture_isf_chunk(flat[start:start + _CHUNK], comps, sigma)
+    return out.reshape(w.shape)
+
+
+def _mixture_isf_chunk(w, comps, sigma):
     """Solve sum_c wt_c * Phi((m_c - t) / sigma) = w for an array w.
 
     ``comps`` is [(weight, mean), ...] with a common sigma > 0. Newton's method
