@@ -75,6 +75,7 @@ __all__ = [
     "run_barrier_lab",
     "predict_step_time",
     "measured_vs_predicted",
+    "predicted_slowdown",
     "max_workers",
     "cpu_cores",
     "WARMUP_ROUNDS",
@@ -378,6 +379,9 @@ def _worker(rank, durations, work, barrier, conn, warmup, timeout):
             released = time.monotonic()
             conn.send(("step", step, prev, arrived, released))
             prev = released
+        # One more round, so that no worker exits (and burns a core shutting
+        # down) while a peer is still being released from the last step.
+        barrier.wait(timeout)
         conn.send(("done",))
     except threading.BrokenBarrierError:
         os._exit(4)  # a peer failed or the parent stopped the run
@@ -723,6 +727,23 @@ def predict_step_time(settings, overhead=0.0):
     return float(_expected_max(settings) + overhead)
 
 
+def predicted_slowdown(settings):
+    """The per-rank what-if slowdown the model predicts for these settings.
+
+    E[max] over the workers, over the mean of their expected work times:
+    the definition ``straggle-edu analyze`` uses for a per-rank trace (the
+    ideal step gives every worker the per-step mean), in expectation.
+
+    Examples
+    --------
+    >>> predicted_slowdown(LabSettings(workers=4, jitter=0.0, slow_rank=1, slow_factor=2))
+    1.6
+    """
+    require(isinstance(settings, LabSettings), "settings", settings, "a LabSettings")
+    mean_work = sum(settings.step_time(r).mean() for r in range(settings.workers)) / settings.workers
+    return float(_expected_max(settings) / mean_work)
+
+
 def _expected_max(settings):
     """E[max] of the workers' step times: the fast group and the slow rank."""
     from .math.order_stats import expected_max
@@ -824,6 +845,35 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+_FLAGS = {
+    "workers": "--workers",
+    "steps": "--steps",
+    "step_seconds": "--step-seconds",
+    "jitter": "--jitter",
+    "pause_prob": "--pause-prob",
+    "pause_seconds": "--pause-seconds",
+    "slow_rank": "--slow-rank",
+    "slow_factor": "--slow-factor",
+    "seed": "--seed",
+    "timeout": "--timeout",
+    "out": "--out",
+}
+
+
+def _with_flag_names(func, **kwargs):
+    """Call func; reword a ValueError to name the command-line flag."""
+    try:
+        return func(**kwargs)
+    except ValueError as exc:
+        text = str(exc)
+        name = text.split(" ", 1)[0]
+        if name in _FLAGS:
+            text = _FLAGS[name] + text[len(name):]
+            text = text.replace("work='sleep'", "--work sleep").replace("work='compute'", "--work compute")
+            raise ValueError(text) from None
+        raise
+
+
 def run(args):
     """Run ``straggle-edu barrier``; return the exit code."""
     if args.slow_factor is not None and args.slow_rank is None:
@@ -832,7 +882,8 @@ def run(args):
     progress = _text_progress(sys.stderr) if show and sys.stderr.isatty() else None
     old = signal.signal(signal.SIGTERM, _raise_interrupt) if threading.current_thread() is threading.main_thread() else None
     try:
-        result = run_barrier_lab(
+        result = _with_flag_names(
+            run_barrier_lab,
             workers=args.workers,
             steps=args.steps,
             step_seconds=args.step_seconds,
