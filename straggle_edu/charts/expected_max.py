@@ -227,30 +227,36 @@ def speedup_chart(ns, sigmas, *, jitter=0.05, n_mark=4096, width=420, height=240
     return alt.layer(ideal, actual, point, readout).add_params(jit, mark).properties(width=width, height=height)
 
 
-def slow_card_chart(rows, *, slow_factor=1.05, width=420, height=240):
+def slow_card_chart(rows, *, slow_factor=1.05, n_mark=None, width=420, height=240):
     """The job's slowdown caused by one persistently slow card, against n.
 
     Parameters
     ----------
     rows : list of dict
         ``{"n", "jitter", "job_slowdown"}`` per point, from
-        :func:`straggle_edu.models.waste.slow_card_curves`.
+        :func:`straggle_edu.models.waste.slow_card_curves`; one line per jitter.
     slow_factor : float
-        The slow card's factor, drawn as a reference rule at ``slow_factor - 1``.
+        The slow card's factor, drawn as a reference rule at ``slow_factor - 1``
+        (the slowdown with no jitter).
+    n_mark : int, optional
+        Draw a rule at this n, driven by the param ``n_mark``.
 
     Examples
     --------
     >>> rows = [{"n": n, "jitter": j, "job_slowdown": 0.05 / (1 + 10 * j * n)} for n in (1, 2) for j in (0.0, 0.02)]
-    >>> spec = slow_card_chart(rows).to_dict()
-    >>> spec["layer"][1]["mark"]["type"]
-    'rule'
+    >>> spec = slow_card_chart(rows, n_mark=2).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]], spec["params"][0]["name"]
+    (['line', 'rule', 'rule'], 'n_mark')
     """
-    base = alt.Chart(alt.Data(values=list(rows)))
-    lines = base.mark_line(point=True).encode(
-        x=alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2)),
-        y=alt.Y("job_slowdown:Q", title="job slowdown", axis=alt.Axis(format="%")),
-        color=alt.Color("jitter:O", title="peer jitter", legend=alt.Legend(format="%")),
+    x = alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2))
+    lines = alt.Chart(alt.Data(values=list(rows))).mark_line(point=True).encode(
+        x=x, y=alt.Y("job_slowdown:Q", title="job slowdown from the slow card", axis=alt.Axis(format="%")),
+        color=alt.Color("jitter:O", title="peers' jitter", legend=alt.Legend(format=".1%")),
         tooltip=["n:Q", alt.Tooltip("jitter:Q", format=".1%"), alt.Tooltip("job_slowdown:Q", format=".2%")],
     )
     own = alt.Chart(alt.Data(values=[{"y": float(slow_factor) - 1.0}])).mark_rule(color="black", strokeDash=[4, 3]).encode(y="y:Q")
-    return alt.layer(lines, own).properties(width=width, height=height)
+    layers = [lines, own]
+    if n_mark is None:
+        return alt.layer(*layers).properties(width=width, height=height)
+    rule = alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="#d62728").encode(x=x)
+    return alt.layer(*layers, rule).add_params(alt.param(name="n_mark", value=int(n_mark))).properties(width=width, height=height)

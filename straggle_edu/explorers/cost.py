@@ -1,0 +1,178 @@
+"""Cost explorers: the bill, and where its lost fraction comes from.
+
+- :func:`cost_explorer`: GPUs, days, lost fraction and price drive the
+  receipt, the dollars curve, the two delay framings and the shifted
+  milestones. Closed form: every control drives chart params, so nothing is
+  recomputed in Python but the readout, and the static site keeps it live.
+- :func:`lost_fraction_explorer`: workers, jitter, pauses and sync give the
+  model's lost fraction (:func:`straggle_edu.models.waste.lost_fraction`),
+  which flows into the bill.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from .._validate import in_range, require, whole
+from ..charts.cost import bill_chart, delay_framings_chart, lost_dollars_chart, lost_fraction_chart, milestones_chart
+from ..math.cost import cost_of_stragglers
+from ..math.delay import planned_delay
+from ..models.cluster import Cluster, expected_slowest
+from ..models.step_time import StepTime
+from ..models.waste import lost_fraction, lost_fraction_curves
+from ._base import Explorer
+from .expected_max import POWERS_OF_TWO, _float_slider, _link, _n_slider, _replace_chart
+
+__all__ = ["cost_explorer", "lost_fraction_explorer", "PAUSE_CHOICES"]
+
+_STYLE = {"description_width": "initial"}
+PAUSE_CHOICES = (("never", 0.0), ("1 in 100,000", 1e-5), ("1 in 10,000", 1e-4), ("1 in 1,000", 1e-3),
+                 ("1 in 100", 1e-2), ("1 in 20", 0.05))
+
+
+def cost_explorer(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0):
+    """The bill for a job's stragglers, with every input free.
+
+    Parameters
+    ----------
+    gpus : int
+        GPUs, in [1, 1,000,000].
+    days : float
+        Days the job runs (or is planned to), in [1, 120].
+    lost_fraction : float
+        Share of the time lost to stragglers, in [0, 0.5].
+    usd_per_gpu_hour : float
+        Price of a GPU-hour in dollars, in [0.25, 12].
+
+    Returns
+    -------
+    Explorer
+        Controls ``gpus``, ``days``, ``lost_fraction``, ``usd_per_gpu_hour``
+        (each drives the param of the same name in every chart); charts
+        ``bill``, ``dollars``, ``framings``, ``milestones``; ``readout``;
+        ``bill()`` returns the current :class:`~straggle_edu.StragglerCost`.
+
+    Examples
+    --------
+    >>> ex = cost_explorer()
+    >>> ex.controls["usd_per_gpu_hour"].value = 5.0
+    >>> ex.charts["bill"].params.usd_per_gpu_hour, ex.bill().usd_lost
+    (5.0, 491520.0)
+    """
+    controls = {
+        "gpus": widgets.BoundedIntText(value=whole("gpus", gpus, high=10**6), min=1, max=10**6, description="GPUs",
+                                       style=_STYLE, layout=widgets.Layout(width="170px")),
+        "days": _float_slider(in_range("days", days, 1.0, 120.0), 1.0, 120.0, 0.5, "days", ".1f"),
+        "lost_fraction": _float_slider(in_range("lost_fraction", lost_fraction, 0.0, 0.5), 0.0, 0.5, 0.005, "lost fraction", ".1%"),
+        "usd_per_gpu_hour": _float_slider(in_range("usd_per_gpu_hour", usd_per_gpu_hour, 0.25, 12.0), 0.25, 12.0, 0.25, "$ per GPU-hour", ".2f"),
+    }
+    c = controls
+    charts = {
+        "bill": bill_chart(gpus, days, lost_fraction, usd_per_gpu_hour),
+        "dollars": lost_dollars_chart(gpus, days, lost_fraction, usd_per_gpu_hour),
+        "framings": delay_framings_chart(days, lost_fraction),
+        "milestones": milestones_chart(days, lost_fraction),
+    }
+    ex = Explorer(controls, charts, extra=[widgets.HTML()])
+    ex.readout = ex.extra[0]
+    ex.bill = lambda: cost_of_stragglers(c["gpus"].value, c["days"].value, c["lost_fraction"].value, c["usd_per_gpu_hour"].value)
+    for chart, params in [("bill", controls), ("dollars", controls), ("framings", ("days", "lost_fraction")),
+                          ("milestones", ("days", "lost_fraction"))]:
+        for name in params:
+            ex.link(name, chart, name)
+
+    def readout(_=None):
+        b = ex.bill()
+        ex.readout.value = (f"<b>{b.gpu_hours_lost:,.0f}</b> GPU-hours lost of {b.gpu_hours:,.0f} · <b>${b.usd_lost:,.0f}</b>"
+                            f" · a run that held {b.days:g} days waited {b.days_delay:.2f} of them · a run planned at "
+                            f"{b.days:g} days ends <b>{planned_delay(b.days, b.lost_fraction):.2f}</b> days late")
+
+    for control in controls.values():
+        control.observe(readout, "value")
+    readout()
+    return ex
+
+
+def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=0.0, *, days=10.0, usd_per_gpu_hour=2.0):
+    """Where the lost fraction comes from: workers, jitter, pauses and sync.
+
+    Each worker's step is :class:`~straggle_edu.StepTime` with a 1 s base;
+    the model's :func:`~straggle_edu.models.waste.lost_fraction` feeds the
+    bill of n GPUs over ``days`` days at ``usd_per_gpu_hour``.
+
+    Parameters
+    ----------
+    n : int
+        Workers (and GPUs), a power of two from 1 to 16,384.
+    jitter : float
+        In [0, 0.2].
+    pause_prob : float
+        One of the values of :data:`PAUSE_CHOICES` (0, 1e-5, ..., 0.05).
+    pause : float
+        Pause length in seconds, in [0, 2].
+    sync : float
+        Synchronization seconds per step, in [0, 0.5].
+    days, usd_per_gpu_hour : float
+        The bill's run length and price.
+
+    Returns
+    -------
+    Explorer
+        Controls ``n``, ``jitter``, ``pause_prob``, ``pause``, ``sync``; charts
+        ``curve`` and ``bill``; ``readout``; ``cluster()`` and ``lost()``.
+
+    Examples
+    --------
+    >>> ex = lost_fraction_explorer()
+    >>> round(ex.lost(), 4), round(ex.charts["bill"].params.lost_fraction, 4)
+    (0.0981, 0.0981)
+    >>> ex.controls["n"].value = 1
+    >>> ex.lost(), ex.charts["bill"].params.gpus
+    (0.0, 1.0)
+    """
+    choices = [v for _, v in PAUSE_CHOICES]
+    require(pause_prob in choices, "pause_prob", pause_prob, "one of " + ", ".join(f"{v:g}" for v in choices))
+    controls = {
+        "n": _n_slider(n),
+        "jitter": _float_slider(in_range("jitter", jitter, 0.0, 0.2), 0.0, 0.2, 0.0025, "jitter", ".2%"),
+        "pause_prob": widgets.SelectionSlider(options=list(PAUSE_CHOICES), value=pause_prob, description="pause, per step",
+                                              style=_STYLE),
+        "pause": _float_slider(in_range("pause", pause, 0.0, 2.0), 0.0, 2.0, 0.05, "pause (s)", ".2f"),
+        "sync": _float_slider(in_range("sync", sync, 0.0, 0.5), 0.0, 0.5, 0.01, "sync (s)", ".2f"),
+    }
+    c = controls
+    step_time = lambda: StepTime(1.0, jitter=c["jitter"].value, pause_prob=c["pause_prob"].value, pause=c["pause"].value)
+    cluster = lambda: Cluster.uniform(c["n"].value, step_time(), sync=c["sync"].value)
+
+    def curve():
+        t = step_time()
+        scenarios = {"this cluster": t}
+        if t.pause_prob > 0 and t.pause > 0:
+            scenarios["same jitter, no pauses"] = StepTime(1.0, jitter=t.jitter)
+        return lost_fraction_chart(lost_fraction_curves(POWERS_OF_TWO, scenarios, sync=c["sync"].value), n_mark=c["n"].value)
+
+    first = lost_fraction(cluster())
+    charts = {"curve": curve(), "bill": bill_chart(n, days, first, usd_per_gpu_hour)}
+    ex = Explorer(controls, charts, extra=[widgets.HTML()])
+    ex.readout, ex.cluster = ex.extra[0], cluster
+    ex.lost = lambda: lost_fraction(cluster())
+    _link(ex, "n", "curve", "n_mark")
+    ex.link("n", "bill", "gpus")
+
+    def readout(_=None):
+        k = cluster()
+        f = lost_fraction(k)
+        ex.charts["bill"].params.lost_fraction = f
+        slowest = expected_slowest(k)
+        ex.readout.value = (f"lost fraction <b>{f:.2%}</b> = (E[slowest] {slowest:.4f} s − mean worker "
+                            f"{k.mean_worker_time:.4f} s) / E[step] {slowest + k.sync_time:.4f} s")
+
+    def redraw(_=None):
+        _replace_chart(ex, "curve", curve())
+        readout()
+
+    c["n"].observe(readout, "value")
+    for name in ("jitter", "pause_prob", "pause", "sync"):
+        c[name].observe(redraw, "value")
+    readout()
+    return ex

@@ -1,0 +1,329 @@
+"""Expected-maximum explorers: the slowest of n, a slow card, and scaling.
+
+- :func:`expected_max_explorer`: the sandbox. Any shape and jitter; E[max]
+  against n four ways. The workers slider moves a param (no re-render); the
+  shape, jitter, sample size and seed redraw the curves (sampling, on release).
+- :func:`max_histogram_explorer`: one worker's histogram above the slowest
+  of n's. The workers slider drives a param over pre-binned histograms, so
+  it moves with no kernel work; hover a bin to light up its counterpart.
+- :func:`slow_card_explorer`: one persistently slow card among jittery
+  peers: the job's slowdown and the GPU-hours the others waste.
+- :func:`speedup_explorer`: throughput = 1/E[step], so doubling the GPUs
+  does not halve the time. Closed form: both sliders drive params.
+"""
+
+from __future__ import annotations
+
+
+import ipywidgets as widgets
+import numpy as np
+
+from .._validate import in_range, require, whole
+from ..charts.expected_max import expected_max_chart, max_vs_one_chart, slow_card_chart, speedup_chart
+from ..math.order_stats import expected_max, gumbel_max_approx, sqrt_2_ln_n
+from ..models.cluster import Cluster, expected_step_time, scaling_efficiency
+from ..models.max_growth import STEP_TIME_SHAPES, log_grid, max_growth, max_histograms, normal_max_sigmas, step_time_dist
+from ..models.samplers import sample_max
+from ..models.step_time import StepTime
+from ..models.waste import slow_card, slow_card_curves
+from ._base import Explorer
+
+__all__ = ["expected_max_explorer", "max_histogram_explorer", "slow_card_explorer", "speedup_explorer"]
+
+_STYLE = {"description_width": "initial"}
+POWERS_OF_TWO = tuple(2**k for k in range(15))  # 1 .. 16,384 workers
+
+
+def _n_slider(value, options=POWERS_OF_TWO, label="workers n", continuous=True):
+    """A slider over worker counts (powers of two read best); its value is the int n."""
+    value = whole("n", value)
+    require(value in options, "n", value, f"one of {options[0]}, {options[1]}, ..., {options[-1]}")
+    return widgets.SelectionSlider(options=[(f"{m:,}", m) for m in options], value=value, description=label,
+                                   style=_STYLE, continuous_update=continuous)
+
+
+def _float_slider(value, lo, hi, step, label, fmt, continuous=True):
+    return widgets.FloatSlider(value=value, min=lo, max=hi, step=step, description=label, readout_format=fmt,
+                               style=_STYLE, continuous_update=continuous)
+
+
+def _link(ex, control, chart, param):
+    """``ex.link`` that remembers the link, so :func:`_replace_chart` can renew it."""
+    ex.__dict__.setdefault("_param_links", {}).setdefault(chart, []).append(ex.link(control, chart, param))
+
+
+def _replace_chart(ex, name, chart):
+    """Show a new chart in ``ex.charts[name]`` and re-point its param links.
+
+    A JupyterChart makes a new ``params`` object for every new chart, so the
+    links made for the old one are renewed here (which also sets each param
+    from its control right away).
+    """
+    jchart = ex.charts[name]
+    jchart.chart = chart
+    links = ex.__dict__.setdefault("_param_links", {})
+    for old in links.pop(name, []):
+        old.unlink()
+    links[name] = [widgets.dlink((ex.controls[c], "value"), (jchart.params, p)) for c, ch, p, _ in ex.links if ch == name]
+
+
+def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0):
+    """The sandbox: E[slowest of n] against n, exact, Monte Carlo, Gumbel and sqrt(2 ln n).
+
+    One worker's step time has mean 1 s, standard deviation ``jitter`` s and
+    the chosen shape (:func:`~straggle_edu.models.max_growth.step_time_dist`).
+
+    Parameters
+    ----------
+    shape : {"normal", "log-normal", "exponential", "pareto"}
+    jitter : float
+        Standard deviation over mean, in [0.01, 0.5].
+    n : int
+        Workers to read out, a power of two from 1 to 16,384.
+    size : int
+        Monte Carlo maxima per n, in [100, 10,000].
+    seed : int
+        Seed of the Monte Carlo draws, in [0, 10**6].
+
+    Returns
+    -------
+    Explorer
+        Controls ``shape``, ``jitter``, ``n``, ``size``, ``seed``; chart
+        ``growth``; ``readout``; ``growth`` (the current
+        :class:`~straggle_edu.models.max_growth.MaxGrowth`) and ``dist()``.
+
+    Examples
+    --------
+    >>> ex = expected_max_explorer(size=200)
+    >>> ex.controls["n"].value = 256
+    >>> ex.charts["growth"].params.n_mark
+    256.0
+    >>> ex.controls["shape"].value = "exponential"
+    >>> round(float(ex.growth.exact[-1]), 3)  # 0.9 + 0.1 * H_16384
+    1.928
+    """
+    require(shape in STEP_TIME_SHAPES, "shape", shape, "one of " + ", ".join(map(repr, STEP_TIME_SHAPES)))
+    controls = {
+        "shape": widgets.Dropdown(options=list(STEP_TIME_SHAPES), value=shape, description="step time", style=_STYLE),
+        "jitter": _float_slider(in_range("jitter", jitter, 0.01, 0.5), 0.01, 0.5, 0.01, "jitter (σ / mean)", ".0%", False),
+        "n": _n_slider(n),
+        "size": widgets.IntSlider(value=whole("size", size, low=100, high=10_000), min=100, max=10_000, step=100,
+                                  description="Monte Carlo draws per n", style=_STYLE, continuous_update=False),
+        "seed": widgets.BoundedIntText(value=whole("seed", seed, low=0, high=10**6), min=0, max=10**6,
+                                       description="seed", style=_STYLE, layout=widgets.Layout(width="150px")),
+    }
+    c = controls
+    ns = log_grid(POWERS_OF_TWO[-1], 29)
+    dist = lambda: step_time_dist(c["shape"].value, 1.0, c["jitter"].value)
+    growth = lambda: max_growth(dist(), ns, c["size"].value, rng=c["seed"].value)
+    ex = Explorer(controls, {"growth": expected_max_chart(first := growth(), in_sigmas=False, n_mark=n)}, extra=[widgets.HTML()])
+    ex.readout, ex.growth, ex.dist = ex.extra[0], first, dist
+    _link(ex, "n", "growth", "n_mark")
+
+    def readout(_=None):
+        d, m = dist(), c["n"].value
+        exact = expected_max(d, m)
+        mc = sample_max(d, m, c["size"].value, rng=c["seed"].value).mean()
+        gumbel = float(d.mean()) if m == 1 else gumbel_max_approx(d, m)
+        z = (exact - 1.0) / c["jitter"].value
+        ex.readout.value = (f"slowest of {m:,}: exact <b>{exact:.4f} s</b> (mean + <b>{z:.2f} σ</b>) · Monte Carlo "
+                            f"{mc:.4f} s · Gumbel {gumbel:.4f} s · mean + σ√(2 ln n) {1.0 + c['jitter'].value * sqrt_2_ln_n(m):.4f} s")
+
+    def redraw(_=None):
+        ex.growth = growth()
+        _replace_chart(ex, "growth", expected_max_chart(ex.growth, in_sigmas=False, n_mark=c["n"].value))
+        readout()
+
+    for name in ("shape", "jitter", "size", "seed"):
+        c[name].observe(redraw, "value")
+    c["n"].observe(readout, "value")
+    readout()
+    return ex
+
+
+def max_histogram_explorer(shape="normal", jitter=0.1, n=256, size=20_000, seed=0):
+    """One worker's step time above the slowest of n's, on one time axis.
+
+    Histograms for n = 1, 2, 4, ..., 4096 are drawn and binned once; the
+    workers slider picks one through the chart's ``n`` param, so the
+    histogram slides right and narrows with no kernel work.
+
+    Parameters
+    ----------
+    shape : {"normal", "log-normal", "exponential", "pareto"}
+    jitter : float
+        Standard deviation over mean (the mean is 1 s), in [0.01, 0.5].
+    n : int
+        Starting workers, a power of two from 1 to 4096.
+    size : int
+        Maxima drawn per n, in [1000, 100,000].
+    seed : int
+        Seed of the draws, >= 0.
+
+    Returns
+    -------
+    Explorer
+        Controls ``n``, ``shape``, ``jitter``; chart ``pair``; ``readout``;
+        ``hist`` (the current :class:`~straggle_edu.models.max_growth.MaxHistograms`).
+
+    Examples
+    --------
+    >>> ex = max_histogram_explorer(size=2000)
+    >>> ex.controls["n"].value = 4096
+    >>> ex.charts["pair"].params.n
+    4096.0
+    """
+    require(shape in STEP_TIME_SHAPES, "shape", shape, "one of " + ", ".join(map(repr, STEP_TIME_SHAPES)))
+    size = whole("size", size, low=1000, high=100_000)
+    seed = whole("seed", seed, low=0)
+    ns = POWERS_OF_TWO[:13]
+    controls = {
+        "n": _n_slider(n, ns),
+        "shape": widgets.Dropdown(options=list(STEP_TIME_SHAPES), value=shape, description="step time", style=_STYLE),
+        "jitter": _float_slider(in_range("jitter", jitter, 0.01, 0.5), 0.01, 0.5, 0.01, "jitter (σ / mean)", ".0%", False),
+    }
+    c = controls
+    dist = lambda: step_time_dist(c["shape"].value, 1.0, c["jitter"].value)
+    hist = lambda: max_histograms(dist(), ns, size=size, bins=60, rng=seed)
+    ex = Explorer(controls, {"pair": max_vs_one_chart(first := hist(), n=n)}, extra=[widgets.HTML()])
+    ex.readout, ex.hist, ex.dist = ex.extra[0], first, dist
+    _link(ex, "n", "pair", "n")
+
+    def readout(_=None):
+        h, m = ex.hist, c["n"].value
+        i = ns.index(m)
+        ex.readout.value = (f"slowest of {m:,}: mean <b>{h.mean[i]:.3f} s</b> (exact E[max] {expected_max(dist(), m):.3f} s)"
+                            f" · spread σ <b>{h.std[i]:.3f} s</b>, {h.std[i] / h.std[0]:.0%} of one worker's")
+
+    def redraw(_=None):
+        ex.hist = hist()
+        _replace_chart(ex, "pair", max_vs_one_chart(ex.hist, n=c["n"].value))
+        readout()
+
+    c["n"].observe(readout, "value")
+    c["shape"].observe(redraw, "value")
+    c["jitter"].observe(redraw, "value")
+    readout()
+    return ex
+
+
+def slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10.0):
+    """One card ``slow_factor`` times slower among n - 1 jittery peers.
+
+    Healthy workers take ``StepTime(1.0, jitter)``; the card takes the same
+    times ``slow_factor``. The chart shows the job's slowdown against n for
+    the current jitter; the readout gives the GPU-hours the other n - 1
+    workers waste waiting on the card over ``days`` days.
+
+    Parameters
+    ----------
+    n : int
+        Workers, a power of two from 2 to 16,384.
+    jitter : float
+        The peers' jitter, in [0, 0.1].
+    slow_factor : float
+        In [1, 1.5].
+    days : float
+        Length of the run in days, in [1, 90].
+
+    Returns
+    -------
+    Explorer
+        Controls ``n``, ``jitter``, ``slow_factor``, ``days``; chart
+        ``slowdown``; ``readout``; ``card()`` returns the current
+        :class:`~straggle_edu.models.waste.SlowCard`.
+
+    Examples
+    --------
+    >>> ex = slow_card_explorer(jitter=0.0)
+    >>> round(ex.card().job_slowdown, 6)
+    0.05
+    >>> ex.controls["jitter"].value = 0.05
+    >>> ex.card().job_slowdown < 0.001
+    True
+    """
+    ns = POWERS_OF_TWO[1:]
+    controls = {
+        "n": _n_slider(n, ns),
+        "jitter": _float_slider(in_range("jitter", jitter, 0.0, 0.1), 0.0, 0.1, 0.0025, "peers' jitter", ".2%", False),
+        "slow_factor": _float_slider(in_range("slow_factor", slow_factor, 1.0, 1.5), 1.0, 1.5, 0.01, "slow card ×", ".2f", False),
+        "days": _float_slider(in_range("days", days, 1.0, 90.0), 1.0, 90.0, 1.0, "run (days)", ".0f"),
+    }
+    c = controls
+    card = lambda: slow_card(c["n"].value, StepTime(1.0, jitter=c["jitter"].value), c["slow_factor"].value)
+    chart = lambda: slow_card_chart(slow_card_curves(ns, [c["jitter"].value], slow_factor=c["slow_factor"].value),
+                                    slow_factor=c["slow_factor"].value, n_mark=c["n"].value)
+    ex = Explorer(controls, {"slowdown": chart()}, extra=[widgets.HTML()])
+    ex.readout, ex.card = ex.extra[0], card
+    _link(ex, "n", "slowdown", "n_mark")
+
+    def readout(_=None):
+        k, d = card(), c["days"].value
+        ex.readout.value = (
+            f"job slowdown <b>{k.job_slowdown:.2%}</b> (the card alone: {k.slow_factor - 1:.0%}) · the other "
+            f"{k.n - 1:,} GPUs wait <b>{k.gpu_hours_wasted(d):,.0f} GPU-hours</b> on it in {d:.0f} days, "
+            f"<b>{k.amplification:,.1f}×</b> the card's own shortfall · in all they idle "
+            f"{k.peer_wait / ((k.n - 1) * k.step_with):.1%} of each step")
+
+    def redraw(_=None):
+        _replace_chart(ex, "slowdown", chart())
+        readout()
+
+    c["n"].observe(readout, "value")
+    c["days"].observe(readout, "value")
+    c["jitter"].observe(redraw, "value")
+    c["slow_factor"].observe(redraw, "value")
+    readout()
+    return ex
+
+
+def speedup_explorer(jitter=0.05, n=1024):
+    """Scaling efficiency (speed-up / n) of n workers with normal jitter.
+
+    Closed form: E[step] = 1 + jitter * e_n seconds for a 1 s base, with e_n
+    = E[max of n standard normals] (computed once), so both sliders drive the
+    chart's params (``jitter``, ``n_mark``). The readout computes the same
+    numbers with the cluster model.
+
+    Parameters
+    ----------
+    jitter : float
+        In [0, 0.2].
+    n : int
+        A power of two from 1 to 8192.
+
+    Returns
+    -------
+    Explorer
+        Controls ``jitter``, ``n``; chart ``speedup``; ``readout``.
+
+    Examples
+    --------
+    >>> ex = speedup_explorer()
+    >>> ex.controls["jitter"].value = 0.1
+    >>> ex.charts["speedup"].params.jitter
+    0.1
+    """
+    ns = np.array(POWERS_OF_TWO[:14])
+    sigmas = normal_max_sigmas(np.r_[ns, 2 * ns])
+    controls = {
+        "jitter": _float_slider(in_range("jitter", jitter, 0.0, 0.2), 0.0, 0.2, 0.005, "jitter", ".1%"),
+        "n": _n_slider(n, tuple(ns.tolist())),
+    }
+    c = controls
+    ex = Explorer(controls, {"speedup": speedup_chart(ns, sigmas, jitter=jitter, n_mark=n)}, extra=[widgets.HTML()])
+    ex.readout = ex.extra[0]
+    ex.link("jitter", "speedup", "jitter")
+    ex.link("n", "speedup", "n_mark")
+
+    def readout(_=None):
+        m, t = c["n"].value, StepTime(1.0, jitter=c["jitter"].value)
+        eff = scaling_efficiency(Cluster.uniform(m, t))
+        ratio = expected_step_time(Cluster.uniform(2 * m, t)) / (2 * expected_step_time(Cluster.uniform(m, t)))
+        ex.readout.value = (f"{m:,} workers: speed-up <b>{m * eff:,.0f}</b>, not {m:,} (efficiency {eff:.1%}) · "
+                            f"doubling to {2 * m:,}: time × <b>{ratio:.3f}</b>, not × 0.5")
+
+    for control in controls.values():
+        control.observe(readout, "value")
+    readout()
+    return ex
