@@ -205,6 +205,7 @@ def test_simulate_pipeline_slow_worker_waits_at_dp_barrier():
     assert run.step_time == 14.0
     crit = run.critical_ops()
     assert set(crit["dp"][crit["kind"] == "B"]) == {1}
+    assert set(crit["dp"][np.isin(crit["kind"], ["allreduce", "optimizer"])]) == {1}
     # the fast replica's last backward has 4 s of slack
     row = run.ops[(run.ops["kind"] == "B") & (run.ops["dp"] == 0) & (run.ops["stage"] == 0)
                   & (run.ops["microbatch"] == 1)]

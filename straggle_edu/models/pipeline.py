@@ -624,14 +624,18 @@ def simulate_pipeline(
         ls[idx] = lf - comp[idx]
 
     # Critical path: walk back from the last optimizer along binding predecessors.
+    # The all-reduce is one collective: draw it on the row of the replica
+    # that arrived last, and take that replica's optimizer if it ends last too.
     d0, s0 = np.unravel_index(int(np.argmax(opt_end)), opt_end.shape)
+    d = int(np.argmax(arrival[s0]))
+    if opt_end[d, s0] == opt_end[d0, s0]:
+        d0 = d
     E = recv.size
     send_of = np.full(N, -1, dtype=np.int64)
     send_of[recv] = np.arange(E)
     base_send, base_ar = N * D, N * D + E * D
     base_opt = base_ar + D * P
-    path = [base_opt + d0 * P + s0, base_ar + d0 * P + s0]
-    d = int(np.argmax(arrival[s0]))
+    path = [base_opt + d0 * P + s0, base_ar + d * P + s0]
     node = int(last[s0])
     while True:
         path.append(d * N + node)

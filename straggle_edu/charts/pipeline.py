@@ -1,0 +1,208 @@
+"""Training-step charts: the 1F1B Gantt chart, and DP scaling against n.
+
+- :func:`pipeline_gantt_chart`: every worker (dp rank x stage) on a row, its
+  forwards and backwards as bars coloured by microbatch (or by op), the wait
+  at the DP barrier, the gradient all-reduce and the optimizer; the critical
+  path outlined in black, and the ops the reader slowed marked in red.
+- :func:`delay_response_chart`: how much longer the step gets as one op (or
+  a set of ops) is slowed more and more: flat while the slack absorbs it.
+- :func:`dp_scaling_chart`: speed-up or scaling efficiency against n, one
+  line per scenario, with the perfect line for reference.
+- :func:`dp_breakdown_chart`: each step split into compute, waiting for the
+  slowest, and sync, at a few n.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+
+from .._validate import require
+from ..models.pipeline import PipelineRun
+from ..models.training_step import DataParallelScaling
+
+__all__ = [
+    "PIPELINE_COLORS",
+    "delay_response_chart",
+    "dp_breakdown_chart",
+    "dp_scaling_chart",
+    "pipeline_gantt_chart",
+]
+
+#: Colours of the non-compute parts of a step, shared by every pipeline picture.
+PIPELINE_COLORS = {"wait": "#e8e8e8", "all-reduce": "#7f7f7f", "optimizer": "#3b3b3b"}
+_MB_PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#eeca3b", "#9d755d",
+               "#ff9da6", "#bab0ac"]
+_OP_COLORS = {"forward": "#9ecae9", "backward": "#4c78a8"}
+_PARTS = alt.Scale(domain=["compute", "wait", "sync"], range=["#4c78a8", "#e45756", "#7f7f7f"])
+
+
+def _gantt_rows(run, color, slowed):
+    ops = run.ops
+    keep = np.isin(ops["kind"], ["F", "B", "allreduce", "optimizer"])
+    mark = np.zeros(len(ops), bool) if slowed is None else np.asarray(slowed, bool)
+    require(mark.shape == (len(ops),), "slowed", mark, f"a boolean mask over run.ops ({len(ops)} rows)")
+    names = {"F": "forward", "B": "backward", "allreduce": "all-reduce", "optimizer": "optimizer"}
+    rows = []
+    for i in np.flatnonzero(keep):
+        r = ops[i]
+        kind = names[str(r["kind"])]
+        compute = kind in ("forward", "backward")
+        label = (f"mb {r['microbatch']}" if color == "microbatch" else kind) if compute else kind
+        rows.append({"worker": f"dp {r['dp']} · stage {r['stage']}", "order": int(r["dp"] * run.stages + r["stage"]),
+                     "op": kind, "label": label, "microbatch": int(r["microbatch"]), "chunk": int(r["chunk"]),
+                     "start": float(r["start"]), "end": float(r["end"]), "slack": float(r["slack"]),
+                     "critical": bool(r["critical"]), "slowed": bool(mark[i]), "fade": 0.55 if kind == "forward" else 1.0})
+    last = {}
+    for r in rows:
+        if r["op"] in ("forward", "backward"):
+            last[r["order"]] = max(last.get(r["order"], 0.0), r["end"])
+    for r in [r for r in rows if r["op"] == "all-reduce" and r["start"] > last.get(r["order"], r["start"])]:
+        rows.append(dict(r, op="wait", label="wait", start=last[r["order"]], end=r["start"], critical=False,
+                         slowed=False, fade=1.0, microbatch=-1))
+    return rows
+
+
+def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
+    """A Gantt chart of one training step: workers x time.
+
+    Parameters
+    ----------
+    run : PipelineRun
+        From :func:`~straggle_edu.models.pipeline.simulate_pipeline`
+        (at most a few thousand ops).
+    color : {"microbatch", "op"}
+        Colour forwards and backwards by microbatch (forwards lighter), or
+        by op.
+    slowed : array of bool, optional
+        Mask over ``run.ops`` of the ops the reader slowed; they get a red
+        marker.
+    width : int
+        Pixels.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    require(isinstance(run, PipelineRun), "run", run, "a PipelineRun from simulate_pipeline()")
+    require(color in ("microbatch", "op"), "color", color, "'microbatch' or 'op'")
+    require(len(run.ops) <= 5000, "run", f"{len(run.ops)} ops", "a step of at most 5000 ops to draw")
+    rows = _gantt_rows(run, color, slowed)
+    compute = sorted({r["label"] for r in rows if r["op"] in ("forward", "backward")}, key=lambda s: (len(s), s))
+    palette = [_MB_PALETTE[i % 10] for i in range(len(compute))] if color == "microbatch" else [_OP_COLORS[c] for c in compute]
+    scale = alt.Scale(domain=compute + list(PIPELINE_COLORS), range=palette + list(PIPELINE_COLORS.values()))
+    y = alt.Y("worker:N", sort=alt.EncodingSortField("order", order="ascending"), title=None)
+    base = alt.Chart(alt.Data(values=rows)).encode(x=alt.X("start:Q", title="time in the step (s)"), x2="end:Q", y=y)
+    bars = base.mark_bar(height={"band": 0.8}).encode(
+        color=alt.Color("label:N", scale=scale, title=None, sort=compute + list(PIPELINE_COLORS)),
+        opacity=alt.Opacity("fade:Q", scale=None),
+        tooltip=["worker:N", "op:N", "microbatch:Q", "chunk:Q", alt.Tooltip("start:Q", format=".4g"),
+                 alt.Tooltip("end:Q", format=".4g"), alt.Tooltip("slack:Q", format=".3g")],
+    )
+    critical = base.transform_filter("datum.critical").mark_bar(
+        height={"band": 0.8}, fillOpacity=0, stroke="black", strokeWidth=2)
+    mid = alt.X("mid:Q")
+    marks = base.transform_filter("datum.slowed").transform_calculate(mid="(datum.start + datum.end) / 2").mark_point(
+        shape="triangle-down", filled=True, color="#d62728", size=80, yOffset=-9, opacity=1).encode(x=mid)
+    height = 22 * run.dp * run.stages
+    return (bars + critical + marks).properties(width=width, height=height, title=f"step time {run.step_time:.4g} s")
+
+
+def delay_response_chart(extra, step_increase, *, slack=None, label="the slowed op"):
+    """Step-time increase against the delay added to one op (or a set of ops).
+
+    Parameters
+    ----------
+    extra : array of float
+        Seconds added (the x axis).
+    step_increase : array of float
+        How much longer the step got, seconds (same length).
+    slack : float, optional
+        The op's slack in the unslowed step; drawn as a dashed rule, where
+        the curve leaves zero for a single op.
+    label : str
+        What was slowed, for the title.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    x = np.asarray(extra, dtype=float).ravel()
+    y = np.asarray(step_increase, dtype=float).ravel()
+    require(x.size == y.size and x.size >= 2, "step_increase", y, f"{x.size} values, one per delay")
+    rows = [{"extra": float(a), "increase": float(b)} for a, b in zip(x, y)]
+    base = alt.Chart(alt.Data(values=rows)).encode(x=alt.X("extra:Q", title="delay added (s)"))
+    line = base.mark_line(point=True).encode(y=alt.Y("increase:Q", title="step gets longer by (s)"))
+    diag = base.mark_line(strokeDash=[2, 2], color="#bbbbbb").encode(y="extra:Q")
+    chart = diag + line
+    if slack is not None:
+        rule = alt.Chart(alt.Data(values=[{"slack": float(slack)}])).mark_rule(strokeDash=[6, 3], color="#e45756")
+        chart = chart + rule.encode(x="slack:Q", tooltip=[alt.Tooltip("slack:Q", format=".3g")])
+    return chart.properties(width=360, height=220, title=f"delaying {label}")
+
+
+def dp_scaling_chart(scenarios, *, measure="efficiency", n=None):
+    """Speed-up or scaling efficiency of data-parallel training against n.
+
+    Parameters
+    ----------
+    scenarios : dict of {label: DataParallelScaling}
+        One curve each, from :func:`~straggle_edu.models.training_step.data_parallel_scaling`.
+    measure : {"efficiency", "speedup"}
+        Efficiency (speed-up / n) or speed-up; a dashed line shows perfect scaling.
+    n : float, optional
+        Starting value of the param ``n_mark``: a vertical rule a slider can move.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    require(measure in ("efficiency", "speedup"), "measure", measure, "'efficiency' or 'speedup'")
+    rows = []
+    for label, s in dict(scenarios).items():
+        require(isinstance(s, DataParallelScaling), f"scenario {label!r}", s, "a DataParallelScaling")
+        values = s.efficiency if measure == "efficiency" else s.speedup
+        rows += [{"n": int(k), "scenario": str(label), "value": float(v)} for k, v in zip(s.n, values)]
+    ns = sorted({r["n"] for r in rows})
+    perfect = [{"n": k, "value": 1.0 if measure == "efficiency" else float(k)} for k in ns]
+    x = alt.X("n:Q", scale=alt.Scale(type="log"), title="workers n")
+    title = "scaling efficiency" if measure == "efficiency" else "speed-up over one worker"
+    yscale = alt.Scale(domain=[0, 1.02]) if measure == "efficiency" else alt.Scale(type="log")
+    ideal = alt.Chart(alt.Data(values=perfect)).mark_line(strokeDash=[4, 4], color="#999999").encode(x=x, y="value:Q")
+    lines = alt.Chart(alt.Data(values=rows)).mark_line().encode(
+        x=x, y=alt.Y("value:Q", title=title, scale=yscale), color=alt.Color("scenario:N", title=None),
+        tooltip=["scenario:N", "n:Q", alt.Tooltip("value:Q", format=".3f")])
+    mark = alt.param(name="n_mark", value=float(n if n is not None else ns[-1]))
+    rule = alt.Chart(alt.Data(values=[{}])).mark_rule(color="#e45756").encode(x=alt.X("n_mark:Q", scale=alt.Scale(type="log")))
+    rule = rule.transform_calculate(n_mark="n_mark").add_params(mark)
+    return (ideal + lines + rule).properties(width=420, height=260)
+
+
+def dp_breakdown_chart(scaling, ns=None):
+    """Each DP step split into compute, waiting for the slowest, and sync.
+
+    Parameters
+    ----------
+    scaling : DataParallelScaling
+    ns : sequence of int, optional
+        Which n to show (default: all, at most 30).
+
+    Returns
+    -------
+    altair.Chart
+    """
+    require(isinstance(scaling, DataParallelScaling), "scaling", scaling, "a DataParallelScaling")
+    rows = scaling.rows()
+    if ns is not None:
+        keep = {int(k) for k in ns}
+        rows = [r for r in rows if r["n"] in keep]
+    require(0 < len(rows) <= 90, "ns", ns, "between 1 and 30 worker counts present in scaling.n")
+    order = {"compute": 0, "wait": 1, "sync": 2}
+    rows = [dict(r, order=order[r["part"]]) for r in rows]
+    return alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+        x=alt.X("n:O", title="workers n"),
+        y=alt.Y("seconds:Q", title="expected step (s)"),
+        color=alt.Color("part:N", scale=_PARTS, title=None),
+        order=alt.Order("order:Q"),
+        tooltip=["n:O", "part:N", alt.Tooltip("seconds:Q", format=".4g")],
+    ).properties(width=360, height=240)
