@@ -1,0 +1,591 @@
+"""Op-level traces in the schema of the OSDI 2025 artifact (ByteDance-Seed/StragglerAnalysis).
+
+One row per recorded op, with the columns
+
+==========  ========  =====================================================
+column      type      meaning
+==========  ========  =====================================================
+dp_rank     int >= 0  data-parallel rank of the worker
+stage       int >= 0  pipeline-parallel rank (stage) of the worker
+rank        int >= 0  global rank (optional; one per (dp_rank, stage))
+step        int >= 0  training step
+optype      text      one of :data:`OPTYPES`; others are warned about and skipped
+start_ts    seconds   start timestamp
+duration    seconds   >= 0, including any wait for peers
+seq_id      int >= 0  order of same-type ops of the worker within the step
+mc, gmc     int >= 0  model chunk, local and global (optional: 0 and stage)
+mb_id       int       microbatch; meaningful for compute ops only (optional
+                      when every worker-step lists its forwards in microbatch order)
+==========  ========  =====================================================
+
+The parallel layout comes from ``meta-<name>.yaml`` (or ``.yml`` / ``.json``)
+beside ``trace-<name>.parquet`` as in the artifact, with ``dp_size``,
+``pp_size``, ``tp_size``, ``dsp_size`` (context parallel), ``vpp_size`` and
+``world_size``; otherwise it is inferred from the trace. Only one rank per
+tensor/context-parallel group is traced, so a 128-GPU job with TP 2 holds 64
+workers (DP32 x PP2).
+
+Reading checks everything the replay relies on and stops at the first problem
+with one message naming the file, the column and the row.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .._validate import check_memory
+from ._table import (
+    TraceError,
+    display_path,
+    float_column,
+    int_column,
+    missing_pyarrow,
+    read_table,
+    require_columns,
+    str_column,
+)
+
+__all__ = ["OPTYPES", "OpTrace", "Layout", "read_op_trace", "write_trace", "op_trace_from_columns"]
+
+OPTYPES = (
+    "forward-compute",
+    "backward-compute",
+    "forward-send",
+    "forward-recv",
+    "backward-send",
+    "backward-recv",
+    "params-all-gather",
+    "grads-reduce-scatter",
+    "separate-grads-all-reduce",
+    "layernorm-grads-all-reduce",
+    "embedding-grads-all-reduce",
+    "optimizer-clip-main-grad",
+    "optimizer",
+    "gc",
+)
+COMPUTE = ("forward-compute", "backward-compute")
+P2P = ("forward-send", "forward-recv", "backward-send", "backward-recv")
+
+REQUIRED = ("dp_rank", "stage", "step", "optype", "start_ts", "duration", "seq_id")
+OPTIONAL = ("rank", "mc", "gmc", "mb_id")
+_META_KEYS = ("dp_size", "pp_size", "tp_size", "dsp_size", "vpp_size", "world_size")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The parallel layout of a job (sizes are counts of ranks)."""
+
+    dp_size: int
+    pp_size: int
+    tp_size: int = 1
+    dsp_size: int = 1
+    vpp_size: int = 1
+    world_size: int = 0
+    source: str = "inferred"
+
+    @property
+    def workers(self):
+        """Traced workers: one per (DP rank, stage)."""
+        return self.dp_size * self.pp_size
+
+
+@dataclass(frozen=True, eq=False)
+class OpTrace:
+    """An op-level trace, checked and ready for the replay.
+
+    Columns are numpy arrays of equal length, one entry per op. ``optype``
+    holds integer codes into :attr:`optypes`. ``row`` is each op's row in the
+    file (from 1), for messages.
+    """
+
+    source: str
+    layout: Layout
+    dp_rank: np.ndarray
+    stage: np.ndarray
+    rank: np.ndarray
+    step: np.ndarray
+    optype: np.ndarray
+    optypes: tuple
+    start_ts: np.ndarray
+    duration: np.ndarray
+    seq_id: np.ndarray
+    mc: np.ndarray
+    gmc: np.ndarray
+    mb_id: np.ndarray
+    row: np.ndarray
+    skipped: tuple = ()
+
+    def __len__(self):
+        return len(self.step)
+
+    @property
+    def steps(self):
+        """The step ids, sorted."""
+        return np.unique(self.step)
+
+    @property
+    def optype_names(self):
+        """The optype of every op, as text (an object array)."""
+        return np.asarray(self.optypes, dtype=object)[self.optype]
+
+    def worker_ops(self, dp_rank, stage, step=None):
+        """The ops of one worker (optionally one step), sorted by start.
+
+        Returns a dict of column arrays (optype as text).
+        """
+        mask = (self.dp_rank == dp_rank) & (self.stage == stage)
+        if step is not None:
+            mask &= self.step == step
+        idx = np.flatnonzero(mask)
+        idx = idx[np.lexsort((self.seq_id[idx], self.start_ts[idx], self.step[idx]))]
+        return {
+            "step": self.step[idx],
+            "optype": self.optype_names[idx],
+            "start_ts": self.start_ts[idx],
+            "duration": self.duration[idx],
+            "seq_id": self.seq_id[idx],
+            "mb_id": self.mb_id[idx],
+        }
+
+    def columns(self):
+        """The trace as ``{column: array}`` in the artifact schema (optype as text)."""
+        return {
+            "dp_rank": self.dp_rank,
+            "stage": self.stage,
+            "rank": self.rank,
+            "step": self.step,
+            "optype": self.optype_names,
+            "start_ts": self.start_ts,
+            "duration": self.duration,
+            "seq_id": self.seq_id,
+            "mc": self.mc,
+            "gmc": self.gmc,
+            "mb_id": self.mb_id,
+        }
+
+    def __repr__(self):
+        L = self.layout
+        return (
+            f"OpTrace(ops={len(self)}, dp={L.dp_size}, pp={L.pp_size}, steps={len(self.steps)}, "
+            f"source={self.source!r})"
+        )
+
+
+# ---------------------------------------------------------------------------
+# reading
+
+
+def _meta_candidates(path):
+    stem = path.name
+    for suffix in (".parquet", ".pq", ".csv"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    names = []
+    if stem.startswith("trace-"):
+        names.append("meta-" + stem[len("trace-"):])
+    names.append("meta-" + stem)
+    names.append("meta")
+    out = []
+    for n in names:
+        for ext in (".yaml", ".yml", ".json"):
+            out.append(path.parent / (n + ext))
+    return out
+
+
+def _parse_flat_yaml(text, path):
+    """``key: value`` lines, for when pyyaml is not installed."""
+    out = {}
+    for i, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].rstrip()
+        if not line.strip() or line.strip() == "---":
+            continue
+        m = re.fullmatch(r"\s*([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*", line)
+        if not m or line.startswith((" ", "\t")) or m.group(2).startswith(("[", "{", "|", ">", "&", "*", "!")):
+            raise TraceError(f"{path}: line {i}: not a flat 'key: value' line")
+        key, value = m.groups()
+        value = value.strip("'\"")
+        try:
+            out[key] = int(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def read_meta(path):
+    """Read a layout file (YAML or JSON) into a dict."""
+    path = Path(path)
+    shown = display_path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{shown}: no such layout file")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TraceError(f"{shown}: not valid JSON ({exc})") from None
+    else:
+        try:  # the artifact's layout files are flat "key: value" lines
+            data = _parse_flat_yaml(text, shown)
+        except TraceError:
+            try:
+                import yaml
+            except ImportError:
+                raise TraceError(
+                    f"{shown}: this layout file is not flat 'key: value' YAML; reading it needs the "
+                    f"optional package pyyaml (pip install pyyaml)"
+                ) from None
+            try:
+                data = yaml.safe_load(text)
+            except yaml.YAMLError as exc:
+                raise TraceError(f"{shown}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        raise TraceError(f"{shown}: expected a mapping of layout sizes (dp_size: 2, pp_size: 4, ...)")
+    for key in _META_KEYS:
+        if key in data:
+            v = data[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise TraceError(f"{shown}: {key} must be a whole number >= 1, got {v!r}")
+    return data
+
+
+def read_op_trace(path, *, meta=None):
+    """Read an op-level trace (.parquet or .csv) and check its layout.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The trace. Never modified.
+    meta : str or os.PathLike, optional
+        The layout file; by default ``meta-<name>.yaml|.yml|.json`` beside the
+        trace (``trace-AR.parquet`` -> ``meta-AR.yaml``), else inferred.
+
+    Returns
+    -------
+    OpTrace
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.suffix.lower() in (".parquet", ".pq"):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise missing_pyarrow(display_path(path)) from None
+    cols, _ = read_table(path)
+    meta_data, meta_path = None, None
+    if meta is not None:
+        meta_path = Path(meta)
+        meta_data = read_meta(meta_path)
+    else:
+        for cand in _meta_candidates(path):
+            if cand.exists():
+                meta_path = cand
+                meta_data = read_meta(cand)
+                break
+    return op_trace_from_columns(
+        cols, source=str(path), meta=meta_data, meta_source=None if meta_path is None else display_path(meta_path)
+    )
+
+
+def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=None):
+    """Check columns in the artifact schema and build an :class:`OpTrace`.
+
+    ``columns`` maps column names to sequences (optype as text).
+    """
+    shown = display_path(source) if source != "<memory>" else source
+    cols = {str(k).strip(): v for k, v in columns.items()}
+    require_columns(shown, cols, list(REQUIRED), "op-level trace")
+    n = len(cols["step"])
+    if n == 0:
+        raise TraceError(f"{shown}: the trace has no rows")
+    check_memory(n * 8 * 16, f"an op-level trace of {n} ops")
+    dp = int_column(shown, cols, "dp_rank")
+    stage = int_column(shown, cols, "stage")
+    step = int_column(shown, cols, "step")
+    seq = int_column(shown, cols, "seq_id")
+    start = float_column(shown, cols, "start_ts", expected="a timestamp in seconds")
+    dur = float_column(shown, cols, "duration", expected="a duration in seconds >= 0", low=0.0)
+    codes, labels = str_column(shown, cols, "optype")
+    rank = int_column(shown, cols, "rank") if "rank" in cols else None
+    mc = int_column(shown, cols, "mc") if "mc" in cols else np.zeros(n, np.int64)
+    gmc = int_column(shown, cols, "gmc") if "gmc" in cols else None
+    mb = int_column(shown, cols, "mb_id", expected="a whole number (microbatch id, -1 allowed)", low=-1) if "mb_id" in cols else None
+
+    # unknown optypes: warn with counts, skip
+    known = np.array([lab in OPTYPES for lab in labels], dtype=bool)
+    skipped = ()
+    rows = np.arange(1, n + 1, dtype=np.int64)
+    if not known.all():
+        counts = np.bincount(codes, minlength=len(labels))
+        unknown = [(str(labels[i]), int(counts[i])) for i in np.flatnonzero(~known) if counts[i] > 0]
+        skipped = tuple(unknown)
+        listed = ", ".join(f"{name!r} x{c}" for name, c in unknown)
+        warnings.warn(
+            f"{shown}: column 'optype': skipping {sum(c for _, c in unknown)} ops of unknown type ({listed}); "
+            f"known types: {', '.join(OPTYPES)}",
+            stacklevel=3,
+        )
+        keep = known[codes]
+        if not keep.any():
+            raise TraceError(f"{shown}: column 'optype': no op has a known type")
+        sel = np.flatnonzero(keep)
+        dp, stage, step, seq, start, dur, codes, mc, rows = (
+            a[sel] for a in (dp, stage, step, seq, start, dur, codes, mc, rows)
+        )
+        rank = None if rank is None else rank[sel]
+        gmc = None if gmc is None else gmc[sel]
+        mb = None if mb is None else mb[sel]
+    # re-code optypes onto the canonical list
+    remap = np.array([OPTYPES.index(lab) if lab in OPTYPES else -1 for lab in labels], dtype=np.int64)
+    code = remap[codes]
+    present = np.unique(code)
+    optypes = OPTYPES  # codes index into the canonical tuple
+    if gmc is None:
+        gmc = stage.copy()
+
+    layout = _check_layout(shown, dp, stage, rank, step, code, mc, meta, meta_source, rows)
+    if rank is None:
+        rank = stage * layout.dp_size + dp
+    if mb is None:
+        mb = _infer_microbatches(dp, stage, step, code, seq)
+    _check_microbatches(shown, dp, stage, step, code, mb, mc, rows)
+    _check_duplicates(shown, dp, stage, step, code, seq, rows)
+    del present
+    return OpTrace(
+        source=str(source),
+        layout=layout,
+        dp_rank=dp,
+        stage=stage,
+        rank=rank,
+        step=step,
+        optype=code,
+        optypes=optypes,
+        start_ts=start,
+        duration=dur,
+        seq_id=seq,
+        mc=mc,
+        gmc=gmc,
+        mb_id=mb,
+        row=rows,
+        skipped=skipped,
+    )
+
+
+def _first_conflict(a, b, rows):
+    """Row index i where a -> b is not a function (b differs from b at a's first row)."""
+    order = np.argsort(a, kind="stable")
+    a_s, b_s = a[order], b[order]
+    first = np.r_[True, a_s[1:] != a_s[:-1]]
+    ref = np.maximum.accumulate(np.where(first, np.arange(len(a_s)), 0))
+    bad = b_s != b_s[ref]
+    if not bad.any():
+        return None
+    j = int(np.flatnonzero(bad)[0])
+    return int(order[j]), int(order[ref[j]])
+
+
+def _check_layout(shown, dp, stage, rank, step, code, mc, meta, meta_source, rows):
+    # a rank belongs to one stage and one DP rank
+    if rank is not None:
+        for col, other in (("stage", stage), ("dp_rank", dp)):
+            hit = _first_conflict(rank, other, rows)
+            if hit is not None:
+                i, j = hit
+                raise TraceError(
+                    f"{shown}: inconsistent layout: column {col!r}, row {rows[i]}: rank {rank[i]} is in "
+                    f"{col} {other[i]} here but in {col} {other[j]} at row {rows[j]} (a rank has one {col})"
+                )
+        key = dp * (int(stage.max()) + 1) + stage
+        hit = _first_conflict(key, rank, rows)
+        if hit is not None:
+            i, j = hit
+            raise TraceError(
+                f"{shown}: inconsistent layout: column 'rank', row {rows[i]}: worker (dp_rank {dp[i]}, stage "
+                f"{stage[i]}) is rank {rank[i]} here but rank {rank[j]} at row {rows[j]}"
+            )
+    dps = np.unique(dp)
+    stages = np.unique(stage)
+    DP, PP = int(dps.max()) + 1, int(stages.max()) + 1
+    for name, have, size in (("dp_rank", dps, DP), ("stage", stages, PP)):
+        if len(have) != size:
+            missing = sorted(set(range(size)) - set(have.tolist()))
+            raise TraceError(
+                f"{shown}: inconsistent layout: column {name!r} has no row with {name} {missing[0]} "
+                f"(values 0..{size - 1} are expected, since {size - 1} appears)"
+            )
+    # every worker in every step
+    steps, si = np.unique(step, return_inverse=True)
+    S = len(steps)
+    cell = (si * DP + dp) * PP + stage
+    seen = np.bincount(cell, minlength=S * DP * PP).reshape(S, DP, PP) > 0
+    if not seen.all():
+        s, d, p = np.argwhere(~seen)[0]
+        raise TraceError(
+            f"{shown}: inconsistent layout: column 'step' has no row for worker (dp_rank {d}, stage {p}) "
+            f"in step {steps[s]}; every worker needs its ops in every step"
+        )
+    vpp = int(mc.max()) + 1
+    sizes = {"dp_size": DP, "pp_size": PP, "tp_size": 1, "dsp_size": 1, "vpp_size": vpp, "world_size": DP * PP}
+    source = "inferred"
+    if meta:
+        source = meta_source or "meta"
+        for key, have in (("dp_size", DP), ("pp_size", PP)):
+            if key in meta and int(meta[key]) != have:
+                raise TraceError(
+                    f"{shown}: inconsistent layout: {meta_source or 'the layout file'} says {key} = {meta[key]}, "
+                    f"but the trace has {have} ({'dp_rank' if key == 'dp_size' else 'stage'} 0..{have - 1})"
+                )
+        for key in _META_KEYS:
+            if key in meta:
+                sizes[key] = int(meta[key])
+        if "world_size" not in meta:
+            sizes["world_size"] = sizes["dp_size"] * sizes["pp_size"] * sizes["tp_size"] * sizes["dsp_size"]
+    return Layout(**sizes, source=source)
+
+
+def _infer_microbatches(dp, stage, step, code, seq):
+    """Without mb_id, the k-th forward (backward) of a worker-step is microbatch k."""
+    mb = np.full(len(step), -1, dtype=np.int64)
+    comp = (code == 0) | (code == 1)
+    mb[comp] = seq[comp]
+    return mb
+
+
+def _check_microbatches(shown, dp, stage, step, code, mb, mc, rows):
+    """Every worker-step runs the same forward and backward microbatches."""
+    for c in (0, 1):
+        sel = np.flatnonzero(code == c)
+        if sel.size == 0:
+            continue
+        m = mb[sel]
+        if (m < 0).any():
+            i = sel[int(np.flatnonzero(m < 0)[0])]
+            raise TraceError(
+                f"{shown}: column 'mb_id', row {rows[i]}: a {OPTYPES[c]} op needs a microbatch id >= 0, got {mb[i]}"
+            )
+        steps, si = np.unique(step[sel], return_inverse=True)
+        DP, PP = int(dp.max()) + 1, int(stage.max()) + 1
+        mbs, mi = np.unique(m * (int(mc.max()) + 1) + mc[sel], return_inverse=True)
+        W = len(steps) * DP * PP
+        worker = (si * DP + dp[sel]) * PP + stage[sel]
+        check_memory(W * len(mbs), "checking the microbatches of every worker-step")
+        have = np.zeros((W, len(mbs)), dtype=np.int32)
+        np.add.at(have, (worker, mi), 1)
+        present = have > 0
+        if not present.all():
+            w, k = np.argwhere(~present)[0]
+            s, rest = divmod(int(w), DP * PP)
+            d, p = divmod(rest, PP)
+            where = sel[np.flatnonzero(worker == w)]
+            first_row = rows[where[0]] if where.size else "?"
+            missing_mb = int(mbs[k]) // (int(mc.max()) + 1)
+            raise TraceError(
+                f"{shown}: inconsistent layout: column 'mb_id': worker (dp_rank {d}, stage {p}) in step "
+                f"{steps[s]} has no {OPTYPES[c]} for microbatch {missing_mb} (its ops start at row "
+                f"{first_row}); every worker-step must run every microbatch"
+            )
+
+
+def _check_duplicates(shown, dp, stage, step, code, seq, rows):
+    order = np.lexsort((seq, code, stage, dp, step))
+    keys = np.stack([step[order], dp[order], stage[order], code[order], seq[order]])
+    dup = np.flatnonzero((keys[:, 1:] == keys[:, :-1]).all(axis=0))
+    if dup.size:
+        j = int(dup[0])
+        a, b = order[j], order[j + 1]
+        raise TraceError(
+            f"{shown}: inconsistent layout: column 'seq_id', row {rows[max(a, b)]}: worker (dp_rank {dp[a]}, "
+            f"stage {stage[a]}) has two {OPTYPES[code[a]]} ops with seq_id {seq[a]} in step {step[a]} "
+            f"(rows {rows[min(a, b)]} and {rows[max(a, b)]})"
+        )
+
+
+# ---------------------------------------------------------------------------
+# writing
+
+
+def _write_meta(trace, path):
+    L = trace.layout
+    name = path.name
+    for suffix in (".parquet", ".csv"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    if name.startswith("trace-"):
+        name = name[len("trace-"):]
+    meta_path = path.parent / f"meta-{name}.yaml"
+    lines = [f"trial_name: {name}", "run_id: 0"]
+    for key in _META_KEYS:
+        lines.append(f"{key}: {getattr(L, key)}")
+    meta_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return meta_path
+
+
+def write_trace(trace, path, *, meta=True):
+    """Write an :class:`OpTrace` as ``.csv`` or ``.parquet`` (plus ``meta-<name>.yaml``).
+
+    Parameters
+    ----------
+    trace : OpTrace
+    path : str or os.PathLike
+        ``trace-<name>.csv`` or ``trace-<name>.parquet``; its folder must exist.
+    meta : bool
+        Also write the layout file ``meta-<name>.yaml`` beside it.
+
+    Returns
+    -------
+    pathlib.Path
+        The trace file.
+    """
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ValueError(f"path must be a file in a folder that exists, got {str(path)!r}")
+    cols = trace.columns()
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise missing_pyarrow(path, "writing Parquet files") from None
+        table = pa.table(
+            {
+                k: (pa.array(v.tolist(), type=pa.string()).dictionary_encode() if k == "optype" else pa.array(v))
+                for k, v in cols.items()
+            }
+        )
+        pq.write_table(table, path)
+    elif suffix == ".csv":
+        names = list(cols)
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(",".join(names) + "\n")
+            fmt = []
+            for k in names:
+                fmt.append("%s" if k == "optype" else "%.9f" if k in ("start_ts", "duration") else "%d")
+            n = len(trace)
+            chunk = 200_000
+            for lo in range(0, n, chunk):
+                hi = min(n, lo + chunk)
+                parts = []
+                for k, f_ in zip(names, fmt):
+                    v = cols[k][lo:hi]
+                    if f_ == "%s":
+                        parts.append(v.astype(str))
+                    elif f_ == "%d":
+                        parts.append(v.astype(np.int64).astype(str))
+                    else:
+                        parts.append(np.char.mod("%.9f", v))
+                lines = parts[0].astype(object)
+                for p in parts[1:]:
+                    lines = lines + "," + p.astype(object)
+                f.write("\n".join(lines.tolist()) + "\n")
+    else:
+        raise ValueError(f"path must end in .csv or .parquet, got {str(path)!r}")
+    if meta:
+        _write_meta(trace, path)
+    return path

@@ -1,0 +1,395 @@
+"""Synthetic op-level traces with injected causes and known answers.
+
+:func:`synthetic_trace` simulates a Megatron-style job, DP x PP with the 1F1B
+schedule of :func:`straggle_edu.models.pipeline.schedule_1f1b` and M
+microbatches per step, and records it in the artifact schema of
+:mod:`~straggle_edu.traces.optrace`. Every DP rank runs the same program:
+
+- a ``params-all-gather`` on the DP-collective stream at the start of the
+  step (the first forward waits for it);
+- the 1F1B forwards and backwards, with blocking pipeline sends and
+  receives; in the steady state the send of one op and the receive of the
+  next are one combined op (Megatron's ``send_forward_recv_backward`` and
+  ``send_backward_recv_forward``), recorded as two rows with the same start
+  and duration;
+- after the last backward: ``grads-reduce-scatter`` on the DP-collective
+  stream, and on the main stream ``gc``, ``layernorm-grads-all-reduce``,
+  ``embedding-grads-all-reduce`` (first and last stage),
+  ``optimizer-clip-main-grad`` (waits for the reduce-scatter; a barrier
+  across all ranks) and ``optimizer``.
+
+Collectives and sends/receives end at the latest arrival of their
+participants plus their transfer time. The simulation is its own simple
+wavefront over each worker's program, independent of the analyzer's replay.
+
+Causes (each one a keyword argument; combine freely)
+----------------------------------------------------
+``slow_worker=(dp_rank, stage, factor)``
+    one worker's forwards and backwards take ``factor`` times as long.
+``last_stage=factor``
+    the last stage's compute takes ``factor`` times as long (loss and
+    embedding layers on top of an equal share of transformer layers).
+``seq_imbalance=sigma``
+    each DP rank's microbatch m carries a lognormal multiple (log-sd sigma,
+    mean 1) of the mean tokens, so its forward and backward scale with it on
+    every stage. An array of shape (steps, dp, microbatches) gives the
+    multiples directly.
+``gc_pauses=(probability, seconds)``
+    each worker's ``gc`` op pauses for ``seconds`` with ``probability`` per
+    step. An array of shape (steps, dp, pp) gives the pause seconds directly.
+``slow_link=(dp_rank, stage, factor)``
+    the link between ``stage`` and ``stage + 1`` of one DP rank transfers
+    ``factor`` times slower, both ways.
+
+:data:`CAUSES` names a preset per cause, with the culprit the analysis should
+name; :func:`example_trace` builds one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .._validate import as_rng, check_memory, in_range, nonnegative, positive, probability, require, whole
+from .optrace import OPTYPES, op_trace_from_columns, write_trace
+
+__all__ = ["synthetic_trace", "example_trace", "example_trace_path", "CAUSES"]
+
+C = {name: i for i, name in enumerate(OPTYPES)}
+
+CAUSES = {
+    "none": {"kwargs": {}, "culprit": None},
+    "slow-worker": {"kwargs": {"slow_worker": (1, 1, 2.0)}, "culprit": ("by_worker", (1, 1))},
+    "last-stage": {"kwargs": {"last_stage": 1.5}, "culprit": ("by_stage", 1)},
+    "seq-imbalance": {"kwargs": {"seq_imbalance": 0.5}, "culprit": ("by_optype", "forward-compute")},
+    "gc-pauses": {"kwargs": {"gc_pauses": (0.1, 0.05)}, "culprit": ("by_optype", "gc")},
+    "slow-link": {"kwargs": {"slow_link": (2, 0, 40.0)}, "culprit": ("by_dp_rank", 2)},
+}
+
+
+def _program(s, P, M, D):
+    """The ops of stage s in program order: (stream, codes, mb, tags)."""
+    from ..models.pipeline import schedule_1f1b
+
+    sched = schedule_1f1b(P, M)[s]
+    main = []
+    for i, (kind, m) in enumerate(sched):
+        prev = sched[i - 1] if i > 0 else None
+        nxt = sched[i + 1] if i + 1 < len(sched) else None
+        if kind == "F":
+            if s > 0 and not (prev is not None and prev[0] == "B"):
+                main.append(("p2p", (C["forward-recv"],), -1, (("F", m, s - 1),)))
+            main.append(("compute", (C["forward-compute"],), m, ()))
+            if s < P - 1:
+                if nxt is not None and nxt[0] == "B":
+                    main.append(("p2p", (C["forward-send"], C["backward-recv"]), -1, (("F", m, s), ("B", nxt[1], s + 1))))
+                else:
+                    main.append(("p2p", (C["forward-send"],), -1, (("F", m, s),)))
+        else:
+            if s < P - 1 and not (prev is not None and prev[0] == "F"):
+                main.append(("p2p", (C["backward-recv"],), -1, (("B", m, s + 1),)))
+            main.append(("compute", (C["backward-compute"],), m, ()))
+            if s > 0:
+                if nxt is not None and nxt[0] == "F":
+                    main.append(("p2p", (C["backward-send"], C["forward-recv"]), -1, (("B", m, s), ("F", nxt[1], s - 1))))
+                else:
+                    main.append(("p2p", (C["backward-send"],), -1, (("B", m, s),)))
+    main.append(("local", (C["gc"],), -1, ()))
+    main.append(("local", (C["layernorm-grads-all-reduce"],), -1, ()))
+    if P > 1 and s in (0, P - 1):
+        main.append(("emb", (C["embedding-grads-all-reduce"],), -1, ()))
+    main.append(("clip", (C["optimizer-clip-main-grad"],), -1, ()))
+    main.append(("local", (C["optimizer"],), -1, ()))
+    side = []
+    if D > 1:
+        side.append(("dp", (C["params-all-gather"],), -1, ()))
+        side.append(("dp", (C["grads-reduce-scatter"],), -1, ()))
+    return main, side
+
+
+def synthetic_trace(
+    dp=4,
+    pp=2,
+    microbatches=4,
+    steps=5,
+    *,
+    forward=0.010,
+    backward=0.020,
+    p2p=0.0005,
+    params_gather=0.002,
+    reduce_scatter=0.004,
+    layernorm=0.0003,
+    embedding=0.0005,
+    clip=0.0008,
+    optimizer=0.003,
+    gc=0.0005,
+    slow_worker=None,
+    last_stage=1.0,
+    seq_imbalance=0.0,
+    gc_pauses=None,
+    slow_link=None,
+    jitter=0.0,
+    gaps=0.0,
+    step_gap=0.001,
+    rng=None,
+):
+    """Simulate a DP x PP 1F1B job and record it as an op-level trace.
+
+    Parameters
+    ----------
+    dp, pp, microbatches, steps : int
+        DP ranks D, pipeline stages P, microbatches M per step, steps.
+    forward, backward : float
+        One stage's forward / backward of one microbatch, seconds.
+    p2p, params_gather, reduce_scatter, layernorm, embedding, clip, optimizer, gc : float
+        Transfer or op times, seconds (``clip`` is the gradient-norm all-reduce).
+    slow_worker, last_stage, seq_imbalance, gc_pauses, slow_link
+        Injected causes; see the module docstring.
+    jitter : float
+        Coefficient of variation of every op time (normal, clipped at 10%).
+    gaps : float
+        Each op starts up to ``gaps`` seconds (uniform) after it could: the
+        launch delays the replay drops.
+    step_gap : float
+        Seconds between the end of one step and the start of the next.
+    rng : numpy.random.Generator, int or None
+
+    Returns
+    -------
+    OpTrace
+
+    Examples
+    --------
+    One 2x worker among four (DP 4, one stage) gives S = 2 / 1.25 = 1.6 on the
+    compute; the all-reduce and the optimizer dilute it a little:
+
+    >>> from straggle_edu.traces import analyze
+    >>> t = synthetic_trace(dp=4, pp=1, microbatches=4, steps=2, slow_worker=(1, 0, 2.0))
+    >>> a = analyze(t)
+    >>> a.culprit("by_dp_rank"), round(a.slowdown, 2)
+    (1, 1.56)
+    """
+    D = whole("dp", dp)
+    P = whole("pp", pp)
+    M = whole("microbatches", microbatches)
+    S = whole("steps", steps)
+    times = {}
+    for name, v in (("forward", forward), ("backward", backward)):
+        times[name] = positive(name, v)
+    for name, v in (("p2p", p2p), ("params_gather", params_gather), ("reduce_scatter", reduce_scatter),
+                    ("layernorm", layernorm), ("embedding", embedding), ("clip", clip),
+                    ("optimizer", optimizer), ("gc", gc)):
+        times[name] = nonnegative(name, v)
+    jitter = in_range("jitter", jitter, 0.0, 1.0)
+    gaps = nonnegative("gaps", gaps)
+    step_gap = nonnegative("step_gap", step_gap)
+    last_stage = positive("last_stage", last_stage)
+    rng = as_rng(rng)
+    ops_per_step = D * P * (6 * M + 10)
+    check_memory(ops_per_step * S * 8 * 14, f"a synthetic trace of {ops_per_step * S} ops")
+
+    def worker_arg(name, value, high_stage):
+        require(isinstance(value, (tuple, list)) and len(value) == 3, name, value, "a tuple (dp_rank, stage, factor)")
+        d = whole(f"{name}[0] (dp_rank)", value[0], low=0, high=D - 1)
+        s_ = whole(f"{name}[1] (stage)", value[1], low=0, high=high_stage)
+        f = positive(f"{name}[2] (factor)", value[2])
+        return d, s_, f
+
+    worker_factor = np.ones((D, P))
+    if slow_worker is not None:
+        d, s_, f = worker_arg("slow_worker", slow_worker, P - 1)
+        worker_factor[d, s_] = f
+    stage_factor = np.ones(P)
+    stage_factor[P - 1] *= last_stage
+    link_factor = np.ones((D, max(P - 1, 1)))
+    if slow_link is not None:
+        require(P > 1, "slow_link", slow_link, "None for a single stage (there is no link)")
+        d, s_, f = worker_arg("slow_link", slow_link, P - 2)
+        link_factor[d, s_] = f
+    # per (step, dp, stage): extra gc seconds
+    if gc_pauses is None:
+        pauses = np.zeros((S, D, P))
+    elif isinstance(gc_pauses, (tuple, list)) and len(gc_pauses) == 2 and np.ndim(gc_pauses[0]) == 0:
+        pause_p = probability("gc_pauses[0] (probability)", gc_pauses[0])
+        pause_t = nonnegative("gc_pauses[1] (seconds)", gc_pauses[1])
+        pauses = pause_t * (rng.random((S, D, P)) < pause_p)
+    else:
+        pauses = np.asarray(nonnegative("gc_pauses", gc_pauses), dtype=float)
+        require(pauses.shape == (S, D, P), "gc_pauses", gc_pauses,
+                f"a tuple (probability, seconds) or an array of pause seconds of shape (steps, dp, pp) = {(S, D, P)}")
+
+    # per (step, dp, microbatch): token multiplier
+    if np.ndim(seq_imbalance) == 0:
+        sigma = nonnegative("seq_imbalance", seq_imbalance)
+        tokens = rng.lognormal(-0.5 * sigma**2, sigma, size=(S, D, M)) if sigma > 0 else np.ones((S, D, M))
+    else:
+        tokens = np.asarray(positive("seq_imbalance", seq_imbalance), dtype=float)
+        require(tokens.shape == (S, D, M), "seq_imbalance", seq_imbalance,
+                f"a lognormal sigma >= 0 or an array of token multipliers of shape (steps, dp, microbatches) = {(S, D, M)}")
+
+    def noisy(shape):
+        if jitter == 0:
+            return np.ones(shape)
+        return np.clip(1.0 + jitter * rng.standard_normal(shape), 0.1, None)
+
+    programs = [_program(s, P, M, D) for s in range(P)]
+    # durations per op: (S, D)
+    ops = []  # (stage, stream, index, kind, codes, mb, tags, work)
+    for s, (main, side) in enumerate(programs):
+        for stream, prog in (("main", main), ("side", side)):
+            for i, (kind, codes, mb, tags) in enumerate(prog):
+                c0 = codes[0]
+                if kind == "compute":
+                    base = times["forward"] if c0 == C["forward-compute"] else times["backward"]
+                    w = base * stage_factor[s] * worker_factor[None, :, s] * tokens[:, :, mb] * noisy((S, D))
+                elif kind == "p2p":
+                    parts = []
+                    for tag in tags:
+                        link = tag[2] if tag[0] == "F" else tag[2] - 1  # the link below the sender / above
+                        parts.append(times["p2p"] * link_factor[None, :, link] * noisy((S, D)))
+                    w = np.maximum.reduce(parts)
+                elif c0 == C["gc"]:
+                    w = times["gc"] * noisy((S, D)) + pauses[:, :, s]
+                elif c0 == C["layernorm-grads-all-reduce"]:
+                    w = times["layernorm"] * noisy((S, D))
+                elif c0 == C["optimizer"]:
+                    w = times["optimizer"] * noisy((S, D))
+                elif c0 == C["embedding-grads-all-reduce"]:
+                    w = np.broadcast_to(times["embedding"] * noisy((S, D)), (S, D))
+                elif c0 == C["optimizer-clip-main-grad"]:
+                    w = np.broadcast_to(times["clip"] * noisy((S, 1)), (S, D))
+                elif c0 == C["params-all-gather"]:
+                    w = np.broadcast_to(times["params_gather"] * noisy((S, 1)), (S, D))
+                else:
+                    w = np.broadcast_to(times["reduce_scatter"] * noisy((S, 1)), (S, D))
+                ops.append({"stage": s, "stream": stream, "i": i, "kind": kind, "codes": codes, "mb": mb,
+                            "tags": tags, "work": np.array(w, dtype=float)})
+    # the embedding all-reduce is one transfer for both stages of a DP rank
+    emb = [o for o in ops if o["kind"] == "emb"]
+    if len(emb) == 2:
+        emb[1]["work"] = emb[0]["work"]
+    # wiring: peers by tag, and stream dependencies
+    by_pos = {(o["stage"], o["stream"], o["i"]): j for j, o in enumerate(ops)}
+    tag_owner = {}
+    for j, o in enumerate(ops):
+        for tag in o["tags"]:
+            tag_owner.setdefault(tag, []).append(j)
+    for j, o in enumerate(ops):
+        peers = set()
+        for tag in o["tags"]:
+            peers.update(k for k in tag_owner[tag] if k != j)
+        if o["kind"] == "emb":
+            peers.update(k for k, q in enumerate(ops) if q["kind"] == "emb" and k != j)
+        if o["kind"] == "clip":
+            peers.update(k for k, q in enumerate(ops) if q["kind"] == "clip" and k != j)
+        o["peers"] = sorted(peers)
+        o["dpsync"] = o["kind"] in ("dp", "clip") and D > 1
+        o["deps"] = []
+        if o["i"] > 0:
+            o["deps"].append(by_pos[(o["stage"], o["stream"], o["i"] - 1)])
+    for s, (main, side) in enumerate(programs):
+        if side:
+            ag = by_pos[(s, "side", 0)]
+            rs = by_pos[(s, "side", 1)]
+            first_f = next(i for i, op in enumerate(main) if op[1][0] == C["forward-compute"])
+            ops[by_pos[(s, "main", first_f)]]["deps"].append(ag)
+            last_b = max(i for i, op in enumerate(main) if op[1][0] == C["backward-compute"])
+            ops[rs]["deps"].append(by_pos[(s, "main", last_b)])
+            clip_i = next(i for i, op in enumerate(main) if op[1][0] == C["optimizer-clip-main-grad"])
+            ops[by_pos[(s, "main", clip_i)]]["deps"].append(rs)
+
+    # wavefront: start an op when its dependencies have ended; end it when its peers have started
+    start = [None] * len(ops)
+    end = [None] * len(ops)
+    pending = set(range(len(ops)))
+    while pending:
+        progressed = False
+        for j in sorted(pending):
+            o = ops[j]
+            if start[j] is None:
+                if any(end[k] is None for k in o["deps"]):
+                    continue
+                ready = np.zeros((S, D))
+                for k in o["deps"]:
+                    ready = np.maximum(ready, end[k])
+                if gaps > 0:
+                    ready = ready + gaps * rng.random((S, D))
+                start[j] = ready
+                progressed = True
+            if any(start[k] is None for k in o["peers"]):
+                continue
+            arrive = start[j]
+            for k in o["peers"]:
+                arrive = np.maximum(arrive, start[k])
+            if o["dpsync"]:
+                arrive = np.broadcast_to(arrive.max(axis=1, keepdims=True), (S, D))
+            end[j] = arrive + o["work"]
+            pending.discard(j)
+            progressed = True
+        if not progressed:  # pragma: no cover - the programs above never deadlock
+            raise RuntimeError("synthetic_trace: the simulated program deadlocked")
+
+    step_len = np.max([e.max(axis=1) for e in end], axis=0)  # (S,)
+    origin = 1000.0 + np.concatenate([[0.0], np.cumsum(step_len + step_gap)[:-1]])
+
+    cols = {k: [] for k in ("dp_rank", "stage", "rank", "step", "optype", "start_ts", "duration", "seq_id",
+                            "mc", "gmc", "mb_id")}
+    d_idx = np.broadcast_to(np.arange(D)[None, :], (S, D)).ravel()
+    s_idx = np.broadcast_to(np.arange(S)[:, None], (S, D)).ravel()
+    seq_count = {}
+    for j, o in enumerate(ops):
+        st = (start[j] + origin[:, None]).ravel()
+        du = (end[j] - start[j]).ravel()
+        for code in o["codes"]:
+            key = (o["stage"], code)
+            seq = seq_count.get(key, 0)
+            seq_count[key] = seq + 1
+            n = S * D
+            cols["dp_rank"].append(d_idx)
+            cols["stage"].append(np.full(n, o["stage"]))
+            cols["rank"].append(o["stage"] * D + d_idx)
+            cols["step"].append(s_idx)
+            cols["optype"].append(np.full(n, code))
+            cols["start_ts"].append(st)
+            cols["duration"].append(du)
+            cols["seq_id"].append(np.full(n, seq))
+            cols["mc"].append(np.zeros(n, dtype=np.int64))
+            cols["gmc"].append(np.full(n, o["stage"]))
+            cols["mb_id"].append(np.full(n, o["mb"] if o["kind"] == "compute" else -1))
+    out = {k: np.concatenate(v) for k, v in cols.items()}
+    order = np.lexsort((out["start_ts"], out["stage"], out["dp_rank"], out["step"]))
+    out = {k: v[order] for k, v in out.items()}
+    out["optype"] = np.asarray(OPTYPES, dtype=object)[out["optype"]]
+    meta = {"dp_size": D, "pp_size": P, "tp_size": 1, "dsp_size": 1, "vpp_size": 1, "world_size": D * P}
+    return op_trace_from_columns(out, meta=meta, meta_source="synthetic")
+
+
+def example_trace(cause="slow-worker", *, dp=4, pp=2, microbatches=4, steps=8, jitter=0.02, rng=0, **kwargs):
+    """A small trace with one injected cause from :data:`CAUSES`.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces import analyze
+    >>> analyze(example_trace("last-stage")).culprit("by_stage")
+    1
+    """
+    require(cause in CAUSES, "cause", cause, f"one of {', '.join(map(repr, CAUSES))}")
+    args = dict(CAUSES[cause]["kwargs"])
+    args.update(kwargs)
+    return synthetic_trace(dp=dp, pp=pp, microbatches=microbatches, steps=steps, jitter=jitter, rng=rng, **args)
+
+
+def example_trace_path(cause="slow-worker", folder=None):
+    """Write :func:`example_trace` as ``trace-<cause>.csv`` (plus its meta file); return the path.
+
+    ``folder`` defaults to a fresh temporary folder.
+    """
+    import tempfile
+
+    require(cause in CAUSES, "cause", cause, f"one of {', '.join(map(repr, CAUSES))}")
+    folder = Path(tempfile.mkdtemp(prefix="straggle-edu-")) if folder is None else Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"folder must be a folder that exists, got {os.fspath(folder)!r}")
+    return write_trace(example_trace(cause), folder / f"trace-{cause}.csv")
