@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 _T_LO, _T_HI = 1e-9, 1e6  # seconds: the search range for quantiles
-_BISECT = 90
+_BISECT = 64
 
 
 def _bisect_log_t(fn, target, increasing):
@@ -211,6 +211,14 @@ TAIL_AT_SCALE = {
 }
 
 
+def _hedged_sf(base, t, delay):
+    """P(min(L1, delay + L2) > t), vectorised over t and delay."""
+    s = np.asarray(base.sf(t), dtype=float)
+    late = t >= delay
+    s2 = np.asarray(base.sf(np.where(late, t - delay, 0.0)), dtype=float)
+    return np.where(late, s * s2, s)
+
+
 @dataclass(frozen=True)
 class HedgedLatency(_Dist):
     """A request hedged after ``delay`` seconds: latency min(L1, delay + L2).
@@ -249,11 +257,7 @@ class HedgedLatency(_Dist):
         return float(self.base.sf(self.delay))
 
     def sf(self, t):
-        t = np.asarray(t, dtype=float)
-        s = np.asarray(self.base.sf(t), dtype=float)
-        late = t >= self.delay
-        s2 = np.asarray(self.base.sf(np.where(late, t - self.delay, 0.0)), dtype=float)
-        out = np.where(late, s * s2, s)
+        out = _hedged_sf(self.base, np.asarray(t, dtype=float), self.delay)
         return float(out) if out.ndim == 0 else out
 
     def mean(self):
@@ -373,11 +377,14 @@ def hedging_tradeoff(dist, delays, q=0.999, fanout=1):
     require(delays.ndim == 1 and 1 <= delays.size <= 2000, "delays", delays, "1 to 2000 delays")
     q = in_range("q", q, 0.0, 1.0, low_open=True, high_open=True)
     fanout = whole("fanout", fanout)
-    hedged = [HedgedLatency(dist, d) for d in delays.tolist()]
+    require(callable(getattr(dist, "sf", None)), "dist", dist, "a latency distribution with an sf method")
+    w = -math.expm1(math.log(q) / fanout)
+    # All delays at once: bisect P(hedged > t) = w for every delay together.
+    tail = _bisect_log_t(lambda t: _hedged_sf(dist, t, delays), np.full(delays.shape, w), increasing=False)
     return HedgingTradeoff(
         delays=delays,
-        extra_load=np.array([h.extra_load for h in hedged]),
-        tail=np.array([fanout_quantile(h, q, fanout) for h in hedged]),
+        extra_load=np.asarray(dist.sf(delays), dtype=float),
+        tail=tail,
         unhedged=fanout_quantile(dist, q, fanout),
         q=q,
         fanout=fanout,
