@@ -362,12 +362,20 @@ class StageImbalance:
         The 1F1B step, seconds.
     ideal_step_time : float
         The 1F1B step with the same total work spread evenly, seconds.
+    layer_time : float
+        Forward + backward seconds of one layer on one microbatch.
     """
 
     layers_per_stage: np.ndarray
     stage_costs: np.ndarray
     step_time: float
     ideal_step_time: float
+    layer_time: float = 1.0
+
+    @property
+    def extra_costs(self):
+        """(stages,): seconds beyond the stage's layers (embedding, output layer)."""
+        return self.stage_costs - self.layers_per_stage * self.layer_time
 
     @property
     def slowdown(self):
@@ -452,7 +460,8 @@ def stage_imbalance(
     step = pipeline_step_times(P, M, (costs / 3)[None, :, None], (2 * costs / 3)[None, :, None])
     even = np.full((1, P, 1), costs.sum() / P)
     ideal = pipeline_step_times(P, M, even / 3, 2 * even / 3)
-    return StageImbalance(layers_per_stage=counts, stage_costs=costs, step_time=step, ideal_step_time=ideal)
+    return StageImbalance(layers_per_stage=counts, stage_costs=costs, step_time=step, ideal_step_time=ideal,
+                          layer_time=t)
 
 
 # ------------------------------------------------------------------ GC pauses ---

@@ -1,0 +1,241 @@
+"""Root-cause charts: what production shows, and one picture per cause.
+
+- :func:`study_waste_chart`: the OSDI 2025 study's waste figures (per-job
+  median, p90, p99, and the share of all GPU-hours).
+- :func:`sequence_lengths_chart`: a long-tailed length distribution, on
+  log-spaced bins.
+- :func:`worker_load_chart`: one step's per-worker compute time, with the
+  balanced ideal and the slowest marked.
+- :func:`stage_costs_chart`: work per pipeline stage, layers and extras
+  stacked, against the even split.
+- :func:`gc_chart`: step times with random against planned GC.
+- :func:`attribution_chart`, :func:`worker_heatmap_chart`,
+  :func:`per_step_chart`: a :class:`~straggle_edu.models.causes.Diagnosis`
+  drawn three ways (what-if slowdown by group, by worker, by step).
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+
+from .._validate import require, whole
+from ..models.causes import Diagnosis, StageImbalance
+from ..models.osdi2025 import STUDY
+
+__all__ = [
+    "attribution_chart",
+    "gc_chart",
+    "per_step_chart",
+    "sequence_lengths_chart",
+    "stage_costs_chart",
+    "study_waste_chart",
+    "worker_heatmap_chart",
+    "worker_load_chart",
+]
+
+_GC = alt.Scale(domain=["random GC", "planned GC"], range=["#e45756", "#54a24b"])
+
+
+def study_waste_chart():
+    """The OSDI 2025 study's waste: per-job median, p90, p99, and overall.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    keys = [("waste_median", "median job"), ("waste_p90", "p90 job"), ("waste_p99", "p99 job"),
+            ("gpu_hours_wasted", "all GPU-hours")]
+    rows = [{"what": label, "waste": float(STUDY[k]), "order": i} for i, (k, label) in enumerate(keys)]
+    base = alt.Chart(alt.Data(values=rows)).encode(
+        y=alt.Y("what:N", sort=alt.EncodingSortField("order"), title=None),
+        x=alt.X("waste:Q", axis=alt.Axis(format="%"), title="resources wasted by stragglers"))
+    bars = base.mark_bar(color="#e45756")
+    text = base.mark_text(align="left", dx=4).encode(text=alt.Text("waste:Q", format=".1%"))
+    return (bars + text).properties(width=360, height=140, title="OSDI 2025: 3,079 jobs of >= 128 GPUs")
+
+
+def sequence_lengths_chart(lengths, bins=40):
+    """Histogram of sequence lengths on log-spaced bins (tokens).
+
+    Parameters
+    ----------
+    lengths : array of int
+        Tokens per sequence, >= 1.
+    bins : int
+        Number of bins, 5..200.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    x = np.asarray(lengths, dtype=float).ravel()
+    require(x.size > 0 and np.isfinite(x).all() and (x >= 1).all(), "lengths", x, "tokens >= 1")
+    bins = whole("bins", bins, low=5, high=200)
+    edges = np.geomspace(x.min(), x.max() * 1.0001 + 1, bins + 1)
+    counts, _ = np.histogram(x, edges)
+    rows = [{"lo": float(a), "hi": float(b), "share": float(c / x.size)} for a, b, c in zip(edges, edges[1:], counts)]
+    marks = [{"q": q, "tokens": float(np.quantile(x, p))} for q, p in (("median", 0.5), ("p99", 0.99))]
+    scale = alt.Scale(type="log")
+    bars = alt.Chart(alt.Data(values=rows)).mark_rect(color="#4c78a8").encode(
+        x=alt.X("lo:Q", scale=scale, title="sequence length (tokens)"), x2="hi:Q", y=alt.Y("share:Q", title="share of sequences"), y2=alt.datum(0))
+    rules = alt.Chart(alt.Data(values=marks)).mark_rule(strokeDash=[4, 3], color="#e45756").encode(
+        x=alt.X("tokens:Q", scale=scale), tooltip=["q:N", alt.Tooltip("tokens:Q", format=",.0f")])
+    return (bars + rules).properties(width=380, height=200)
+
+
+def worker_load_chart(worker_times, *, label="compute time (s)"):
+    """One step's per-worker time: the step waits for the tallest bar.
+
+    Parameters
+    ----------
+    worker_times : array of float
+        Seconds per worker (at most 1024 workers).
+    label : str
+        Y-axis title.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    t = np.asarray(worker_times, dtype=float).ravel()
+    require(0 < t.size <= 1024 and np.isfinite(t).all(), "worker_times", t, "1 to 1024 finite seconds")
+    rows = [{"worker": i, "time": float(v), "slowest": bool(i == int(np.argmax(t)))} for i, v in enumerate(t)]
+    lines = [{"what": "balanced (mean)", "time": float(t.mean())}, {"what": "step (slowest)", "time": float(t.max())}]
+    bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+        x=alt.X("worker:O", axis=alt.Axis(labels=t.size <= 32), title="worker"), y=alt.Y("time:Q", title=label),
+        color=alt.condition("datum.slowest", alt.value("#e45756"), alt.value("#4c78a8")),
+        tooltip=["worker:O", alt.Tooltip("time:Q", format=".4g")])
+    rules = alt.Chart(alt.Data(values=lines)).mark_rule(strokeDash=[4, 3]).encode(
+        y="time:Q", color=alt.Color("what:N", scale=alt.Scale(range=["#54a24b", "#e45756"]), title=None))
+    return (bars + rules).properties(width=420, height=200).resolve_scale(color="independent")
+
+
+def stage_costs_chart(result):
+    """Work per pipeline stage (layers plus extras) against the even split.
+
+    Parameters
+    ----------
+    result : StageImbalance
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    require(isinstance(result, StageImbalance), "result", result, "a StageImbalance from stage_imbalance()")
+    layers = result.layers_per_stage * result.layer_time
+    rows = [{"stage": s, "part": "layers", "seconds": float(v), "layers": int(n)} for s, (v, n) in
+            enumerate(zip(layers, result.layers_per_stage))]
+    rows += [{"stage": s, "part": "embedding / output layer", "seconds": float(v), "layers": int(n)}
+             for s, (v, n) in enumerate(zip(result.extra_costs, result.layers_per_stage)) if v > 0]
+    mean = [{"ideal": float(result.stage_costs.mean())}]
+    bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+        x=alt.X("stage:O", title="pipeline stage"), y=alt.Y("sum(seconds):Q", title="seconds per microbatch"),
+        color=alt.Color("part:N", scale=alt.Scale(domain=["layers", "embedding / output layer"], range=["#4c78a8", "#f58518"]), title=None),
+        tooltip=["stage:O", "part:N", "layers:Q", alt.Tooltip("seconds:Q", format=".3g")])
+    rule = alt.Chart(alt.Data(values=mean)).mark_rule(strokeDash=[4, 3], color="#54a24b").encode(
+        y="ideal:Q", tooltip=[alt.Tooltip("ideal:Q", format=".3g", title="balanced")])
+    return (bars + rule).properties(width=300, height=220, title=f"slowdown {result.slowdown:.3f}x")
+
+
+def gc_chart(random_steps, planned_steps, *, max_points=400):
+    """Step times under random against planned (synchronized) GC.
+
+    Parameters
+    ----------
+    random_steps, planned_steps : array of float
+        Step times in seconds (only the first ``max_points`` are drawn; the
+        dashed means use them all).
+    max_points : int
+        How many steps to draw, 10..2000.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    max_points = whole("max_points", max_points, low=10, high=2000)
+    rows, means = [], []
+    for label, x in (("random GC", random_steps), ("planned GC", planned_steps)):
+        x = np.asarray(x, dtype=float).ravel()
+        require(x.size > 0 and np.isfinite(x).all(), label, x, "finite step times")
+        rows += [{"step": i, "time": float(v), "mode": label} for i, v in enumerate(x[:max_points])]
+        means.append({"mode": label, "mean": float(x.mean())})
+    color = alt.Color("mode:N", scale=_GC, title=None)
+    points = alt.Chart(alt.Data(values=rows)).mark_line(point=True, strokeWidth=1).encode(
+        x=alt.X("step:Q", title="step"), y=alt.Y("time:Q", title="step time (s)", scale=alt.Scale(zero=False)), color=color)
+    rules = alt.Chart(alt.Data(values=means)).mark_rule(strokeDash=[6, 3], strokeWidth=2).encode(
+        y="mean:Q", color=color, tooltip=["mode:N", alt.Tooltip("mean:Q", format=".4g")])
+    return (points + rules).properties(width=460, height=200)
+
+
+def _check_dx(dx):
+    require(isinstance(dx, Diagnosis), "diagnosis", dx, "a Diagnosis from diagnose()")
+
+
+def attribution_chart(diagnosis):
+    """What-if slowdown S_X of each DP rank, stage, microbatch and op type.
+
+    Parameters
+    ----------
+    diagnosis : Diagnosis
+
+    Returns
+    -------
+    altair.FacetChart
+    """
+    _check_dx(diagnosis)
+    d = diagnosis
+    rows = [{"group": "dp rank", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_dp)]
+    rows += [{"group": "stage", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_stage)]
+    rows += [{"group": "microbatch", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_microbatch)]
+    rows += [{"group": "op", "id": k, "S": float(v)} for k, v in d.by_op.items()]
+    base = alt.Chart(alt.Data(values=rows)).mark_bar(color="#4c78a8").encode(
+        x=alt.X("id:N", title=None, sort=None),
+        y=alt.Y("S:Q", title="S_X", scale=alt.Scale(zero=False)),
+        color=alt.condition("datum.S >= 1.05", alt.value("#e45756"), alt.value("#4c78a8")),
+        tooltip=["group:N", "id:N", alt.Tooltip("S:Q", format=".3f")],
+    ).properties(width=150, height=160)
+    return base.facet(column=alt.Column("group:N", sort=["dp rank", "stage", "microbatch", "op"], title=None)).resolve_scale(x="independent")
+
+
+def worker_heatmap_chart(diagnosis):
+    """S of each worker (dp rank x stage), ``min(S_dp, S_stage)``.
+
+    Parameters
+    ----------
+    diagnosis : Diagnosis
+
+    Returns
+    -------
+    altair.Chart
+    """
+    _check_dx(diagnosis)
+    w = diagnosis.by_worker
+    rows = [{"dp": d, "stage": s, "S": float(w[d, s])} for d in range(w.shape[0]) for s in range(w.shape[1])]
+    return alt.Chart(alt.Data(values=rows)).mark_rect().encode(
+        x=alt.X("stage:O", title="stage"), y=alt.Y("dp:O", title="dp rank"),
+        color=alt.Color("S:Q", scale=alt.Scale(scheme="reds", domainMin=1), title="S"),
+        tooltip=["dp:O", "stage:O", alt.Tooltip("S:Q", format=".3f")],
+    ).properties(width=160, height=160)
+
+
+def per_step_chart(diagnosis, threshold=1.05):
+    """S of each step: flat and high (persistent) or spiky (transient).
+
+    Parameters
+    ----------
+    diagnosis : Diagnosis
+    threshold : float
+        A step at or above it counts as straggling (dashed line).
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    _check_dx(diagnosis)
+    rows = [{"step": i, "S": float(v)} for i, v in enumerate(diagnosis.per_step)]
+    line = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
+        x=alt.X("step:Q", title="step"), y=alt.Y("S:Q", title="step slowdown S", scale=alt.Scale(zero=False)),
+        tooltip=["step:Q", alt.Tooltip("S:Q", format=".3f")])
+    rule = alt.Chart(alt.Data(values=[{"t": float(threshold)}])).mark_rule(strokeDash=[4, 3], color="#e45756").encode(y="t:Q")
+    return (line + rule).properties(width=300, height=160)
