@@ -24,7 +24,9 @@ from straggle_edu.models.osdi2025 import STUDY
 
 
 def _layer_values(spec, i=0):
-    return spec["layer"][i]["data"]["values"]
+    """Inline data of layer i (or of the whole chart, when Altair hoisted it)."""
+    data = spec["layer"][i].get("data") or spec["data"]
+    return data["values"]
 
 
 def test_study_waste_chart_uses_the_study_constants():
