@@ -62,7 +62,9 @@ def require(ok, name, value, valid):
 
 def _numeric(name, value, valid):
     """Return value as a float64 array, or raise a readable error."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        require(False, name, value, valid)
+    if isinstance(value, (list, tuple, np.ndarray)) and np.asarray(value).dtype.kind in "USb":
         require(False, name, value, valid)
     try:
         arr = np.asarray(value, dtype=float)

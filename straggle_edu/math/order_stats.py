@@ -225,8 +225,11 @@ def _order_stat(dist, k, n):
         if not width > 0.0:
             continue
         low = _S <= 0.5
-        s = np.where(low, sa + width * _S, sb - width * _1MS)
-        oms = np.where(low, oa - width * _S, ob + width * _1MS)
+        # A piece can be narrower than 1e-100: keep s and 1 - s off zero, where a
+        # quantile is infinite (such nodes carry weights below 1e-300 anyway).
+        tiny = np.finfo(float).tiny
+        s = np.maximum(np.where(low, sa + width * _S, sb - width * _1MS), tiny)
+        oms = np.maximum(np.where(low, oa - width * _S, ob + width * _1MS), tiny)
         u, w = _u_from_s(k, n, s, oms)
         if ua > 0.0:  # above a jump: strictly past it
             u = np.maximum(u, np.nextafter(ua, 1.0))
@@ -267,7 +270,7 @@ def expected_order_stat(dist, k, n):
     """
     dist = check_dist(dist)
     n = whole("n", n)
-    if np.ndim(n) == 0:
+    if np.ndim(n) == 0 and np.ndim(k) == 0:
         k = whole("k", k, low=1, high=n)
         return _order_stat(dist, k, n)
     k = whole("k", k)
@@ -350,7 +353,7 @@ def gumbel_max_approx(dist, n):
     n = whole("n", n)
     nn = np.asarray(n, dtype=float)
     b = np.asarray(dist.isf(1.0 / nn), dtype=float)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         a = 1.0 / (nn * np.asarray(dist.pdf(b), dtype=float))
-    out = np.where(nn == 1, float(dist.mean()), b + EULER_GAMMA * a)
+        out = np.where(nn == 1, float(dist.mean()), b + EULER_GAMMA * a)
     return float(out) if np.ndim(n) == 0 else out

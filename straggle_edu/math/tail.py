@@ -31,8 +31,15 @@ def _first(values, mask):
 
 
 def _log_none(p, n):
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         return n * np.log1p(-p)
+
+
+def _any(p, n):
+    """1 - (1 - p)**n; n = 1 is p itself, exactly (the log round trip can
+    cost an ulp). n = 0 gives 0."""
+    with np.errstate(invalid="ignore"):
+        return np.where(n == 1, p, np.where(n == 0, 0.0, -np.expm1(_log_none(p, n))))
 
 
 def p_none_slow(p, n):
@@ -93,7 +100,7 @@ def p_any_slow(p, n):
     """
     p = probability("p", p)
     n = whole("n", n)
-    return as_output(-np.expm1(_log_none(p, n)), p, n)
+    return as_output(_any(p, n), p, n)
 
 
 def workers_until(p, target):
@@ -125,11 +132,8 @@ def workers_until(p, target):
         ratio = np.log1p(-target) / np.log1p(-p)
     n = np.maximum(np.ceil(ratio), 1.0)
     # Guard against rounding in the ratio: step to the exact smallest n.
-    # (n - 1 = 0 with p = 1 gives 0 * -inf = NaN, which compares False: keep n.)
-    with np.errstate(invalid="ignore"):
-        below = -np.expm1(_log_none(p, n - 1)) >= target
-    n = np.where(below, np.maximum(n - 1, 1), n)
-    n = np.where(-np.expm1(_log_none(p, n)) < target, n + 1, n)
+    n = np.where(_any(p, n - 1) >= target, np.maximum(n - 1, 1), n)
+    n = np.where(_any(p, n) < target, n + 1, n)
     too_big = ~(n < 2**62)
     if np.any(too_big):
         require(False, "p", _first(p, too_big), "large enough that the target is reachable with fewer than 2**62 workers")
@@ -166,5 +170,5 @@ def per_worker_budget(n, target):
     with np.errstate(divide="ignore"):
         p = -np.expm1(np.log1p(-target) / n)
     # Make sure rounding never puts p above the budget.
-    p = np.where(-np.expm1(_log_none(p, n)) > target, np.nextafter(p, 0), p)
+    p = np.where(_any(p, n) > target, np.nextafter(p, 0), p)
     return as_output(p, n, target)

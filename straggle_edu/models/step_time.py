@@ -219,7 +219,7 @@ class StepTime:
         """Sum of atom weights at or below t (upper=False) or above t (upper=True)."""
         out = np.zeros(np.shape(t))
         for w, m, _ in self.components():
-            out = out + w * ((t > m) if upper else (t >= m))
+            out = out + w * ((t < m) if upper else (t >= m))
         return out
 
     def cdf(self, t):
@@ -294,6 +294,8 @@ class StepTime:
         1.196
         """
         u = np.asarray(probability("u", u), dtype=float)
+        if self.degenerate:  # compare u itself with the atoms' weights, no 1 - u
+            return _out(self._lower_quantile(u), u)
         out = np.empty(u.shape)
         low = u <= 0.5
         out[low] = self._lower_quantile(u[low])
@@ -312,6 +314,8 @@ class StepTime:
         3.0026
         """
         w = np.asarray(probability("w", w), dtype=float)
+        if self.degenerate:
+            return _out(self._upper_quantile(w), w)
         out = np.empty(w.shape)
         up = w <= 0.5
         out[up] = self._upper_quantile(w[up])
@@ -427,8 +431,8 @@ def _mixture_isf_chunk(w, comps, sigma):
     hi = max(means) + sigma * zw
     lo = min(means) + sigma * zw
     for wt, m in comps:
-        ratio = np.minimum(ww / wt, 1.0)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):
+            ratio = np.minimum(ww / wt, 1.0)
             cand = m - sigma * special.ndtri(ratio)
         lo = np.maximum(lo, np.where(ratio < 1.0, cand, -np.inf))
     lo = np.minimum(lo, hi)
@@ -448,6 +452,8 @@ def _mixture_isf_chunk(w, comps, sigma):
         return ls, lp
 
     t = lo.copy()
+    # log sf carries an absolute rounding error of a few ulps of |log w|.
+    g_tol = 8e-16 * np.maximum(1.0, np.abs(logw))
     active = np.ones(t.shape, dtype=bool)
     for _ in range(200):
         idx = np.nonzero(active)[0]
@@ -461,12 +467,11 @@ def _mixture_isf_chunk(w, comps, sigma):
         # Newton step on g: g' = -pdf/sf, so t_new = t + g * sf / pdf.
         with np.errstate(over="ignore", invalid="ignore"):
             newton = tt + g * np.exp(np.minimum(ls - lp, 700.0))
-        inside = (newton > l_) & (newton < h_) & np.isfinite(newton)
-        mid = 0.5 * (l_ + h_)
-        nxt = np.where(inside, newton, mid)
-        nxt = np.where(g == 0, tt, nxt)
+        inside = (newton >= l_) & (newton <= h_) & np.isfinite(newton)
+        converged = np.abs(g) <= g_tol[idx]
+        nxt = np.where(inside, newton, np.where(converged, tt, 0.5 * (l_ + h_)))
         scale = np.maximum(np.abs(nxt), sigma)
-        done = (np.abs(nxt - tt) <= 4e-16 * scale) | (h_ - l_ <= 4e-16 * scale) | (g == 0)
+        done = converged | (np.abs(nxt - tt) <= 2e-16 * scale) | (h_ - l_ <= 4e-16 * scale)
         t[idx], lo[idx], hi[idx] = nxt, l_, h_
         active[idx[done]] = False
     out[inner] = t
