@@ -1,0 +1,148 @@
+"""Restaurant charts: a table of dishes, and n workers meeting at a barrier.
+
+- :func:`restaurant_chart`: a timeline (Gantt) of one table's dishes, with
+  the waiting shaded and lines for the average and the maximum. Closed form:
+  named params (``dishes``, ``dish_time``, ``slow_time``, ``random_times``,
+  ``spread``) drive a ``calculate`` transform, so a slider moves it in place,
+  with no re-render, and a static page can bind them to HTML inputs.
+  The formula is :func:`straggle_edu.models.restaurant.dish_times`'s.
+- :func:`barrier_chart`: the same picture for GPUs: n workers, several steps,
+  a barrier after each. Hover a worker to light up its bars in both panels.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+
+from .._validate import require, whole
+from ..models.restaurant import MAX_DISHES, BarrierRun, dish_noise
+from ._linked import share_selection
+
+__all__ = ["restaurant_chart", "barrier_chart", "RESTAURANT_COLORS"]
+
+# Cooking, the slow dish and waiting, the same in every restaurant picture.
+RESTAURANT_COLORS = alt.Scale(
+    domain=["cooking", "slow dish", "waiting"], range=["#4c78a8", "#e45756", "#d9d9d9"]
+)
+_BARRIER_COLORS = alt.Scale(
+    domain=["compute", "slowest", "waiting"], range=["#4c78a8", "#e45756", "#d9d9d9"]
+)
+
+
+def restaurant_chart(noise=None, dishes=8, dish=10.0, slow=14.0, spread=0.2, random=False, max_dishes=16):
+    """One table's dishes on a timeline: the table is served at the maximum.
+
+    Parameters
+    ----------
+    noise : array_like, optional
+        ``max_dishes`` standard-normal draws for random dish times
+        (:func:`~straggle_edu.models.restaurant.dish_noise`); seed 0 if omitted.
+    dishes, dish, slow, spread : see :func:`~straggle_edu.models.restaurant.dish_times`
+        Starting values of the params ``dishes``, ``dish_time``, ``slow_time``
+        and ``spread`` (minutes, and a coefficient of variation).
+    random : bool
+        Starting value of the param ``random_times``: False for fixed times,
+        True for random ones with the given spread.
+    max_dishes : int
+        The most dishes the ``dishes`` param may show, 1..64.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    max_dishes = whole("max_dishes", max_dishes, high=MAX_DISHES)
+    dishes = whole("dishes", dishes, high=max_dishes)
+    z = dish_noise(max_dishes, rng=0) if noise is None else np.asarray(noise, dtype=float).ravel()
+    require(z.size >= max_dishes and np.isfinite(z).all(), "noise", noise, f"{max_dishes} finite draws")
+    params = [
+        alt.param(name="dishes", value=dishes),
+        alt.param(name="dish_time", value=float(dish)),
+        alt.param(name="slow_time", value=float(slow)),
+        alt.param(name="spread", value=float(spread)),
+        alt.param(name="random_times", value=bool(random)),
+    ]
+    data = alt.Data(values=[{"i": i + 1, "z": float(z[i])} for i in range(max_dishes)])
+    base = alt.Chart(data).transform_filter("datum.i <= dishes").transform_calculate(
+        s="random_times ? sqrt(log(1 + spread * spread)) : 0",
+        kind="datum.i == dishes ? 'slow dish' : 'cooking'",
+    ).transform_calculate(
+        t="(datum.i == dishes ? slow_time : dish_time) * exp(datum.s * datum.z - datum.s * datum.s / 2)"
+    ).transform_joinaggregate(average="mean(t)", served="max(t)").transform_calculate(waiting="'waiting'")
+    hover = alt.selection_point(name="dish_hover", on="pointerover", fields=["i"], empty=False)
+    y = alt.Y("i:O", title=None, axis=alt.Axis(labelExpr="'dish ' + datum.value"), scale=alt.Scale(paddingInner=0.2))
+    fade = alt.condition(hover, alt.value(1.0), alt.value(0.85))
+    tip = [alt.Tooltip("i:O", title="dish"), alt.Tooltip("t:Q", title="cooks (min)", format=".1f")]
+    cook = base.mark_bar().encode(
+        x=alt.X("zero:Q", title="minutes"), x2="t:Q", y=y, color=alt.Color("kind:N", scale=RESTAURANT_COLORS, title=None, legend=alt.Legend(orient="bottom")),
+        opacity=fade, tooltip=tip, strokeWidth=alt.condition(hover, alt.value(2), alt.value(0)), stroke=alt.value("black"),
+    ).transform_calculate(zero="0").add_params(hover, *params)
+    wait = base.transform_calculate(w="datum.served - datum.t").mark_bar().encode(
+        x="t:Q", x2="served:Q", y=y, color=alt.Color("waiting:N", scale=RESTAURANT_COLORS, title=None),
+        tooltip=[alt.Tooltip("i:O", title="dish"), alt.Tooltip("w:Q", title="sits ready (min)", format=".1f")],
+    )
+    lines = base.transform_aggregate(average="mean(t)", served="max(t)").transform_fold(["average", "served"], as_=["line", "x"])
+    rules = lines.mark_rule(strokeWidth=2).encode(
+        x="x:Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(domain=["average", "served"], range=[[5, 3], [1, 0]]), legend=None),
+    )
+    text = lines.transform_calculate(
+        label="(datum.line == 'average' ? 'average ' : 'table served at ') + format(datum.x, '.1f') + ' min'",
+        y="datum.line == 'average' ? -22 : -8",
+    ).mark_text(align="left", dx=-3, fontWeight="bold").encode(x="x:Q", y=alt.Y("y:Q", scale=None), text="label:N")
+    return alt.layer(cook, wait, rules, text).properties(width=460, height=alt.Step(18))
+
+
+def barrier_chart(run, unit="s"):
+    """n workers over several steps, each step ending at a barrier.
+
+    The left panel is the timeline: compute in blue (the step's slowest worker
+    in red), waiting in grey, a line at each barrier, and a dashed line where
+    the job would end at the average worker's pace. The right panel is each
+    worker's total waiting. Hover a worker to highlight it in both.
+
+    Parameters
+    ----------
+    run : BarrierRun
+        From :func:`~straggle_edu.models.restaurant.run_with_barrier`;
+        at most 2,000 worker-steps.
+    unit : str
+        The unit of the times, for the axis title.
+
+    Returns
+    -------
+    altair.HConcatChart
+    """
+    require(isinstance(run, BarrierRun), "run", run, "a BarrierRun from run_with_barrier")
+    require(run.steps * run.n <= 2000, "run", f"{run.steps} steps x {run.n} workers", "at most 2,000 worker-steps")
+    rows = []
+    for s in range(run.steps):
+        start, end, slowest = float(run.starts[s]), float(run.ends[s]), int(run.slowest[s])
+        for w in range(run.n):
+            done = start + float(run.times[s, w])
+            phase = "slowest" if w == slowest else "compute"
+            rows.append({"step": s + 1, "worker": w, "start": start, "end": done, "phase": phase})
+            rows.append({"step": s + 1, "worker": w, "start": done, "end": end, "phase": "waiting"})
+    hover = alt.selection_point(name="worker_hover", on="pointerover", fields=["worker"], empty=False)
+    fade = alt.condition(hover, alt.value(1.0), alt.value(0.75))
+    y = alt.Y("worker:O", title="worker", axis=alt.Axis(labels=run.n <= 32), scale=alt.Scale(paddingInner=0.15))
+    tip = ["worker:O", "step:O", "phase:N", alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f")]
+    timeline = alt.Chart(alt.Data(name="barrier_timeline")).mark_bar().encode(
+        x=alt.X("start:Q", title=f"time ({unit})"), x2="end:Q", y=y, opacity=fade, tooltip=tip,
+        color=alt.Color("phase:N", scale=_BARRIER_COLORS, title=None),
+    ).properties(name="timeline_0")
+    marks = [{"x": float(e), "line": "barrier"} for e in run.ends]
+    marks.append({"x": run.average_time, "line": "average worker's pace"})
+    rules = alt.Chart(alt.Data(values=marks)).mark_rule().encode(
+        x="x:Q", strokeDash=alt.StrokeDash(
+            "line:N", title=None, scale=alt.Scale(domain=["barrier", "average worker's pace"], range=[[1, 0], [5, 3]])
+        ),
+    )
+    waits = [{"worker": w, "waiting": float(v)} for w, v in enumerate(run.waiting.sum(axis=0))]
+    per_worker = alt.Chart(alt.Data(values=waits)).mark_bar(color="#9d9d9d").encode(
+        x=alt.X("waiting:Q", title=f"waiting ({unit})"), y=y, opacity=fade,
+        tooltip=["worker:O", alt.Tooltip("waiting:Q", format=".3f")],
+    ).properties(name="per_worker", width=120)
+    height = min(400, max(120, 14 * run.n))
+    both = alt.hconcat((timeline + rules).properties(width=440, height=height), per_worker.properties(height=height))
+    both.datasets = {"barrier_timeline": rows}
+    return share_selection(both, hover, ["timeline_0", "per_worker"])

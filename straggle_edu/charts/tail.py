@@ -1,0 +1,218 @@
+"""Tail-probability charts: how likely some worker is slow, and what that asks of each.
+
+All three are closed form and driven by named params through ``calculate``
+transforms, so a slider moves them in place and a static page can bind the
+params to HTML inputs:
+
+- :func:`tail_probability_chart`: P(at least one of n slow) = 1 - (1 - p)^n
+  against n, for several p; params ``p``, ``n`` and ``target`` (the level,
+  such as a coin flip, whose crossing is marked).
+- :func:`tail_budget_chart`: the per-worker tail that keeps the job clean on
+  a share of its steps, against n; params ``n`` and ``target``.
+- :func:`tail_percentile_chart`: one worker's step-time density over the
+  job's (the slowest of n): the job's typical step lies beyond the worker's
+  p99. Param ``n``; hover either panel to read both CDFs at that time.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+
+from .._validate import in_range, positive, probability, require, whole
+from ..math.order_stats import check_dist
+from ..math.tail import p_any_slow
+from ._linked import share_selection
+
+__all__ = ["tail_probability_chart", "tail_budget_chart", "tail_percentile_chart", "log_grid"]
+
+
+def log_grid(n_max, points=160):
+    """Whole numbers from 1 to ``n_max``, about evenly spaced on a log scale.
+
+    Examples
+    --------
+    >>> log_grid(100, 10)
+    [1, 2, 3, 5, 8, 13, 22, 36, 60, 100]
+    """
+    n_max = whole("n_max", n_max, high=10**9)
+    points = whole("points", points, low=2, high=5000)
+    return np.unique(np.round(np.geomspace(1, n_max, points)).astype(np.int64)).tolist()
+
+
+def _pct(p):
+    return f"p = {p:.4g}" if p < 1e-4 else f"p = {100 * p:.4g}%"
+
+
+def tail_probability_chart(p=0.01, n=100, target=0.5, ps=(0.001, 0.01, 0.1), n_max=100_000):
+    """P(at least one of n workers is slow) against n, on a log axis.
+
+    Thin lines are the fixed ``ps`` (computed with :func:`~straggle_edu.p_any_slow`);
+    the thick line follows the param ``p``. A point marks the param ``n``, and
+    a dashed line the param ``target``, with the number of workers at which the
+    thick line crosses it.
+
+    Parameters
+    ----------
+    p : float
+        Starting per-worker probability of a slow step, in [0, 1].
+    n : float
+        Starting number of workers, in [1, n_max].
+    target : float
+        Starting job-level probability to mark (0.5: a coin flip), in [0, 1).
+    ps : sequence of float
+        Per-worker probabilities drawn as fixed reference curves.
+    n_max : int
+        Right end of the n axis, 2..10**9.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    n_max = whole("n_max", n_max, low=2, high=10**9)
+    ps = np.atleast_1d(probability("ps", ps))
+    ns = log_grid(n_max)
+    ref = [{"n": m, "curve": _pct(q), "P": float(v)} for q in ps for m, v in zip(ns, p_any_slow(q, ns))]
+    params = [
+        alt.param(name="p", value=probability("p", p)),
+        alt.param(name="n", value=in_range("n", n, 1, n_max)),
+        alt.param(name="target", value=in_range("target", target, 0, 1, high_open=True)),
+    ]
+    x = alt.X("n:Q", scale=alt.Scale(type="log", domain=[1, n_max]), title="workers n")
+    y = alt.Y("P:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"), title="P(at least one worker slow)")
+    pick = alt.selection_point(name="curve_pick", fields=["curve"], bind="legend")
+    fixed = alt.Chart(alt.Data(name="tail_fixed")).mark_line(strokeWidth=1.5).encode(
+        x=x, y=y, color=alt.Color("curve:N", title="fixed p", sort=None),
+        opacity=alt.condition(pick, alt.value(0.7), alt.value(0.1)),
+    ).add_params(pick, *params)
+    live = alt.Chart(alt.Data(name="tail_grid")).transform_calculate(
+        P="1 - pow(1 - p, datum.n)"
+    ).mark_line(color="black", strokeWidth=3).encode(x=x, y=y, tooltip=["n:Q", alt.Tooltip("P:Q", format=".2%")])
+    one = alt.Chart(alt.Data(values=[{}])).transform_calculate(
+        n="max(1, round(n))", P="1 - pow(1 - p, max(1, round(n)))",
+        label="format(1 - pow(1 - p, max(1, round(n))), '.1%') + ' at n = ' + format(max(1, round(n)), ',')",
+    )
+    here = one.mark_point(filled=True, size=90, color="black").encode(x=x, y=y) + one.mark_text(
+        align="right", dx=-8, dy=-10, fontWeight="bold"
+    ).encode(x=x, y=y, text="label:N")
+    cross = alt.Chart(alt.Data(values=[{}])).transform_calculate(
+        n="max(1, ceil(log(1 - target) / log(1 - p)))", P="target"
+    ).transform_filter(f"isFinite(datum.n) && datum.n <= {n_max}").transform_calculate(
+        label="format(target, '.0%') + ' at ' + format(datum.n, ',') + ' workers'"
+    )
+    level = alt.Chart(alt.Data(values=[{}])).transform_calculate(P="target").mark_rule(strokeDash=[5, 3], color="gray").encode(y=y)
+    crossing = cross.mark_point(shape="diamond", size=90, color="gray", filled=True).encode(x=x, y=y) + cross.mark_text(
+        align="left", dx=8, dy=12, color="dimgray"
+    ).encode(x=x, y=y, text="label:N")
+    chart = alt.layer(fixed, live, level, crossing, here).properties(width=460, height=300)
+    chart.datasets = {"tail_fixed": ref, "tail_grid": [{"n": m} for m in ns]}
+    return chart
+
+
+def tail_budget_chart(n=4096, target=0.01, n_max=100_000):
+    """The largest per-worker tail that keeps the job clean, against n.
+
+    A job with n workers has a slow step with probability at most ``target``
+    when each worker's probability is at most ``1 - (1 - target)**(1/n)``
+    (:func:`~straggle_edu.per_worker_budget`), about ``target / n``.
+
+    Parameters
+    ----------
+    n : float
+        Starting value of the param ``n``, in [1, n_max].
+    target : float
+        Starting value of the param ``target``: the share of steps allowed to
+        be slow, in (0, 1).
+    n_max : int
+        Right end of the n axis, 2..10**9.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    n_max = whole("n_max", n_max, low=2, high=10**9)
+    params = [
+        alt.param(name="n", value=in_range("n", n, 1, n_max)),
+        alt.param(name="target", value=in_range("target", target, 0, 1, low_open=True, high_open=True)),
+    ]
+    x = alt.X("n:Q", scale=alt.Scale(type="log", domain=[1, n_max]), title="workers n")
+    y = alt.Y("budget:Q", scale=alt.Scale(type="log"), axis=alt.Axis(format="~e"), title="per-worker P(slow step), at most")
+    curve = alt.Chart(alt.Data(name="budget_grid")).transform_calculate(
+        budget="1 - pow(1 - target, 1 / datum.n)"
+    ).mark_line(strokeWidth=3).encode(x=x, y=y, tooltip=["n:Q", alt.Tooltip("budget:Q", format=".3~e")]).add_params(*params)
+    one = alt.Chart(alt.Data(values=[{}])).transform_calculate(
+        n="max(1, round(n))", budget="1 - pow(1 - target, 1 / max(1, round(n)))"
+    ).transform_calculate(
+        label="'n = ' + format(datum.n, ',') + ': at most 1 slow step in ' + format(1 / datum.budget, ',.0f') + ' per worker'"
+    )
+    here = one.mark_point(filled=True, size=90, color="black").encode(x=x, y=y)
+    text = one.mark_text(align="right", dx=-8, dy=-12, fontWeight="bold").encode(x=x, y=y, text="label:N")
+    chart = alt.layer(curve, here, text).properties(width=460, height=300)
+    chart.datasets = {"budget_grid": [{"n": m} for m in log_grid(n_max)]}
+    return chart
+
+
+def tail_percentile_chart(dist, n=100, levels=(0.5, 0.95, 0.99), points=600, unit="s"):
+    """One worker's step time against the job's: the job samples the tail.
+
+    Top: the density of one worker's step time, with its percentiles marked.
+    Bottom: the density of the job's step time, the slowest of n
+    (``n F^(n-1) f``, computed in the chart from the param ``n``), with the
+    same percentiles and the job's median. Hover either panel to read, at
+    that time, the share of worker steps and of job steps that are faster.
+
+    Parameters
+    ----------
+    dist : frozen scipy.stats distribution or step-time model
+        One worker's step time, in seconds; needs ``pdf``, ``cdf``, ``ppf`` and ``isf``.
+    n : float
+        Starting value of the param ``n`` (workers), >= 1.
+    levels : sequence of float
+        Worker percentiles to mark, each in (0, 1).
+    points : int
+        Grid points, 50..2000.
+    unit : str
+        Unit of the times, for the axis title.
+
+    Returns
+    -------
+    altair.VConcatChart
+    """
+    dist = check_dist(dist)
+    require(all(callable(getattr(dist, m, None)) for m in ("pdf", "cdf")), "dist", dist, "a distribution with pdf and cdf")
+    n = positive("n", n)
+    levels = np.atleast_1d(in_range("levels", levels, 0, 1, low_open=True, high_open=True))
+    points = whole("points", points, low=50, high=2000)
+    lo, hi = float(dist.ppf(1e-4)), float(dist.isf(1e-7))
+    t = np.linspace(lo, hi, points)
+    pdf, cdf = np.asarray(dist.pdf(t), dtype=float), np.asarray(dist.cdf(t), dtype=float)
+    require(np.isfinite(pdf).all() and np.isfinite(cdf).all(), "dist", dist, "a distribution with a finite density")
+    rows = [{"t": float(a), "f": float(b), "F": float(c)} for a, b, c in zip(t, pdf, cdf)]
+    marks = [{"t": float(dist.ppf(q)), "label": f"p{100 * q:g}"} for q in levels]
+    hover = alt.selection_point(name="t_hover", nearest=True, on="pointerover", fields=["t"], empty=False)
+    x = alt.X("t:Q", scale=alt.Scale(domain=[lo, hi], nice=False), title=f"step time ({unit})")
+    data = alt.Data(name="step_time_density")
+    rules = alt.Chart(alt.Data(values=marks)).mark_rule(strokeDash=[4, 3], color="gray").encode(x=x) + alt.Chart(
+        alt.Data(values=marks)).mark_text(align="left", dx=3, dy=-4, baseline="bottom", color="dimgray").encode(
+        x=x, y=alt.value(0), text="label:N")
+
+    def panel(name, density, share, title, who, color, *extra):
+        base = alt.Chart(data).transform_calculate(d=density, share=share)
+        area = base.mark_area(opacity=0.6, color=color).encode(x=x, y=alt.Y("d:Q", title=title, axis=alt.Axis(labels=False, ticks=False)))
+        pts = base.mark_point(opacity=0).encode(x=x, y="d:Q").properties(name=name)
+        cursor = base.mark_rule(color="black").encode(x=x).transform_filter(hover)
+        text = base.mark_text(align="left", dx=5, y=12, fontWeight="bold").encode(
+            x=x, text=alt.Text("label:N")).transform_filter(hover).transform_calculate(
+            label=f"format(datum.share, '.1%') + ' of {who} steps are faster'")
+        return alt.layer(area, pts, rules, cursor, text, *extra).properties(width=460, height=130)
+
+    job = "max(1, round(n))"
+    median = alt.Chart(data).transform_calculate(share=f"pow(datum.F, {job})").transform_filter("datum.share >= 0.5").transform_aggregate(
+        t="min(t)").transform_calculate(label=f"'job median = worker p' + format(100 * pow(0.5, 1 / {job}), '.2f')")
+    top = panel("worker_0", "datum.f", "datum.F", "one worker", "worker", "#4c78a8")
+    bottom = panel("job_1", f"{job} * pow(datum.F, {job} - 1) * datum.f", f"pow(datum.F, {job})", "the job (slowest of n)", "job", "#e45756",
+                   median.mark_rule(color="#e45756", strokeWidth=2).encode(x=x),
+                   median.mark_text(align="left", dx=4, y=30, color="#e45756", fontWeight="bold").encode(x=x, text="label:N"))
+    chart = alt.vconcat(top, bottom.add_params(alt.param(name="n", value=n)))
+    chart.datasets = {"step_time_density": rows}
+    return share_selection(chart, hover, ["worker_0", "job_1"])

@@ -1,0 +1,141 @@
+"""Tail charts: valid specs, and the in-browser formulas agree with the math layer."""
+
+import re
+
+import numpy as np
+import pytest
+from _vega import drawn_texts, with_params
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+
+from straggle_edu import p_any_slow, per_worker_budget, workers_until
+from straggle_edu.charts.tail import log_grid, tail_budget_chart, tail_percentile_chart, tail_probability_chart
+from straggle_edu.models.step_time import StepTime
+
+
+def _params(chart):
+    return {p["name"]: p.get("value") for p in chart.to_dict()["params"]}
+
+
+def test_tail_probability_chart_params_and_reference_curves():
+    chart = tail_probability_chart(p=0.02, n=300, target=0.9, ps=(0.001, 0.05))
+    assert {"p": 0.02, "n": 300.0, "target": 0.9}.items() <= _params(chart).items()
+    rows = chart.to_dict()["datasets"]["tail_fixed"]
+    for q, label in [(0.001, "p = 0.1%"), (0.05, "p = 5%")]:
+        mine = [r for r in rows if r["curve"] == label]
+        np.testing.assert_allclose([r["P"] for r in mine], p_any_slow(q, [r["n"] for r in mine]), rtol=1e-12)
+
+
+def test_tail_probability_chart_draws_63_4_percent_and_the_coin_flip():
+    texts = drawn_texts(tail_probability_chart())
+    assert "63.4% at n = 100" in texts
+    assert "50% at 69 workers" in texts
+
+
+@pytest.mark.parametrize(
+    "p, n, target",
+    [(0.001, 2000, 0.5), (1e-4, 2000, 0.18), (0.01, 4096, 0.99), (0.05, 7, 0.25), (0.5, 1, 0.05), (1e-5, 100_000, 0.95)],
+)
+def test_tail_probability_chart_formulas_match_the_library(p, n, target):
+    texts = drawn_texts(with_params(tail_probability_chart(), p=p, n=n, target=target))
+    assert f"{p_any_slow(p, n):.1%} at n = {n:,}" in texts
+    crossing = workers_until(p, target)
+    want = f"{round(100 * target)}% at {crossing:,} workers"
+    assert (want in texts) == (crossing <= 100_000)
+
+
+def test_tail_probability_chart_rounds_a_fractional_n():
+    texts = drawn_texts(with_params(tail_probability_chart(), n=99.6))
+    assert "63.4% at n = 100" in texts
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(p=1.5), r"p must be in \[0, 1\], got 1.5"),
+        (dict(n=0.5), r"n must be in \[1, 100000\], got 0.5"),
+        (dict(target=1.0), r"target must be in \[0, 1\), got 1.0"),
+        (dict(ps=(0.1, -0.1)), r"ps must be in \[0, 1\], got -0.1"),
+        (dict(n_max=1), "n_max must be a whole number in 2..1000000000, got 1"),
+    ],
+)
+def test_tail_probability_chart_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        tail_probability_chart(**kwargs)
+
+
+def test_tail_budget_chart_draws_the_4096_gpu_budget():
+    texts = drawn_texts(tail_budget_chart())
+    want = f"n = 4,096: at most 1 slow step in {1 / per_worker_budget(4096, 0.01):,.0f} per worker"
+    assert want in texts
+
+
+@pytest.mark.parametrize("n, target", [(1, 0.3), (100, 0.5), (2000, 0.001), (100_000, 0.1)])
+def test_tail_budget_chart_formula_matches_per_worker_budget(n, target):
+    texts = drawn_texts(with_params(tail_budget_chart(), n=n, target=target))
+    assert f"n = {n:,}: at most 1 slow step in {1 / per_worker_budget(n, target):,.0f} per worker" in texts
+
+
+def test_tail_budget_chart_bad_input():
+    with pytest.raises(ValueError, match=r"target must be in \(0, 1\), got 0.0"):
+        tail_budget_chart(target=0.0)
+
+
+def _median_label(texts):
+    (label,) = [t for t in texts if t.startswith("job median")]
+    return float(re.fullmatch(r"job median = worker p([\d.]+)", label).group(1))
+
+
+@pytest.mark.parametrize("n", [1, 69, 100, 4096])
+def test_tail_percentile_chart_job_median_level(n):
+    chart = with_params(tail_percentile_chart(stats.norm(1.0, 0.05)), n=n)
+    want = 100 * (1 - per_worker_budget(n, 0.5))
+    assert _median_label(drawn_texts(chart)) == pytest.approx(want, abs=0.005)
+
+
+def test_tail_percentile_chart_marks_the_worker_percentiles():
+    dist = StepTime(1.0, jitter=0.05, pause_prob=0.01, pause=0.5)
+    spec = tail_percentile_chart(dist, levels=(0.5, 0.99)).to_dict()
+    rows = spec["datasets"]["step_time_density"]
+    t = np.array([r["t"] for r in rows])
+    np.testing.assert_allclose([r["F"] for r in rows], dist.cdf(t), rtol=1e-12)
+    np.testing.assert_allclose([r["f"] for r in rows], dist.pdf(t), rtol=1e-12)
+    texts = drawn_texts(tail_percentile_chart(dist, levels=(0.5, 0.99)))
+    assert texts.count("p50") == 2 and texts.count("p99") == 2  # in both panels
+
+
+def test_tail_percentile_chart_hover_is_shared():
+    spec = tail_percentile_chart(stats.norm()).to_dict()
+    (hover,) = [p for p in spec["params"] if p["name"] == "t_hover"]
+    assert hover["views"] == ["worker_0", "job_1"]
+    names = {layer.get("name") for panel in spec["vconcat"] for layer in _walk(panel)}
+    assert {"worker_0", "job_1"} <= names
+
+
+def _walk(spec):
+    yield spec
+    for child in spec.get("layer", []):
+        yield from _walk(child)
+
+
+@pytest.mark.parametrize(
+    "dist, kwargs, message",
+    [
+        (stats.poisson(3), {}, "dist must be a continuous distribution"),
+        (stats.norm(), dict(levels=(0.5, 1.0)), r"levels must be in \(0, 1\), got 1.0"),
+        (stats.norm(), dict(points=10), "points must be a whole number in 50..2000, got 10"),
+        (stats.norm(), dict(n=0), "n must be > 0, got 0"),
+    ],
+)
+def test_tail_percentile_chart_bad_input(dist, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        tail_percentile_chart(dist, **kwargs)
+
+
+@given(st.integers(1, 10**9), st.integers(2, 5000))
+def test_log_grid_is_increasing_whole_numbers_from_1_to_n_max(n_max, points):
+    grid = log_grid(n_max, points)
+    assert grid[0] == 1 and grid[-1] == n_max
+    assert all(b > a for a, b in zip(grid, grid[1:]))
+    assert len(grid) <= points
