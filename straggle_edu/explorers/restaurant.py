@@ -1,0 +1,202 @@
+"""Restaurant explorers: one table of dishes, then n workers at a barrier.
+
+- :func:`restaurant_explorer`: sliders for the number of dishes, the dish
+  time, the slow dish, fixed or random times and their spread. All of them
+  drive the chart's params, so the chart moves in place (closed form). A
+  button draws new random dishes; the readout shows the model's numbers.
+- :func:`barrier_explorer`: the same picture with GPUs. Workers, steps,
+  jitter and pauses; each change draws new step times (sampling, so the
+  sliders update when released).
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+
+from .._validate import whole
+from ..charts.restaurant import barrier_chart, restaurant_chart
+from ..models.restaurant import MAX_DISHES, dish_noise, dish_times, run_with_barrier, serve_table, worker_times
+from ..models.step_time import StepTime
+from ._base import Explorer
+
+__all__ = ["restaurant_explorer", "barrier_explorer"]
+
+_STYLE = {"description_width": "initial"}
+
+
+def _slider(cls, value, lo, hi, step, label, fmt=None, continuous=True):
+    kw = {"readout_format": fmt} if fmt else {}
+    return cls(value=value, min=lo, max=hi, step=step, description=label, style=_STYLE,
+               continuous_update=continuous, **kw)
+
+
+def restaurant_explorer(dishes=8, dish=10.0, slow=14.0, random=False, spread=0.2, seed=0, max_dishes=16):
+    """One table: the dishes' timeline, with the average and the maximum.
+
+    Parameters
+    ----------
+    dishes : int
+        Starting number of dishes, 1..max_dishes.
+    dish, slow : float
+        Starting cooking times of an ordinary dish and of the slow dish (minutes), in [1, 60].
+    random : bool
+        Start with random dish times instead of fixed ones.
+    spread : float
+        Starting coefficient of variation of random dish times, in [0, 1].
+    seed : int
+        Seed of the first random draw; the button draws the next ones.
+    max_dishes : int
+        The most dishes the slider allows, 2..64.
+
+    Returns
+    -------
+    Explorer
+        Controls ``dishes``, ``dish``, ``slow``, ``times``, ``spread``,
+        ``redraw``; chart ``table``; ``readout`` (an HTML widget).
+
+    Examples
+    --------
+    >>> ex = restaurant_explorer()
+    >>> ex.controls["slow"].value = 20
+    >>> ex.charts["table"].params.slow_time, ex.readout.value
+    (20.0, 'average <b>11.2</b> min · table served at <b>20.0</b> min · idle <b>44%</b>')
+    """
+    max_dishes = whole("max_dishes", max_dishes, low=2, high=MAX_DISHES)
+    dishes = whole("dishes", dishes, high=max_dishes)
+    seeds = np.random.SeedSequence(whole("seed", seed, low=0))
+    noise = dish_noise(max_dishes, rng=np.random.default_rng(seeds.spawn(1)[0]))
+    controls = {
+        "dishes": _slider(widgets.IntSlider, dishes, 1, max_dishes, 1, "dishes"),
+        "dish": _slider(widgets.FloatSlider, float(dish), 1.0, 60.0, 0.5, "dish (min)", ".1f"),
+        "slow": _slider(widgets.FloatSlider, float(slow), 1.0, 60.0, 0.5, "slow dish (min)", ".1f"),
+        "times": widgets.ToggleButtons(options=[("fixed", False), ("random", True)], value=bool(random),
+                                       description="dish times", style={**_STYLE, "button_width": "70px"}),
+        "spread": _slider(widgets.FloatSlider, float(spread), 0.0, 1.0, 0.05, "spread", ".2f"),
+        "redraw": widgets.Button(description="new random draw", icon="refresh"),
+    }
+    chart = restaurant_chart(noise, dishes, controls["dish"].value, controls["slow"].value,
+                             controls["spread"].value, bool(random), max_dishes)
+    readout = widgets.HTML()
+    ex = Explorer(controls, {"table": chart}, extra=[readout])
+    ex.readout, ex.noise = readout, noise
+    for control, param in [("dishes", "dishes"), ("dish", "dish_time"), ("slow", "slow_time"),
+                           ("times", "random_times"), ("spread", "spread")]:
+        ex.link(control, "table", param)
+
+    def table():
+        c = ex.controls
+        spread = c["spread"].value if c["times"].value else 0.0
+        return serve_table(dish_times(c["dishes"].value, c["dish"].value, c["slow"].value, spread, ex.noise))
+
+    def update(_=None):
+        t = table()
+        readout.value = (f"average <b>{t.average:.1f}</b> min · table served at <b>{t.served_at:.1f}</b> min"
+                         f" · idle <b>{t.idle_fraction:.0%}</b>")
+
+    def redraw(_=None):
+        ex.noise = dish_noise(max_dishes, rng=np.random.default_rng(seeds.spawn(1)[0]))
+        c = ex.controls
+        jchart = ex.charts["table"]
+        jchart.chart = restaurant_chart(ex.noise, c["dishes"].value, c["dish"].value, c["slow"].value,
+                                        c["spread"].value, c["times"].value, max_dishes)
+        _relink(ex, "table")
+        if not c["times"].value:
+            c["times"].value = True  # a new draw only shows with random times
+        update()
+
+    for name in ("dishes", "dish", "slow", "times", "spread"):
+        controls[name].observe(update, "value")
+    controls["redraw"].on_click(redraw)
+    ex.table, ex.redraw = table, redraw
+    update()
+    return ex
+
+
+def _relink(ex, chart_name):
+    """Point the explorer's param links at a chart's new params object.
+
+    Assigning a new chart to a JupyterChart replaces its ``params``; links made
+    before still target the old object, so they are made again here.
+    """
+    old = getattr(ex, "_relinks", {})
+    for link in old.pop(chart_name, []):
+        link.unlink()
+    jchart = ex.charts[chart_name]
+    fresh = []
+    for control, name, param, transform in ex.links:
+        if name == chart_name:
+            pair = ((ex.controls[control], "value"), (jchart.params, param))
+            fresh.append(widgets.dlink(*pair, transform) if transform else widgets.dlink(*pair))
+    old[chart_name] = fresh
+    ex._relinks = old
+
+
+def barrier_explorer(n=8, steps=6, jitter=0.05, pause_prob=0.02, pause=0.5, seed=0):
+    """n workers over several steps, a barrier after each: who waits, and how long.
+
+    Step times come from :class:`~straggle_edu.StepTime` with a 1 s base:
+    ``jitter`` is its coefficient of variation, and each step a worker pauses
+    for ``pause`` seconds with probability ``pause_prob``.
+
+    Parameters
+    ----------
+    n : int
+        Starting number of workers, 1..32.
+    steps : int
+        Starting number of steps, 1..20.
+    jitter : float
+        In [0, 0.2].
+    pause_prob : float
+        In [0, 0.2].
+    pause : float
+        Seconds, in [0, 2].
+    seed : int
+        Seed of the draws, 0..999.
+
+    Returns
+    -------
+    Explorer
+        Controls ``n``, ``steps``, ``jitter``, ``pause_prob``, ``pause``, ``seed``;
+        chart ``timeline``; ``readout``; ``run()`` returns the current
+        :class:`~straggle_edu.models.restaurant.BarrierRun`.
+
+    Examples
+    --------
+    >>> ex = barrier_explorer(n=4, steps=3, pause_prob=0.0)
+    >>> ex.controls["n"].value = 16
+    >>> ex.run().n
+    16
+    """
+    controls = {
+        "n": _slider(widgets.IntSlider, whole("n", n, high=32), 1, 32, 1, "workers", continuous=False),
+        "steps": _slider(widgets.IntSlider, whole("steps", steps, high=20), 1, 20, 1, "steps", continuous=False),
+        "jitter": _slider(widgets.FloatSlider, jitter, 0.0, 0.2, 0.01, "jitter", ".2f", continuous=False),
+        "pause_prob": _slider(widgets.FloatSlider, pause_prob, 0.0, 0.2, 0.005, "pause prob.", ".3f", continuous=False),
+        "pause": _slider(widgets.FloatSlider, pause, 0.0, 2.0, 0.1, "pause (s)", ".1f", continuous=False),
+        "seed": _slider(widgets.IntSlider, whole("seed", seed, low=0, high=999), 0, 999, 1, "seed", continuous=False),
+    }
+    c = controls
+
+    def run():
+        dist = StepTime(1.0, jitter=c["jitter"].value, pause_prob=c["pause_prob"].value, pause=c["pause"].value)
+        return run_with_barrier(worker_times(dist, c["n"].value, c["steps"].value, rng=c["seed"].value))
+
+    first = run()
+    readout = widgets.HTML()
+    ex = Explorer(controls, {"timeline": barrier_chart(first)}, extra=[readout])
+    ex.readout, ex.run = readout, run
+
+    def show_numbers(r):
+        readout.value = (f"job <b>{r.job_time:.2f}</b> s · average worker's pace <b>{r.average_time:.2f}</b> s"
+                         f" · slower by <b>{r.slowdown - 1:.1%}</b> · idle <b>{r.idle_fraction:.1%}</b>")
+
+    def update(_=None):
+        r = run()
+        ex.charts["timeline"].chart = barrier_chart(r)
+        show_numbers(r)
+
+    for control in controls.values():
+        control.observe(update, "value")
+    show_numbers(first)
+    return ex

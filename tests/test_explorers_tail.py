@@ -1,0 +1,107 @@
+"""Tail explorers: controls drive chart params, readouts are the library's numbers."""
+
+import pytest
+from ipywidgets import FloatLogSlider
+
+from straggle_edu import p_any_slow, per_worker_budget, workers_until
+from straggle_edu.explorers.tail import budget_explorer, percentile_explorer, tail_explorer
+
+
+def _sweep(ex):
+    """Set every control to both ends of its range; nothing may raise."""
+    for control in ex.controls.values():
+        if isinstance(control, FloatLogSlider):
+            ends = control.base**control.max, control.base**control.min
+        else:
+            ends = control.max, control.min
+        for value in ends:
+            control.value = value
+            assert control.value == pytest.approx(value)
+
+
+def test_tail_explorer_controls_drive_the_params():
+    ex = tail_explorer()
+    params = ex.charts["tail"].params
+    ex.controls["p"].value = 0.001
+    ex.controls["n"].value = 2000
+    ex.controls["target"].value = 0.9
+    assert (params.p, params.n, params.target) == (0.001, 2000, 0.9)
+
+
+def test_tail_explorer_sliders_are_logarithmic():
+    ex = tail_explorer()
+    assert isinstance(ex.controls["p"], FloatLogSlider) and isinstance(ex.controls["n"], FloatLogSlider)
+    n, p = ex.controls["n"], ex.controls["p"]
+    assert (n.base**n.min, n.base**n.max) == (1, 100_000)
+    assert (p.base**p.min, p.base**p.max) == pytest.approx((1e-5, 0.5))
+
+
+def test_tail_explorer_readout_is_the_library():
+    ex = tail_explorer()
+    ex.controls["p"].value = 1e-4
+    ex.controls["n"].value = 2000
+    want_p = f"{p_any_slow(1e-4, 2000):.1%}"
+    want_n = f"{workers_until(1e-4, 0.5):,}"
+    assert want_p == "18.1%"
+    assert f"<b>{want_p}</b> at n = 2,000" in ex.readout.value and f"<b>{want_n}</b> workers" in ex.readout.value
+
+
+def test_tail_explorer_rounds_a_fractional_worker_count():
+    ex = tail_explorer()
+    ex.controls["n"].value = 99.6
+    assert "at n = 100 " in ex.readout.value
+
+
+def test_tail_explorer_every_control_range_is_safe():
+    ex = tail_explorer()
+    _sweep(ex)
+    assert "workers" in ex.readout.value
+
+
+def test_budget_explorer_controls_and_readout():
+    ex = budget_explorer()
+    ex.controls["n"].value = 1000
+    ex.controls["target"].value = 0.1
+    assert (ex.charts["budget"].params.n, ex.charts["budget"].params.target) == (1000, 0.1)
+    b = per_worker_budget(1000, 0.1)
+    assert f"<b>{b:.4g}</b>" in ex.readout.value and f"<b>{1 / b:,.0f}</b>" in ex.readout.value
+    _sweep(ex)
+
+
+def test_percentile_explorer_n_moves_a_param_only():
+    ex = percentile_explorer()
+    chart_before = ex.charts["percentiles"].chart
+    ex.controls["n"].value = 4096
+    assert ex.charts["percentiles"].params.n == 4096
+    assert ex.charts["percentiles"].chart is chart_before
+    level = 100 * (1 - per_worker_budget(4096, 0.5))
+    assert ex.readout.value == f"the job's median step = the worker's <b>p{level:.2f}</b>"
+
+
+def test_percentile_explorer_step_time_knobs_rebuild_and_keep_the_link():
+    ex = percentile_explorer()
+    ex.controls["pause_prob"].value = 0.05
+    assert ex.step_time().pause_prob == 0.05
+    rows = ex.charts["percentiles"].chart.to_dict()["datasets"]["step_time_density"]
+    assert rows[-1]["F"] == pytest.approx(float(ex.step_time().cdf(rows[-1]["t"])))
+    ex.controls["n"].value = 500  # the link reaches the rebuilt chart
+    assert ex.charts["percentiles"].params.n == 500
+
+
+def test_percentile_explorer_every_control_range_is_safe():
+    ex = percentile_explorer()
+    _sweep(ex)
+    assert "p" in ex.readout.value
+
+
+@pytest.mark.parametrize(
+    "make, kwargs, message",
+    [
+        (tail_explorer, dict(p=0.9), r"p must be in \[1e-05, 0.5\], got 0.9"),
+        (budget_explorer, dict(n=0), r"n must be in \[1, 100000\], got 0"),
+        (percentile_explorer, dict(jitter=0.5), r"jitter must be in \[0.01, 0.2\], got 0.5"),
+    ],
+)
+def test_tail_explorers_bad_input(make, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make(**kwargs)
