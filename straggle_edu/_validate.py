@@ -101,7 +101,10 @@ def whole(name, value, low=1, high=None):
     if high is not None:
         ok &= arr <= high
     if not ok.all():
-        require(False, name, _first_bad(arr, ok) if arr.ndim else value, valid)
+        bad = _first_bad(arr, ok) if arr.ndim else value
+        if arr.ndim and np.isfinite(bad) and bad == np.round(bad):
+            bad = int(bad)  # an array of counts: show 0, not 0.0
+        require(False, name, bad, valid)
     if arr.ndim == 0:
         return int(arr)
     return arr.astype(np.int64)

@@ -250,3 +250,19 @@ def test_sample_step_times_reproducible_and_refuses_oversize():
 def test_cluster_bad_input_raises(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+@given(
+    base=st.floats(0.01, 100.0),
+    jitter=st.one_of(st.just(0.0), st.floats(1e-6, 0.2)),
+    q=st.floats(0.0, 1.0),
+    pause=st.floats(0.0, 100.0),
+    n=st.integers(1, 10**8),
+)
+def test_expected_slowest_agrees_with_expected_max_for_any_step_time(base, jitter, q, pause, n):
+    # Two independent exact methods must agree, and never return NaN.
+    t = StepTime(base, jitter=jitter, pause_prob=q, pause=pause)
+    a, b = expected_slowest(Cluster.uniform(n, t)), expected_max(t, n)
+    assert math.isfinite(a) and math.isfinite(b)
+    assert a == pytest.approx(b, rel=1e-9, abs=1e-12)
+    assert t.mu * (1 - 8 * jitter) <= b <= t.mu * (1 + 40 * jitter) + pause + 1e-12
