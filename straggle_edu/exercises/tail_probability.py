@@ -1,0 +1,47 @@
+"""Exercises for ``02_tail_probability.ipynb``: P(some worker is slow) and its inverses.
+
+- ``q1``: 1,000 workers, each slow on 1 step in 1,000: P(the step is slow)?
+- ``q2``: at 1 in 1,000 per worker, how many workers until a slow step is a coin flip?
+- ``q3``: the per-worker budget that keeps 1,024 GPUs clean on 99.9% of steps.
+- ``q4``: with 1,000 workers, the job's median step sits at which percentile
+  of one worker's step time?
+"""
+
+from __future__ import annotations
+
+from ..math.tail import p_any_slow, per_worker_budget, workers_until
+from . import Exercise
+
+__all__ = ["q1", "q2", "q3", "q4"]
+
+q1 = Exercise(
+    "q1",
+    expected=lambda: p_any_slow(0.001, 1000),
+    hint="The step is clean only when all 1,000 workers are: (1 - p)**n. The rest is se.p_any_slow(p, n).",
+    solution="se.p_any_slow(0.001, 1000)  # 1 - 0.999**1000, about 0.632",
+    abs_tol=5e-4,
+)
+
+q2 = Exercise(
+    "q2",
+    expected=lambda: workers_until(0.001, 0.5),
+    hint="Find the smallest n with 1 - (1 - p)**n >= 0.5, that is n >= log(0.5) / log(1 - p). Or se.workers_until(p, target).",
+    solution="se.workers_until(0.001, 0.5)  # 693, about ln 2 / p",
+)
+
+q3 = Exercise(
+    "q3",
+    expected=lambda: per_worker_budget(1024, 0.001),
+    hint=("Clean on 99.9% of steps means P(some worker slow) <= 0.001. Solve 1 - (1 - p)**1024 = 0.001 for p, "
+          "or use se.per_worker_budget(n, target)."),
+    solution="se.per_worker_budget(1024, 0.001)  # 1 - 0.999**(1/1024), about 9.77e-07: 1 step in a million",
+)
+
+q4 = Exercise(
+    "q4",
+    expected=lambda: 100 * (1 - per_worker_budget(1000, 0.5)),
+    hint=("The job's step is below t when every worker's is: F(t)**n. Its median is where F(t)**n = 0.5, "
+          "so F(t) = 0.5**(1/n). As a percentile, multiply by 100."),
+    solution="100 * 0.5 ** (1 / 1000)  # = 100 * (1 - se.per_worker_budget(1000, 0.5)), the worker's p99.93",
+    abs_tol=0.005,
+)

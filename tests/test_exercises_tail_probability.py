@@ -1,0 +1,41 @@
+"""Every tail-probability exercise accepts one right answer (computed here from the formula) and rejects a wrong one."""
+
+import math
+
+import pytest
+
+from straggle_edu.exercises import ____
+from straggle_edu.exercises.tail_probability import q1, q2, q3, q4
+
+RIGHT = {
+    "q1": 1 - 0.999**1000,
+    "q2": math.ceil(math.log(0.5) / math.log(1 - 0.001)),
+    "q3": 1 - (1 - 0.001) ** (1 / 1024),
+    "q4": 100 * 0.5 ** (1 / 1000),
+}
+WRONG = {"q1": 1.0, "q2": 500, "q3": 0.001, "q4": 99.0}
+
+
+def test_tail_probability_right_answers_match_hand_values():
+    assert round(RIGHT["q1"], 3) == 0.632 and RIGHT["q2"] == 693
+    assert round(RIGHT["q4"], 2) == 99.93
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_tail_probability_exercise_right_answer(q, capsys):
+    assert q.check(RIGHT[q.name]) is True
+    assert "✓" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_tail_probability_exercise_wrong_answer(q, capsys):
+    assert q.check(WRONG[q.name]) is False
+    assert "✗" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_tail_probability_exercise_blank_and_hint(q, capsys):
+    assert q.check(____) is False
+    q.hint()
+    out = capsys.readouterr().out
+    assert "Not attempted" in out and "Hint: " in out
