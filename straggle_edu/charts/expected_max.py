@@ -18,11 +18,10 @@ Every chart takes data already aggregated with numpy (see
 
 from __future__ import annotations
 
-import warnings
-from contextlib import contextmanager
-
 import altair as alt
 import numpy as np
+
+from ._linked import share_selection
 
 __all__ = [
     "METHOD_LABELS",
@@ -42,14 +41,6 @@ METHOD_LABELS = {
 _DASH = alt.Scale(domain=list(METHOD_LABELS.values()), range=[[1, 0], [1, 0], [6, 3], [2, 2]])
 _COLOR = alt.Scale(domain=list(METHOD_LABELS.values()), range=["#1f4e79", "#d62728", "#ff7f0e", "#7f7f7f"])
 _N_AXIS = alt.Scale(type="log", base=2)
-
-
-@contextmanager
-def _shared_selection():
-    """Altair warns whenever one selection spans several views; here that is the point."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Automatically deduplicated selection parameter")
-        yield
 
 
 def _growth_rows(growth, in_sigmas):
@@ -165,16 +156,19 @@ def max_vs_one_chart(hist, *, n=None, unit="s", width=460, height=120):
     x = alt.X("start:Q", title=f"step time ({unit})", scale=alt.Scale(domain=[float(hist.edges[0]), float(hist.edges[-1])], nice=False))
     tips = [alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f"), alt.Tooltip("share_one:Q", format=".2%", title="share, one worker"), alt.Tooltip("share:Q", format=".2%", title="share, slowest of n")]
     base = alt.Chart(alt.Data(values=hist.records())).properties(width=width, height=height)
-    bar = lambda c: c.mark_bar(stroke="white", strokeWidth=0.3).encode(x=x, x2="end:Q", y2=alt.datum(0), tooltip=tips).add_params(hover)
+    bar = lambda c: c.mark_bar(stroke="white", strokeWidth=0.3).encode(x=x, x2="end:Q", y2=alt.datum(0), tooltip=tips)
     one = bar(base.transform_filter(f"datum.n == {int(hist.n[0])}")).encode(
-        y=alt.Y("share:Q", title="one worker", axis=alt.Axis(format="%")), color=alt.condition(hover, alt.value("#d62728"), alt.value("#9e9e9e")))
+        y=alt.Y("share:Q", title="one worker", axis=alt.Axis(format="%")), color=alt.condition(hover, alt.value("#d62728"), alt.value("#9e9e9e"))
+    ).properties(name="maxpair_0")
     slow = base.transform_filter("datum.n == n")
     label = slow.transform_filter("datum.bin == 0").transform_calculate(text="'slowest of ' + datum.n + ': mean ' + format(datum.mean, '.3f') + ', σ ' + format(datum.std, '.3f')")
-    lower = alt.layer(bar(slow).encode(y=alt.Y("share:Q", title="slowest of n", axis=alt.Axis(format="%")), color=alt.condition(hover, alt.value("#d62728"), alt.value("#1f4e79"))),
+    bars = bar(slow).encode(y=alt.Y("share:Q", title="slowest of n", axis=alt.Axis(format="%")), color=alt.condition(hover, alt.value("#d62728"), alt.value("#1f4e79")))
+    lower = alt.layer(bars.properties(name="maxpair_1"),
                       slow.transform_filter("datum.bin == 0").mark_rule(color="black").encode(x="mean:Q"),
-                      label.mark_text(align="left", baseline="top", dx=4, dy=4).encode(x=alt.value(0), y=alt.value(0), text="text:N")).add_params(param)
-    with _shared_selection():
-        return alt.vconcat(one, lower).resolve_scale(x="shared")
+                      label.mark_text(align="left", baseline="top", dx=4, dy=4).encode(x=alt.value(0), y=alt.value(0), text="text:N"))
+    chart = share_selection(alt.vconcat(one, lower).resolve_scale(x="shared"), hover, ["maxpair_0", "maxpair_1"])
+    chart.params = [*chart.params, param.param]
+    return chart
 
 
 def speedup_chart(ns, sigmas, *, jitter=0.05, n_mark=4096, width=420, height=240):
