@@ -16,12 +16,14 @@ from straggle_edu.models.training_step import data_parallel_scaling
 
 
 def _values(spec):
-    """The inline data of a layered chart spec."""
-    for layer in spec.get("layer", [spec]):
-        data = layer.get("data", spec.get("data"))
+    """The inline data of a layered chart spec (inline, or a named dataset)."""
+    for layer in [*spec.get("layer", []), spec]:
+        data = layer.get("data")
         if data and "values" in data:
             return data["values"]
-    return spec["data"]["values"]
+        if data and "name" in data:
+            return spec["datasets"][data["name"]]
+    raise AssertionError("no data in spec")
 
 
 def test_pipeline_gantt_chart_rows_and_layers():

@@ -92,7 +92,7 @@ def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
     palette = [_MB_PALETTE[i % 10] for i in range(len(compute))] if color == "microbatch" else [_OP_COLORS[c] for c in compute]
     scale = alt.Scale(domain=compute + list(PIPELINE_COLORS), range=palette + list(PIPELINE_COLORS.values()))
     y = alt.Y("worker:N", sort=alt.EncodingSortField("order", order="ascending"), title=None)
-    base = alt.Chart(alt.Data(values=rows)).encode(x=alt.X("start:Q", title="time in the step (s)"), x2="end:Q", y=y)
+    base = alt.Chart().encode(x=alt.X("start:Q", title="time in the step (s)"), x2="end:Q", y=y)
     bars = base.mark_bar(height={"band": 0.8}).encode(
         color=alt.Color("label:N", scale=scale, title=None, sort=compute + list(PIPELINE_COLORS)),
         opacity=alt.Opacity("fade:Q", scale=None),
@@ -101,11 +101,13 @@ def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
     )
     critical = base.transform_filter("datum.critical").mark_bar(
         height={"band": 0.8}, fillOpacity=0, stroke="black", strokeWidth=2)
-    mid = alt.X("mid:Q")
     marks = base.transform_filter("datum.slowed").transform_calculate(mid="(datum.start + datum.end) / 2").mark_point(
-        shape="triangle-down", filled=True, color="#d62728", size=80, yOffset=-9, opacity=1).encode(x=mid)
+        shape="triangle-down", filled=True, color="#d62728", size=80, yOffset=-9, opacity=1).encode(x="mid:Q")
     height = 22 * run.dp * run.stages
-    return (bars + critical + marks).properties(width=width, height=height, title=f"step time {run.step_time:.4g} s")
+    # A plain dict, not alt.Data: Altair wraps every row of alt.Data in schema
+    # objects, which costs ~0.5 s for 1500 rows; the spec is the same.
+    chart = alt.layer(bars, critical, marks, data={"values": rows})
+    return chart.properties(width=width, height=height, title=f"step time {run.step_time:.4g} s")
 
 
 def delay_response_chart(extra, step_increase, *, slack=None, label="the slowed op"):

@@ -1,0 +1,104 @@
+"""Tests for the training-step explorers: set a control's value, check what changed."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from straggle_edu.explorers.training_step import (
+    SCHEDULE_CHOICES,
+    SLOW_TARGETS,
+    dp_scaling_explorer,
+    pipeline_explorer,
+    slow_mask,
+)
+
+
+def _rows(jchart):
+    spec = jchart.chart.to_dict()
+    data = spec["data"]
+    return data["values"] if "values" in data else spec["datasets"][data["name"]]
+
+
+def test_pipeline_explorer_slowing_one_op_lengthens_the_step_by_delay_minus_slack():
+    ex = pipeline_explorer(dp=1, stages=2, microbatches=2, target="nothing")
+    ex.controls["allreduce"].value = 0.0
+    assert ex.run().step_time == 9.0 + 0.5  # (M + P - 1)(f + b) + optimizer
+    # F of microbatch 1 on stage 0, 4x slower (+3 s): the hand-computed case, step + 1 s
+    c = ex.controls
+    c["op"].value = "forward"
+    c["slow_stage"].value = 0
+    c["slow_microbatch"].value = 1
+    c["factor"].value = 4.0
+    c["target"].value = "one microbatch's op"
+    assert ex.run().step_time == 10.5
+    assert "step longer by <b>1 s</b>" in ex.readout.value
+    assert "absorbed by slack 2 s" in ex.readout.value
+    slowed = [r for r in _rows(ex.charts["gantt"]) if r["slowed"]]
+    assert [(r["op"], r["worker"], r["microbatch"]) for r in slowed] == [("forward", "dp 0 · stage 0", 1)]
+
+
+def test_pipeline_explorer_slow_replica_waits_at_barrier():
+    ex = pipeline_explorer(dp=2, stages=2, microbatches=4, target="one replica", slow_dp=1, factor=2.0, op="both")
+    rows = _rows(ex.charts["gantt"])
+    waits = {r["worker"] for r in rows if r["op"] == "wait"}
+    assert waits == {"dp 0 · stage 0", "dp 0 · stage 1"}
+    assert ex.run().step_time == pytest.approx((4 + 1) * 6 + 1.0 + 0.5)
+
+
+def test_pipeline_explorer_clamps_indices_and_never_errors():
+    ex = pipeline_explorer(dp=4, stages=8, microbatches=16, slow_dp=3, slow_stage=7, slow_microbatch=15)
+    ex.controls["microbatches"].value = 3
+    assert ex.controls["slow_microbatch"].value == 2
+    ex.controls["dp"].value = 1
+    assert ex.controls["slow_dp"].disabled
+    ex.controls["stages"].value = 2
+    ex.controls["schedule"].value = "interleaved 1F1B (2 chunks)"
+    assert "showing 1F1B" in ex.readout.value
+    assert ex.run().chunks == 1
+    ex.controls["microbatches"].value = 6
+    assert ex.run().chunks == 2
+    for target, schedule in itertools.product(SLOW_TARGETS, SCHEDULE_CHOICES):
+        ex.controls["target"].value = target
+        ex.controls["schedule"].value = schedule
+        assert ex.run().step_time > 0
+    ex.controls["color"].value = "op"
+    assert {"forward", "backward"} <= {r["label"] for r in _rows(ex.charts["gantt"])}
+
+
+def test_pipeline_explorer_response_curve():
+    ex = pipeline_explorer(dp=1, stages=2, microbatches=2, target="one microbatch's op", slow_stage=0,
+                           slow_microbatch=1, op="forward")
+    spec = ex.charts["response"].chart.to_dict()
+    data = spec["data"] if "data" in spec else spec["layer"][0]["data"]
+    rows = data["values"] if "values" in data else spec["datasets"][data["name"]]
+    inc = [r["increase"] for r in rows]
+    extra = [r["extra"] for r in rows]
+    assert np.allclose(inc, np.maximum(0, np.array(extra) - 2.0))  # slack of F1 on stage 0 is 2 s
+
+
+def test_slow_mask_targets():
+    assert slow_mask((2, 3, 4), "nothing").sum() == 0
+    assert slow_mask((2, 3, 4), "one worker", dp=1, stage=2).sum() == 4
+    assert slow_mask((2, 3, 4), "one replica", dp=0).sum() == 12
+    with pytest.raises(ValueError, match="target must be one of"):
+        slow_mask((2, 3, 4), "everything")
+
+
+def test_dp_scaling_explorer_controls():
+    ex = dp_scaling_explorer()
+    ex.controls["n"].value = 100
+    assert ex.charts["scaling"].params.n_mark == 100
+    assert "n = 100:" in ex.readout.value
+    before = ex.scaling().efficiency.copy()
+    ex.controls["jitter"].value = 0.0
+    ex.controls["pause_prob"].value = 0.0
+    after = ex.scaling().efficiency
+    assert (after >= before - 1e-12).all()
+    # the relinked param still follows the slider after a rebuild
+    ex.controls["n"].value = 1000
+    assert ex.charts["scaling"].params.n_mark == 1000
+    ex.controls["measure"].value = "speedup"
+    assert ex.charts["scaling"].chart.to_dict()["layer"][1]["encoding"]["y"]["title"] == "speed-up over one worker"
+    ex.controls["gradient_gb"].value = 0.0
+    assert "all-reduce 0.000" in ex.readout.value or "all-reduce 0.01" in ex.readout.value
