@@ -76,6 +76,7 @@ __all__ = [
     "predict_step_time",
     "measured_vs_predicted",
     "predicted_slowdown",
+    "lab_cluster",
     "max_workers",
     "cpu_cores",
     "WARMUP_ROUNDS",
@@ -744,40 +745,35 @@ def predicted_slowdown(settings):
     return float(_expected_max(settings) / mean_work)
 
 
-def _expected_max(settings):
-    """E[max] of the workers' step times: the fast group and the slow rank."""
-    from .math.order_stats import expected_max
+def lab_cluster(settings, overhead=0.0):
+    """The lab as a :class:`~straggle_edu.models.cluster.Cluster`: the
+    healthy workers as one group, the slow rank as its own, and the barrier
+    overhead (seconds) as the synchronization.
 
-    fast = settings.workers - (settings.slow_rank is not None)
-    normal = settings.step_time(0 if settings.slow_rank != 0 else 1) if fast else None
-    if settings.slow_rank is None:
-        return expected_max(normal, fast)
-    slow = settings.step_time(settings.slow_rank)
-    if fast == 0:
-        return slow.mean()
-    return _expected_max_two_groups(normal, fast, slow)
-
-
-def _expected_max_two_groups(normal, fast, slow):
-    """E[max(max of `fast` draws of `normal`, one draw of `slow`)], by quadrature.
-
-    E[M] = ∫ t dF_M with F_M = F_normal**fast * F_slow; integrated over the
-    quantiles of each group's largest value, which keeps the far tails.
+    Examples
+    --------
+    >>> c = lab_cluster(LabSettings(workers=4, slow_rank=1, slow_factor=2))
+    >>> [(g.count, g.step_time.slowdown) for g in c.groups]
+    [(3, 1.0), (1, 2.0)]
     """
-    from scipy import integrate
+    from .models.cluster import Cluster, Group
 
-    lo = min(normal.ppf(1e-12), slow.ppf(1e-12))
-    hi = max(normal.isf(1e-15), slow.isf(1e-15))
-    lo = min(lo, 0.0)
+    require(isinstance(settings, LabSettings), "settings", settings, "a LabSettings")
+    overhead = nonnegative("overhead", overhead)
+    healthy = settings.workers - (settings.slow_rank is not None)
+    groups = []
+    if healthy:
+        groups.append(Group(healthy, settings.step_time(1 if settings.slow_rank == 0 else 0)))
+    if settings.slow_rank is not None:
+        groups.append(Group(1, settings.step_time(settings.slow_rank)))
+    return Cluster(tuple(groups), sync=overhead)
 
-    def cdf(t):
-        return normal.cdf(t) ** fast * slow.cdf(t)
 
-    # E[M] = lo + ∫_lo^hi (1 - F(t)) dt, split at the atoms of each group.
-    points = sorted({x for d in (normal, slow) for _, x, _ in d.components()} | {0.0})
-    points = [p for p in points if lo < p < hi]
-    value, _ = integrate.quad(lambda t: 1.0 - cdf(t), lo, hi, points=points or None, limit=400)
-    return lo + value
+def _expected_max(settings):
+    """E[max] of the workers' step times: the healthy group and the slow rank."""
+    from .models.cluster import expected_step_time
+
+    return float(expected_step_time(lab_cluster(settings)))
 
 
 def measured_vs_predicted(result):

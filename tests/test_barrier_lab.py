@@ -30,6 +30,7 @@ from straggle_edu.barrier_lab import (
     run_barrier_lab,
 )
 from straggle_edu.cli import main as cli_main
+from straggle_edu.traces import analyze
 
 
 # ------------------------------------------------------------------ helpers
@@ -146,6 +147,11 @@ def test_barrier_lab_slow_rank_cli_trace_slowdown(tmp_path, capsys):
     assert int(np.argmax(by_rank)) == 1
     assert by_rank[1] == pytest.approx(s, rel=0.02)
     assert max(by_rank[r] for r in (0, 2, 3)) < 1.1
+    # The what-if analyzer reads the same file and agrees, and names rank 1.
+    a = analyze(out)
+    assert a.format == "per-rank" and a.culprit() == 1
+    assert a.slowdown == pytest.approx(s, rel=1e-9)
+    assert {int(k): v for k, v in a.by_rank.items()} == pytest.approx(dict(enumerate(by_rank)), rel=1e-9)
     # The slow rank barely waits; the others wait about its extra 30 ms.
     assert np.median(w[:, 1]) < 0.005
     assert np.median(w[:, [0, 2, 3]]) == pytest.approx(0.03, abs=0.01)
@@ -376,6 +382,7 @@ def test_cli_sigint_reaps_every_process_and_marks_trace(tmp_path, target):
         assert wait_until(lambda: session_members(proc.pid) == [], 10), session_members(proc.pid)
         rows, complete = read_trace(out)
         assert not complete and len(rows) >= 3 * 8 and len(rows) % 8 == 0
+        assert analyze(out).culprit() == 2  # the partial trace is still usable
     finally:
         if proc.poll() is None or session_members(proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)

@@ -8,6 +8,7 @@ first and forbids skips, so there they always run.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -259,6 +260,14 @@ def test_probe_under_torchrun_two_gloo_ranks_names_the_slow_rank(tmp_path):
     assert np.median(wait[:, 0]) > np.median(wait[:, 1])
     assert np.median(wait[:, 0]) > 0.5 * np.median(compute[:, 1] - compute[:, 0])
     assert np.all(comm > 0)
+    # The analyzer reads the probe's trace and names the slow rank.
+    from straggle_edu.traces import analyze
+
+    a = analyze(out)
+    assert a.format == "per-rank" and a.culprit() == 1 and a.slowdown > 1.3
+    cli = subprocess.run([sys.executable, "-m", "straggle_edu", "analyze", str(out), "--json"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0 and json.loads(cli.stdout)["by_rank"]["1"] == pytest.approx(a.by_rank[1])
 
 
 def _children(pid):
