@@ -10,7 +10,9 @@ size * n * 8 bytes. The order-statistic representation draws it directly:
   statistic is Q(Beta(k, n - k + 1)).
 
 Both give exactly the distribution of the naive draw, at a cost of ``size``
-quantile evaluations whatever n is.
+quantile evaluations whatever n is. A distribution with its own
+``sample_max(n, size, rng)`` method (a :class:`~straggle_edu.models.step_time.StepTime`,
+whose quantile needs root finding) draws its maximum itself, in closed form.
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ def sample_max(dist, n, size, rng=None):
     n = whole("n", n)
     size = _size(size)
     rng = as_rng(rng)
+    direct = getattr(dist, "sample_max", None)
+    if callable(direct):  # a model that draws its own maximum exactly (StepTime)
+        return np.asarray(direct(n, size, rng), dtype=float)
     log_v = -rng.standard_exponential(size)  # log of a uniform
     u = np.exp(log_v / n)
     w = -np.expm1(log_v / n)
