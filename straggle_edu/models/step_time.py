@@ -24,6 +24,10 @@ Accuracy in the far tail
     method safeguarded by a bracket that brackets the root by construction,
     so ``isf(1e-250)`` is as accurate as ``isf(0.3)``. Without pauses they
     are the normal's closed form.
+Sampling the slowest worker
+    :meth:`StepTime.sample_max` draws the maximum of n workers in closed form
+    (a Binomial count of paused workers, then the maximum of each normal
+    part), so ``sample_max`` and ``sample_step_times`` need no root finding.
 Negative times
     The normal jitter gives a negative step time with probability
     ``Phi(-1/jitter)`` per component: 1.3e-23 at jitter 0.1, 2.9e-7 at jitter
