@@ -1,0 +1,432 @@
+"""Root-cause explorers: one interactive model per cause, and the debugging checklist.
+
+- :func:`sequence_imbalance_explorer`: long-tailed sequence lengths handed
+  to n data-parallel workers, whole or packed into a token budget.
+- :func:`stage_imbalance_explorer`: layers per pipeline stage plus the last
+  stage's output layer; move layers off the last stage and watch the step.
+- :func:`gc_explorer`: random against planned (synchronized) garbage
+  collection, against n.
+- :func:`debug_checklist_explorer`: a small DP x PP job with a hidden (or
+  chosen) cause; tick each debugging question to reveal the what-if answer.
+
+Every model recomputes on release (``continuous_update=False``); each
+callback is a few milliseconds of numpy plus one chart.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+import numpy as np
+
+from ..charts.causes import (
+    attribution_chart,
+    gc_chart,
+    per_step_chart,
+    sequence_lengths_chart,
+    stage_costs_chart,
+    worker_heatmap_chart,
+    worker_load_chart,
+)
+from ..models.causes import (
+    CAUSES,
+    DEBUG_QUESTIONS,
+    diagnose,
+    gc_expected_step_time,
+    gc_step_times,
+    output_layer_cost,
+    sequence_imbalance,
+    sequence_lengths,
+    stage_imbalance,
+    straggler_scenario,
+)
+from ._base import Explorer
+
+__all__ = [
+    "MYSTERY",
+    "debug_checklist_explorer",
+    "gc_explorer",
+    "sequence_imbalance_explorer",
+    "stage_imbalance_explorer",
+]
+
+_STYLE = {"description_width": "initial"}
+_ROW = widgets.Layout(width="300px")
+#: The checklist's "guess the cause" choice.
+MYSTERY = "mystery job"
+
+
+def _clamp(v, lo, hi):
+    return min(max(v, lo), hi)
+
+
+def _fs(v, lo, hi, step, label, fmt=".2f"):
+    return widgets.FloatSlider(value=_clamp(float(v), lo, hi), min=lo, max=hi, step=step, description=label,
+                               readout_format=fmt, style=_STYLE, continuous_update=False, layout=_ROW)
+
+
+def _is(v, lo, hi, label):
+    return widgets.IntSlider(value=_clamp(int(v), lo, hi), min=lo, max=hi, description=label, style=_STYLE,
+                             continuous_update=False, layout=_ROW)
+
+
+def sequence_imbalance_explorer(workers=64, median=1024, sigma=1.0, packed=False, sequences=8, token_budget=8192,
+                                attention=1.0, seed=0):
+    """Long-tailed sequences on n data-parallel workers: who gets the long ones?
+
+    Parameters
+    ----------
+    workers : int
+        n, in [2, 1024].
+    median : float
+        Median sequence length, tokens, in [64, 8192].
+    sigma : float
+        Spread of log(length), in [0, 2].
+    packed : bool
+        Pack sequences into ``token_budget`` tokens per worker instead of
+        giving each worker ``sequences`` whole ones.
+    sequences : int
+        Whole sequences per worker, in [1, 64].
+    token_budget : int
+        Tokens per worker when packed, in [1024, 65536].
+    attention : float
+        Weight of the attention (quadratic) term relative to the default
+        cost model, in [0, 4].
+    seed : int
+        Seed of the draw.
+
+    Returns
+    -------
+    Explorer
+        Controls ``workers``, ``median``, ``sigma``, ``batching``,
+        ``sequences``, ``token_budget``, ``attention``, ``seed``; charts
+        ``load`` (one step's workers) and ``lengths``; ``readout``;
+        ``result()`` returns the :class:`~straggle_edu.models.causes.SequenceImbalance`.
+
+    Examples
+    --------
+    >>> ex = sequence_imbalance_explorer(workers=64, seed=0)
+    >>> round(ex.result().slowdown, 2)
+    3.57
+    >>> ex.controls["batching"].value = "packed"
+    >>> ex.result().token_spread
+    1.0
+    """
+    c = {
+        "workers": widgets.FloatLogSlider(value=_clamp(workers, 2, 1024), base=2, min=1, max=10, step=1,
+                                          description="workers n", readout_format=".0f", style=_STYLE,
+                                          continuous_update=False, layout=_ROW),
+        "median": widgets.FloatLogSlider(value=_clamp(median, 64, 8192), base=2, min=6, max=13, step=0.5,
+                                         description="median length", readout_format=".0f", style=_STYLE,
+                                         continuous_update=False, layout=_ROW),
+        "sigma": _fs(sigma, 0.0, 2.0, 0.05, "length spread (sigma)"),
+        "batching": widgets.ToggleButtons(options=["whole sequences", "packed"],
+                                          value="packed" if packed else "whole sequences", style=_STYLE),
+        "sequences": _is(sequences, 1, 64, "sequences / worker"),
+        "token_budget": widgets.FloatLogSlider(value=_clamp(token_budget, 1024, 65536), base=2, min=10, max=16,
+                                               step=1, description="tokens / worker", readout_format=".0f",
+                                               style=_STYLE, continuous_update=False, layout=_ROW),
+        "attention": _fs(attention, 0.0, 4.0, 0.25, "attention weight"),
+        "seed": _is(seed, 0, 99, "seed"),
+    }
+
+    def result():
+        packed_ = c["batching"].value == "packed"
+        return sequence_imbalance(
+            int(c["workers"].value), sequences=c["sequences"].value,
+            token_budget=int(c["token_budget"].value) if packed_ else None, steps=50,
+            median=c["median"].value, sigma=c["sigma"].value, attention=4e-9 * c["attention"].value,
+            rng=c["seed"].value)
+
+    def charts():
+        r = result()
+        lengths = sequence_lengths(5000, median=c["median"].value, sigma=c["sigma"].value, rng=c["seed"].value)
+        return r, worker_load_chart(r.worker_times[0]), sequence_lengths_chart(lengths)
+
+    r, load, lengths = charts()
+    readout = widgets.HTML()
+    ex = Explorer(c, {"load": load, "lengths": lengths}, extra=[readout])
+    ex.readout, ex.result = readout, result
+
+    def refresh(_=None):
+        r, load, lengths = charts()
+        ex.charts["load"].chart = load
+        ex.charts["lengths"].chart = lengths
+        c["sequences"].disabled = c["batching"].value == "packed"
+        c["token_budget"].disabled = c["batching"].value != "packed"
+        readout.value = (f"slowdown S = <b>{r.slowdown:.2f}x</b> (waste {r.waste:.0%}) · busiest worker has "
+                         f"{r.token_spread:.2f}x the mean tokens · attention is {r.attention_share:.0%} of the work")
+
+    for ctrl in c.values():
+        ctrl.observe(refresh, "value")
+    refresh()
+    return ex
+
+
+def stage_imbalance_explorer(layers=32, stages=4, microbatches=8, hidden=4096, vocab=131072, seq_len=4096, moved=0):
+    """Layers per pipeline stage, plus the last stage's output layer.
+
+    Parameters
+    ----------
+    layers : int
+        Transformer layers, in [4, 96].
+    stages : int
+        Pipeline stages, in [2, 16] (and at most ``layers``).
+    microbatches : int
+        In [1, 64].
+    hidden, vocab, seq_len : int
+        Model shape; the output layer is worth ``vocab / (12 hidden + 2
+        seq_len)`` layers (:func:`~straggle_edu.models.causes.output_layer_cost`).
+    moved : int
+        Layers moved off the last stage onto the first ones (one each,
+        round-robin), in [0, layers per stage - 1].
+
+    Returns
+    -------
+    Explorer
+        Controls ``layers``, ``stages``, ``microbatches``, ``hidden``,
+        ``vocab``, ``moved``; chart ``stages``; ``readout``; ``result()``.
+
+    Examples
+    --------
+    >>> ex = stage_imbalance_explorer()
+    >>> round(ex.result().slowdown, 3)
+    1.128
+    >>> ex.controls["moved"].value = 2
+    >>> ex.result().layers_per_stage.tolist(), round(ex.result().slowdown, 3)
+    ([9, 9, 8, 6], 1.014)
+    """
+    c = {
+        "layers": _is(layers, 4, 96, "layers"),
+        "stages": _is(stages, 2, 16, "stages"),
+        "microbatches": _is(microbatches, 1, 64, "microbatches"),
+        "hidden": widgets.Dropdown(options=[1024, 2048, 4096, 5120, 8192], value=hidden if hidden in (1024, 2048, 4096, 5120, 8192) else 4096,
+                                   description="hidden size", style=_STYLE),
+        "vocab": widgets.Dropdown(options=[32000, 50257, 128256, 131072, 151936, 256000],
+                                  value=vocab if vocab in (32000, 50257, 128256, 131072, 151936, 256000) else 131072,
+                                  description="vocabulary", style=_STYLE),
+        "moved": _is(moved, 0, 7, "layers moved off the last stage"),
+    }
+    seq = int(seq_len)
+
+    def split():
+        L, P = c["layers"].value, min(c["stages"].value, c["layers"].value)
+        counts = np.full(P, L // P) + (np.arange(P) < L % P)
+        k = min(c["moved"].value, int(counts[-1]) - 1)
+        for i in range(k):
+            counts[-1] -= 1
+            counts[i % (P - 1)] += 1
+        return counts
+
+    def result():
+        counts = split()
+        return stage_imbalance(c["layers"].value, len(counts), c["microbatches"].value,
+                               output_layers=output_layer_cost(c["hidden"].value, c["vocab"].value, seq),
+                               layers_per_stage=counts)
+
+    readout = widgets.HTML()
+    ex = Explorer(c, {"stages": stage_costs_chart(result())}, extra=[readout])
+    ex.readout, ex.result = readout, result
+
+    def refresh(_=None):
+        P = min(c["stages"].value, c["layers"].value)
+        c["moved"].max = max(1, c["layers"].value // P - 1)
+        r = result()
+        ex.charts["stages"].chart = stage_costs_chart(r)
+        out = output_layer_cost(c["hidden"].value, c["vocab"].value, seq)
+        readout.value = (f"output layer = <b>{out:.2f} layers</b> of work · layers per stage "
+                         f"{r.layers_per_stage.tolist()} · step {r.step_time:.4g} vs balanced {r.ideal_step_time:.4g} "
+                         f"(layer-times) · slowdown <b>{r.slowdown:.3f}x</b>")
+
+    for ctrl in c.values():
+        ctrl.observe(refresh, "value")
+    refresh()
+    return ex
+
+
+def gc_explorer(workers=64, pause=0.3, interval=10, jitter=0.02, seed=0):
+    """Random against planned (synchronized) garbage collection.
+
+    Step compute is 1 s. Random: each worker collects on its own, with
+    probability 1/interval per step. Planned: all collect on the same step,
+    once every ``interval`` steps.
+
+    Parameters
+    ----------
+    workers : int
+        n, in [1, 4096].
+    pause : float
+        Seconds per collection, in [0, 2].
+    interval : float
+        Steps between a worker's collections, in [1, 100].
+    jitter : float
+        Compute jitter, in [0, 0.1].
+    seed : int
+
+    Returns
+    -------
+    Explorer
+        Controls ``workers``, ``pause``, ``interval``, ``jitter``, ``seed``;
+        chart ``steps``; ``readout``; ``gain()`` the planned GC's throughput
+        gain (closed form, no jitter).
+
+    Examples
+    --------
+    >>> ex = gc_explorer()
+    >>> round(ex.gain(), 3)       # (1 + 0.3 * (1 - 0.9**64)) / (1 + 0.3 / 10) - 1
+    0.262
+    >>> ex.controls["workers"].value = 1
+    >>> round(ex.gain(), 3)
+    0.0
+    """
+    c = {
+        "workers": widgets.FloatLogSlider(value=_clamp(workers, 1, 4096), base=2, min=0, max=12, step=1,
+                                          description="workers n", readout_format=".0f", style=_STYLE,
+                                          continuous_update=False, layout=_ROW),
+        "pause": _fs(pause, 0.0, 2.0, 0.05, "GC pause (s)"),
+        "interval": _fs(interval, 1.0, 100.0, 1.0, "steps between GCs", ".0f"),
+        "jitter": _fs(jitter, 0.0, 0.1, 0.005, "jitter", ".3f"),
+        "seed": _is(seed, 0, 99, "seed"),
+    }
+
+    def args():
+        return dict(base=1.0, pause=c["pause"].value, interval=c["interval"].value)
+
+    def gain():
+        n = int(c["workers"].value)
+        return gc_expected_step_time(n, **args()) / gc_expected_step_time(n, planned=True, **args()) - 1.0
+
+    def chart():
+        n = int(c["workers"].value)
+        rnd = gc_step_times(n, 200, jitter=c["jitter"].value, rng=c["seed"].value, **args())
+        pln = gc_step_times(n, 200, planned=True, jitter=c["jitter"].value, rng=c["seed"].value, **args())
+        return gc_chart(rnd, pln, max_points=100)
+
+    readout = widgets.HTML()
+    ex = Explorer(c, {"steps": chart()}, extra=[readout])
+    ex.readout, ex.gain = readout, gain
+
+    def refresh(_=None):
+        ex.charts["steps"].chart = chart()
+        n = int(c["workers"].value)
+        r, p = gc_expected_step_time(n, **args()), gc_expected_step_time(n, planned=True, **args())
+        readout.value = (f"E[step]: random GC <b>{r:.3f} s</b>, planned GC <b>{p:.3f} s</b> · planned GC gives "
+                         f"<b>{gain():+.1%}</b> throughput (no jitter; the chart adds it)")
+
+    for ctrl in c.values():
+        ctrl.observe(refresh, "value")
+    refresh()
+    return ex
+
+
+def debug_checklist_explorer(cause=MYSTERY, seed=0, severity=1.0):
+    """The article's debugging questions, as a checklist on a small DP x PP job.
+
+    The job (4 replicas x 4 stages x 8 microbatches, 20 steps) carries one
+    cause; pick it, or leave the "mystery job" to have one drawn from the
+    seed. Tick a question to reveal the what-if answer; look at the charts
+    first and guess.
+
+    Parameters
+    ----------
+    cause : str
+        ``MYSTERY`` or one of ``CAUSES``.
+    seed : int
+        In [0, 99].
+    severity : float
+        In [0, 3].
+
+    Returns
+    -------
+    Explorer
+        Controls ``cause``, ``seed``, ``severity``; charts ``attribution``,
+        ``workers`` and ``steps``; ``checks`` (one checkbox per question,
+        plus ``"cause"``) and ``answers`` (``HTML`` per question);
+        ``diagnosis()`` and ``scenario()``.
+
+    Examples
+    --------
+    >>> ex = debug_checklist_explorer(cause="slow link", seed=0)
+    >>> ex.answers["Compute or communication?"].value
+    ''
+    >>> ex.checks["Compute or communication?"].value = True
+    >>> ex.answers["Compute or communication?"].value
+    '<b>communication</b> (S_compute 1.005, S_p2p 1.163, S_allreduce 1.001)'
+    """
+    options = [MYSTERY, *CAUSES]
+    c = {
+        "cause": widgets.Dropdown(options=options, value=cause if cause in options else MYSTERY, description="job",
+                                  style=_STYLE),
+        "seed": _is(seed, 0, 99, "seed"),
+        "severity": _fs(severity, 0.0, 3.0, 0.25, "severity"),
+    }
+
+    def scenario():
+        chosen = c["cause"].value
+        if chosen == MYSTERY:
+            pick = np.random.default_rng(10_000 + c["seed"].value).integers(1, len(CAUSES))
+            chosen = CAUSES[int(pick)]
+        return straggler_scenario(chosen, severity=c["severity"].value, rng=c["seed"].value)
+
+    state = {}
+
+    def diagnosis():
+        return state["dx"]
+
+    def evidence(q, dx, sc):
+        a = html.escape(dx.answers[q])
+        if q in ("Which worker?", "Which parallel group?"):
+            d, s = np.unravel_index(int(np.argmax(dx.by_worker)), dx.by_worker.shape)
+            return f"<b>{a}</b> (largest S_worker {dx.by_worker[d, s]:.3f} at dp {d}, stage {s})"
+        if q == "Which pipeline stage?":
+            return f"<b>{a}</b> (S_stage {np.array2string(dx.by_stage, precision=3)})"
+        if q == "Which microbatch?":
+            return f"<b>{a}</b> (S_microbatch from {dx.by_microbatch.min():.3f} to {dx.by_microbatch.max():.3f})"
+        if q in ("Which collective?", "Compute or communication?"):
+            o = dx.by_op
+            return (f"<b>{a}</b> (S_compute {o['compute']:.3f}, S_p2p {o['p2p']:.3f}, "
+                    f"S_allreduce {o['allreduce']:.3f})")
+        straggling = float(np.mean(dx.per_step >= 1.05))
+        return f"<b>{a}</b> ({straggling:.0%} of steps at S >= 1.05)"
+
+    checks = {q: widgets.Checkbox(value=False, description=q, indent=False, layout=widgets.Layout(width="230px"))
+              for q in DEBUG_QUESTIONS}
+    checks["cause"] = widgets.Checkbox(value=False, description="Reveal the cause", indent=False,
+                                       layout=widgets.Layout(width="230px"))
+    answers = {q: widgets.HTML() for q in checks}
+    rows = [widgets.HBox([checks[q], answers[q]]) for q in checks]
+    summary = widgets.HTML()
+
+    def compute():
+        sc = scenario()
+        state["sc"], state["dx"] = sc, diagnose(sc)
+
+    compute()
+    dx = state["dx"]
+    ex = Explorer(c, {"attribution": attribution_chart(dx), "workers": worker_heatmap_chart(dx),
+                      "steps": per_step_chart(dx)}, extra=[summary, widgets.VBox(rows)])
+    ex.checks, ex.answers, ex.diagnosis, ex.scenario = checks, answers, diagnosis, lambda: state["sc"]
+
+    def reveal(_=None):
+        dx, sc = state["dx"], state["sc"]
+        for q in DEBUG_QUESTIONS:
+            answers[q].value = evidence(q, dx, sc) if checks[q].value else ""
+        answers["cause"].value = f"<b>{html.escape(sc.cause)}</b> {html.escape(str(sc.truth))}" if checks["cause"].value else ""
+
+    def refresh(_=None):
+        compute()
+        dx = state["dx"]
+        ex.charts["attribution"].chart = attribution_chart(dx)
+        ex.charts["workers"].chart = worker_heatmap_chart(dx)
+        ex.charts["steps"].chart = per_step_chart(dx)
+        summary.value = (f"job slowdown S = <b>{dx.slowdown:.3f}x</b> (waste {dx.waste:.1%}); "
+                         "tick a question to check your answer")
+        reveal()
+
+    for ctrl in c.values():
+        ctrl.observe(refresh, "value")
+    for box in checks.values():
+        box.observe(reveal, "value")
+    refresh()
+    return ex

@@ -1,0 +1,99 @@
+"""Tests for the root-cause explorers: set a control's value, check what changed."""
+
+import math
+
+import pytest
+
+from straggle_edu.explorers.root_causes import (
+    MYSTERY,
+    debug_checklist_explorer,
+    gc_explorer,
+    sequence_imbalance_explorer,
+    stage_imbalance_explorer,
+)
+from straggle_edu.models.causes import CAUSES, DEBUG_QUESTIONS, gc_expected_step_time, output_layer_cost
+
+
+def _rows(jchart, layer=0):
+    spec = jchart.chart.to_dict()
+    data = spec.get("data") or spec["layer"][layer]["data"]
+    return data["values"] if "values" in data else spec["datasets"][data["name"]]
+
+
+def test_sequence_imbalance_explorer_packing_and_bounds():
+    ex = sequence_imbalance_explorer(workers=16, seed=1)
+    whole = ex.result().slowdown
+    ex.controls["batching"].value = "packed"
+    assert ex.controls["sequences"].disabled and not ex.controls["token_budget"].disabled
+    assert ex.result().token_spread == 1.0
+    assert ex.result().slowdown < whole
+    assert "attention is" in ex.readout.value
+    ex.controls["attention"].value = 0.0
+    assert ex.result().slowdown == pytest.approx(1.0)
+    ex.controls["sigma"].value = 0.0
+    ex.controls["batching"].value = "whole sequences"
+    assert ex.result().slowdown == pytest.approx(1.0)
+    for name in ("workers", "median", "token_budget"):
+        slider = ex.controls[name]
+        slider.value = slider.base ** slider.max  # a log slider's max is an exponent
+    ex.controls["sigma"].value = 2.0
+    assert len(_rows(ex.charts["load"])) == 1024
+
+
+def test_stage_imbalance_explorer_moving_layers():
+    ex = stage_imbalance_explorer()
+    assert "2.29 layers" in ex.readout.value
+    before = ex.result().slowdown
+    ex.controls["moved"].value = 2
+    assert ex.result().layers_per_stage.tolist() == [9, 9, 8, 6]
+    assert ex.result().slowdown < before
+    ex.controls["vocab"].value = 32000
+    assert math.isclose(ex.result().extra_costs[-1], output_layer_cost(4096, 32000, 4096))
+    # no range errors: the most stages on the fewest layers, every move
+    ex.controls["layers"].value = 4
+    ex.controls["stages"].value = 16
+    for k in range(ex.controls["moved"].max + 1):
+        ex.controls["moved"].value = k
+        assert ex.result().layers_per_stage.sum() == 4
+
+
+def test_gc_explorer_gain_matches_closed_form():
+    ex = gc_explorer(workers=64, pause=0.3, interval=10)
+    want = gc_expected_step_time(64, pause=0.3, interval=10) / gc_expected_step_time(64, pause=0.3, interval=10, planned=True) - 1
+    assert ex.gain() == pytest.approx(want)
+    assert "planned GC gives" in ex.readout.value
+    ex.controls["pause"].value = 0.0
+    assert ex.gain() == pytest.approx(0.0)
+    ex.controls["interval"].value = 1.0
+    ex.controls["pause"].value = 2.0
+    assert ex.gain() == pytest.approx(0.0)  # everyone collects every step either way
+    modes = {r["mode"] for r in _rows(ex.charts["steps"])}
+    assert modes == {"random GC", "planned GC"}
+
+
+def test_debug_checklist_reveals_answers_only_when_ticked():
+    ex = debug_checklist_explorer(cause="slow worker", seed=0)
+    assert all(ex.answers[q].value == "" for q in DEBUG_QUESTIONS)
+    ex.checks["Which worker?"].value = True
+    assert "dp rank 1, stage 0" in ex.answers["Which worker?"].value
+    ex.checks["cause"].value = True
+    assert "slow worker" in ex.answers["cause"].value
+    ex.controls["cause"].value = "last stage"
+    assert "no single worker" in ex.answers["Which worker?"].value
+    assert "last stage" in ex.answers["cause"].value
+
+
+def test_debug_checklist_mystery_is_seeded_and_every_choice_works():
+    ex = debug_checklist_explorer(cause=MYSTERY, seed=3)
+    first = ex.scenario().cause
+    assert first in CAUSES and first != "none"
+    ex.controls["seed"].value = 4
+    ex.controls["seed"].value = 3
+    assert ex.scenario().cause == first
+    for cause in [MYSTERY, *CAUSES]:
+        ex.controls["cause"].value = cause
+        for q in ex.checks:
+            ex.checks[q].value = True
+        assert all(ex.answers[q].value for q in ex.checks)
+    ex.controls["severity"].value = 0.0
+    assert ex.diagnosis().slowdown == pytest.approx(1.0, abs=0.05)
