@@ -32,6 +32,7 @@ __all__ = [
     "str_column",
     "require_columns",
     "missing_pyarrow",
+    "dense_codes",
 ]
 
 # Above this size a CSV is read with pyarrow when it is installed (much less
@@ -306,6 +307,29 @@ def str_column(path, columns, name):
         i = _first_bad(~bad)
         raise TraceError(f"{path}: column {name!r}, row {i + 1}: expected text, got an empty cell")
     return codes, labels
+
+
+def dense_codes(values):
+    """``(uniques, inverse)`` of an int array, like ``np.unique(..., return_inverse=True)``.
+
+    Small non-negative ranges (ids, steps, ranks) use a lookup table instead
+    of a sort: several times faster on millions of rows.
+
+    Examples
+    --------
+    >>> u, inv = dense_codes(np.array([5, 3, 5, 9]))
+    >>> u.tolist(), inv.tolist()
+    ([3, 5, 9], [1, 0, 1, 2])
+    """
+    values = np.asarray(values)
+    if values.size and values.dtype.kind in "iu":
+        lo, hi = int(values.min()), int(values.max())
+        if lo >= 0 and hi < max(4 * values.size, 1 << 16) and hi < (1 << 26):
+            present = np.bincount(values, minlength=hi + 1) > 0
+            uniques = np.flatnonzero(present)
+            lookup = np.cumsum(present) - 1
+            return uniques.astype(values.dtype), lookup[values]
+    return np.unique(values, return_inverse=True)
 
 
 def display_path(path):

@@ -42,6 +42,7 @@ import numpy as np
 from .._validate import check_memory
 from ._table import (
     TraceError,
+    dense_codes,
     display_path,
     float_column,
     int_column,
@@ -344,7 +345,6 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
     # re-code optypes onto the canonical list
     remap = np.array([OPTYPES.index(lab) if lab in OPTYPES else -1 for lab in labels], dtype=np.int64)
     code = remap[codes]
-    present = np.unique(code)
     optypes = OPTYPES  # codes index into the canonical tuple
     if gmc is None:
         gmc = stage.copy()
@@ -356,7 +356,6 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
         mb = _infer_microbatches(dp, stage, step, code, seq)
     _check_microbatches(shown, dp, stage, step, code, mb, mc, rows)
     _check_duplicates(shown, dp, stage, step, code, seq, rows)
-    del present
     return OpTrace(
         source=str(source),
         layout=layout,
@@ -377,8 +376,20 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
     )
 
 
-def _first_conflict(a, b, rows):
-    """Row index i where a -> b is not a function (b differs from b at a's first row)."""
+def _is_function(a, b):
+    """True when equal values of a always come with equal values of b (ints)."""
+    if a.min() >= 0 and a.max() < (1 << 26):
+        size = int(a.max()) + 1
+        lo = np.full(size, np.iinfo(np.int64).max)
+        hi = np.full(size, np.iinfo(np.int64).min)
+        np.minimum.at(lo, a, b)
+        np.maximum.at(hi, a, b)
+        return bool((lo[hi >= lo] == hi[hi >= lo]).all())
+    return _first_conflict(a, b) is None
+
+
+def _first_conflict(a, b):
+    """``(i, j)``: rows where a -> b is not a function (a[i] == a[j], b[i] != b[j]), or None."""
     order = np.argsort(a, kind="stable")
     a_s, b_s = a[order], b[order]
     first = np.r_[True, a_s[1:] != a_s[:-1]]
@@ -393,24 +404,27 @@ def _first_conflict(a, b, rows):
 def _check_layout(shown, dp, stage, rank, step, code, mc, meta, meta_source, rows):
     # a rank belongs to one stage and one DP rank
     if rank is not None:
+        worker = dp * (int(stage.max()) + 1) + stage
+        one_worker = _is_function(rank, worker)
         for col, other in (("stage", stage), ("dp_rank", dp)):
-            hit = _first_conflict(rank, other, rows)
+            hit = None if one_worker else _first_conflict(rank, other)
             if hit is not None:
                 i, j = hit
                 raise TraceError(
                     f"{shown}: inconsistent layout: column {col!r}, row {rows[i]}: rank {rank[i]} is in "
                     f"{col} {other[i]} here but in {col} {other[j]} at row {rows[j]} (a rank has one {col})"
                 )
-        key = dp * (int(stage.max()) + 1) + stage
-        hit = _first_conflict(key, rank, rows)
+        n_ranks = len(dense_codes(rank)[0])
+        n_workers = len(dense_codes(worker)[0])
+        hit = None if n_ranks == n_workers else _first_conflict(worker, rank)
         if hit is not None:
             i, j = hit
             raise TraceError(
                 f"{shown}: inconsistent layout: column 'rank', row {rows[i]}: worker (dp_rank {dp[i]}, stage "
                 f"{stage[i]}) is rank {rank[i]} here but rank {rank[j]} at row {rows[j]}"
             )
-    dps = np.unique(dp)
-    stages = np.unique(stage)
+    dps = np.flatnonzero(np.bincount(dp))
+    stages = np.flatnonzero(np.bincount(stage))
     DP, PP = int(dps.max()) + 1, int(stages.max()) + 1
     for name, have, size in (("dp_rank", dps, DP), ("stage", stages, PP)):
         if len(have) != size:
@@ -420,7 +434,7 @@ def _check_layout(shown, dp, stage, rank, step, code, mc, meta, meta_source, row
                 f"(values 0..{size - 1} are expected, since {size - 1} appears)"
             )
     # every worker in every step
-    steps, si = np.unique(step, return_inverse=True)
+    steps, si = dense_codes(step)
     S = len(steps)
     cell = (si * DP + dp) * PP + stage
     seen = np.bincount(cell, minlength=S * DP * PP).reshape(S, DP, PP) > 0
@@ -469,15 +483,13 @@ def _check_microbatches(shown, dp, stage, step, code, mb, mc, rows):
             raise TraceError(
                 f"{shown}: column 'mb_id', row {rows[i]}: a {OPTYPES[c]} op needs a microbatch id >= 0, got {mb[i]}"
             )
-        steps, si = np.unique(step[sel], return_inverse=True)
+        steps, si = dense_codes(step[sel])
         DP, PP = int(dp.max()) + 1, int(stage.max()) + 1
-        mbs, mi = np.unique(m * (int(mc.max()) + 1) + mc[sel], return_inverse=True)
+        mbs, mi = dense_codes(m * (int(mc.max()) + 1) + mc[sel])
         W = len(steps) * DP * PP
         worker = (si * DP + dp[sel]) * PP + stage[sel]
-        check_memory(W * len(mbs), "checking the microbatches of every worker-step")
-        have = np.zeros((W, len(mbs)), dtype=np.int32)
-        np.add.at(have, (worker, mi), 1)
-        present = have > 0
+        check_memory(W * len(mbs) * 8, "checking the microbatches of every worker-step")
+        present = (np.bincount(worker * len(mbs) + mi, minlength=W * len(mbs)) > 0).reshape(W, len(mbs))
         if not present.all():
             w, k = np.argwhere(~present)[0]
             s, rest = divmod(int(w), DP * PP)
@@ -493,17 +505,22 @@ def _check_microbatches(shown, dp, stage, step, code, mb, mc, rows):
 
 
 def _check_duplicates(shown, dp, stage, step, code, seq, rows):
-    order = np.lexsort((seq, code, stage, dp, step))
-    keys = np.stack([step[order], dp[order], stage[order], code[order], seq[order]])
-    dup = np.flatnonzero((keys[:, 1:] == keys[:, :-1]).all(axis=0))
-    if dup.size:
-        j = int(dup[0])
-        a, b = order[j], order[j + 1]
-        raise TraceError(
-            f"{shown}: inconsistent layout: column 'seq_id', row {rows[max(a, b)]}: worker (dp_rank {dp[a]}, "
-            f"stage {stage[a]}) has two {OPTYPES[code[a]]} ops with seq_id {seq[a]} in step {step[a]} "
-            f"(rows {rows[min(a, b)]} and {rows[max(a, b)]})"
-        )
+    """No worker has two ops of one optype with the same seq_id in a step."""
+    _, si = dense_codes(step)
+    DP, PP, Q = int(dp.max()) + 1, int(stage.max()) + 1, int(seq.max()) + 1
+    key = (((si.astype(np.int64) * DP + dp) * PP + stage) * len(OPTYPES) + code) * Q + seq
+    sk = np.sort(key)
+    if not (sk[1:] == sk[:-1]).any():
+        return
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    j = int(np.flatnonzero(ks[1:] == ks[:-1])[0])
+    a, b = order[j], order[j + 1]
+    raise TraceError(
+        f"{shown}: inconsistent layout: column 'seq_id', row {rows[max(a, b)]}: worker (dp_rank {dp[a]}, "
+        f"stage {stage[a]}) has two {OPTYPES[code[a]]} ops with seq_id {seq[a]} in step {step[a]} "
+        f"(rows {rows[min(a, b)]} and {rows[max(a, b)]})"
+    )
 
 
 # ---------------------------------------------------------------------------

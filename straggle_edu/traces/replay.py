@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import check_memory
-from ._table import TraceError, display_path
+from ._table import TraceError, dense_codes, display_path
 from .optrace import OPTYPES
 
 __all__ = ["DependencyModel", "build_model", "replay"]
@@ -120,7 +120,8 @@ class DependencyModel:
 
 
 def _median_time(arr):
-    return np.median(arr.reshape(arr.shape[0], -1), axis=1)
+    """Median over steps and (up to 64) DP ranks of each node: its typical time."""
+    return np.median(arr[:, :, :64].reshape(arr.shape[0], -1), axis=1)
 
 
 def build_model(trace):
@@ -128,7 +129,7 @@ def build_model(trace):
     shown = display_path(trace.source) if trace.source != "<memory>" else trace.source
     L = trace.layout
     D, P = L.dp_size, L.pp_size
-    steps, si = np.unique(trace.step, return_inverse=True)
+    steps, si = dense_codes(trace.step)
     S = len(steps)
     n_ops = len(trace)
     step_start = np.full(S, np.inf)
@@ -144,7 +145,7 @@ def build_model(trace):
     # nodes: one per (stage, optype, seq_id)
     nseq = int(trace.seq_id.max()) + 1
     key = (trace.stage * len(OPTYPES) + trace.optype) * nseq + trace.seq_id
-    keys, kidx = np.unique(key, return_inverse=True)
+    keys, kidx = dense_codes(key)
     K = len(keys)
     k_stage = keys // (nseq * len(OPTYPES))
     k_code = (keys // nseq) % len(OPTYPES)

@@ -63,7 +63,7 @@ CAUSES = {
     "none": {"kwargs": {}, "culprit": None},
     "slow-worker": {"kwargs": {"slow_worker": (1, 1, 2.0)}, "culprit": ("by_worker", (1, 1))},
     "last-stage": {"kwargs": {"last_stage": 1.5}, "culprit": ("by_stage", 1)},
-    "seq-imbalance": {"kwargs": {"seq_imbalance": 0.5}, "culprit": ("by_optype", "forward-compute")},
+    "seq-imbalance": {"kwargs": {"seq_imbalance": 0.5}, "culprit": ("by_optype", "backward-compute")},
     "gc-pauses": {"kwargs": {"gc_pauses": (0.1, 0.05)}, "culprit": ("by_optype", "gc")},
     "slow-link": {"kwargs": {"slow_link": (2, 0, 40.0)}, "culprit": ("by_dp_rank", 2)},
 }
