@@ -1,0 +1,51 @@
+"""Exercises of 03_expected_maximum: one right and one wrong answer per checker,
+the right ones computed here independently of the library."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from straggle_edu.exercises import ____
+from straggle_edu.exercises.expected_maximum import q1, q2, q3, q4
+
+
+def _normal_max(n):
+    """E[max of n standard normals] by direct quadrature of n x phi(x) Phi(x)^(n-1)."""
+    f = lambda x: n * x * stats.norm.pdf(x) * stats.norm.cdf(x) ** (n - 1)
+    return integrate.quad(f, -10, 10, limit=200, points=[0, 3])[0]
+
+
+RIGHT = {
+    "q1": _normal_max(1000),
+    "q2": 0.9 + 0.1 * sum(1 / k for k in range(1, 65)),
+    "q3": 4095 * 7 * 24 * 0.1 / 1.1,
+    "q4": (1 + 0.05 * _normal_max(2048)) / (2 * (1 + 0.05 * _normal_max(1024))),
+}
+WRONG = {"q1": math.sqrt(2 * math.log(1000)), "q2": 1.0, "q3": 7 * 24 * 0.1, "q4": 0.5}
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])
+def test_checker_accepts_the_right_answer(q, capsys):
+    assert q.check(RIGHT[q.name]) is True
+    assert "✓" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])
+def test_checker_rejects_a_wrong_answer(q, capsys):
+    assert q.check(WRONG[q.name]) is False
+    assert "✗" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])
+def test_placeholder_is_not_attempted_and_hints_exist(q, capsys):
+    assert q.check(____) is False
+    assert "Not attempted" in capsys.readouterr().out
+    q.hint()
+    assert len(capsys.readouterr().out) > 20
+
+
+def test_rounded_answers_pass():
+    assert q1.check(3.24) and q4.check(0.504)
+    assert not q1.check(3.3)

@@ -1,0 +1,100 @@
+"""Cost explorers: set a control's value, check what changed."""
+
+import math
+import warnings
+
+import ipywidgets as widgets
+import pytest
+
+from straggle_edu.explorers.cost import PAUSE_CHOICES, cost_explorer, lost_fraction_explorer
+from straggle_edu.math.cost import cost_of_stragglers
+from straggle_edu.math.delay import planned_delay
+from straggle_edu.models.cluster import Cluster
+from straggle_edu.models.step_time import StepTime
+from straggle_edu.models.waste import lost_fraction
+
+
+def _sweep(ex):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for control in ex.controls.values():
+            start = control.value
+            if isinstance(control, widgets.SelectionSlider):
+                ends = [control.options[0][1], control.options[-1][1]]
+            else:
+                ends = [control.min, control.max]
+            for value in ends:
+                control.value = value
+            control.value = start
+
+
+def test_cost_explorer_defaults_are_the_article_example():
+    ex = cost_explorer()
+    assert "<b>98,304</b> GPU-hours lost of 983,040" in ex.readout.value
+    assert "<b>$196,608</b>" in ex.readout.value
+    assert f"ends <b>{planned_delay(10, 0.1):.2f}</b> days late" in ex.readout.value
+
+
+@pytest.mark.parametrize("name, value", [("gpus", 1024), ("days", 30.0), ("lost_fraction", 0.05), ("usd_per_gpu_hour", 3.0)])
+def test_cost_explorer_each_control_drives_every_chart_that_uses_it(name, value):
+    ex = cost_explorer()
+    ex.controls[name].value = value
+    users = {"gpus": ["bill", "dollars"], "usd_per_gpu_hour": ["bill", "dollars"]}.get(name, ["bill", "dollars", "framings", "milestones"])
+    for chart in users:
+        assert getattr(ex.charts[chart].params, name) == value
+    c = ex.controls
+    bill = cost_of_stragglers(c["gpus"].value, c["days"].value, c["lost_fraction"].value, c["usd_per_gpu_hour"].value)
+    assert ex.bill() == bill and f"<b>${bill.usd_lost:,.0f}</b>" in ex.readout.value
+
+
+def test_cost_explorer_links_are_recorded_for_the_static_site():
+    ex = cost_explorer()
+    assert ("lost_fraction", "milestones", "lost_fraction", None) in ex.links
+    assert len(ex.links) == 4 + 4 + 2 + 2
+
+
+def test_cost_explorer_every_control_range_is_safe():
+    _sweep(cost_explorer())
+
+
+def test_lost_fraction_explorer_feeds_the_bill():
+    ex = lost_fraction_explorer()
+    f = lost_fraction(Cluster.uniform(4096, StepTime(1.0, jitter=0.03)))
+    assert ex.lost() == f and ex.charts["bill"].params.lost_fraction == f
+    assert f"lost fraction <b>{f:.2%}</b>" in ex.readout.value
+    ex.controls["jitter"].value = 0.0
+    assert ex.charts["bill"].params.lost_fraction == 0.0
+
+
+def test_lost_fraction_explorer_pauses_add_a_reference_curve():
+    ex = lost_fraction_explorer(jitter=0.03, pause=0.1)
+    ex.controls["pause_prob"].value = 1e-3
+    f = lost_fraction(Cluster.uniform(4096, StepTime(1.0, jitter=0.03, pause_prob=1e-3, pause=0.1)))
+    assert math.isclose(ex.charts["bill"].params.lost_fraction, f)
+    rows = ex.charts["curve"].chart.to_dict()["layer"][0]["data"]["values"]
+    assert {r["scenario"] for r in rows} == {"this cluster", "same jitter, no pauses"}
+    at = [r["lost"] for r in rows if r["n"] == 4096 and r["scenario"] == "this cluster"]
+    assert math.isclose(at[0], f, rel_tol=1e-9)
+    ex.controls["n"].value = 256
+    assert ex.charts["curve"].params.n_mark == 256 and ex.charts["bill"].params.gpus == 256
+
+
+def test_lost_fraction_explorer_sync_dilutes_the_waiting():
+    ex = lost_fraction_explorer()
+    before = ex.lost()
+    ex.controls["sync"].value = 0.5
+    assert ex.lost() < before
+    assert math.isclose(ex.lost(), lost_fraction(Cluster.uniform(4096, StepTime(1.0, jitter=0.03), sync=0.5)))
+
+
+def test_lost_fraction_explorer_every_control_range_is_safe():
+    ex = lost_fraction_explorer(pause_prob=PAUSE_CHOICES[-1][1], pause=2.0)
+    _sweep(ex)
+    assert 0.0 <= ex.lost() < 1.0
+
+
+def test_lost_fraction_explorer_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="pause_prob must be one of 0, 1e-05"):
+        lost_fraction_explorer(pause_prob=0.3)
+    with pytest.raises(ValueError, match=r"sync must be in \[0, 0.5\], got 1.0"):
+        lost_fraction_explorer(sync=1.0)

@@ -1,0 +1,160 @@
+"""Expected-maximum explorers: set a control's value, check what changed."""
+
+import math
+import re
+import warnings
+
+import numpy as np
+import pytest
+import ipywidgets as widgets
+
+from straggle_edu.explorers.expected_max import (
+    expected_max_explorer,
+    max_histogram_explorer,
+    slow_card_explorer,
+    speedup_explorer,
+)
+from straggle_edu.math.order_stats import expected_max
+from straggle_edu.models.cluster import Cluster, expected_step_time, scaling_efficiency
+from straggle_edu.models.max_growth import max_growth, step_time_dist
+from straggle_edu.models.step_time import StepTime
+from straggle_edu.models.waste import slow_card
+
+
+def _extremes(control):
+    """The values at both ends of a control's range (every option of a dropdown)."""
+    if isinstance(control, (widgets.SelectionSlider, widgets.Dropdown)):
+        values = [v for _, v in control.options] if isinstance(control.options[0], tuple) else list(control.options)
+        return values if isinstance(control, widgets.Dropdown) else [values[0], values[-1]]
+    return [control.min, control.max]
+
+
+def _sweep(ex):
+    """Every control to both ends: nothing may raise or warn."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name, control in ex.controls.items():
+            start = control.value
+            for value in _extremes(control):
+                control.value = value
+            control.value = start
+
+
+def _numbers(html):
+    return [float(x.replace(",", "")) for x in re.findall(r"<b>([\d.,]+)", html)]
+
+
+def _growth_rows(jchart):
+    return jchart.chart.to_dict()["data"]["values"]
+
+
+def test_expected_max_explorer_n_moves_the_param_only():
+    ex = expected_max_explorer(size=200)
+    before = ex.growth
+    ex.controls["n"].value = 64
+    assert ex.charts["growth"].params.n_mark == 64
+    assert ex.growth is before  # no recomputation
+    exact = expected_max(step_time_dist("normal", 1.0, 0.1), 64)
+    assert f"exact <b>{exact:.4f} s</b>" in ex.readout.value
+    assert f"<b>{(exact - 1) / 0.1:.2f} σ</b>" in ex.readout.value
+
+
+def test_expected_max_explorer_shape_redraws_and_keeps_the_link():
+    ex = expected_max_explorer(size=200)
+    ex.controls["shape"].value = "pareto"
+    ref = max_growth(step_time_dist("pareto", 1.0, 0.1), ex.growth.n, size=200, rng=0)
+    np.testing.assert_allclose(ex.growth.exact, ref.exact)
+    np.testing.assert_array_equal(ex.growth.monte_carlo, ref.monte_carlo)
+    rows = _growth_rows(ex.charts["growth"])
+    assert max(r["value"] for r in rows if r["method"] == "exact E[max]") == pytest.approx(ref.exact[-1])
+    ex.controls["n"].value = 2
+    assert ex.charts["growth"].params.n_mark == 2  # the link follows the new chart
+
+
+def test_expected_max_explorer_seed_and_size_change_the_monte_carlo():
+    ex = expected_max_explorer(size=200)
+    first = ex.growth.monte_carlo.copy()
+    ex.controls["seed"].value = 1
+    assert not np.array_equal(first, ex.growth.monte_carlo)
+    ex.controls["size"].value = 1000
+    assert ex.growth.size == 1000
+    np.testing.assert_array_equal(ex.growth.exact, max_growth(step_time_dist("normal", 1.0, 0.1), ex.growth.n, size=2, rng=0).exact)
+
+
+def test_expected_max_explorer_every_control_range_is_safe():
+    _sweep(expected_max_explorer(size=100))
+
+
+def test_expected_max_explorer_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="n must be one of 1, 2, ..., 16384, got 100"):
+        expected_max_explorer(n=100)
+    with pytest.raises(ValueError, match=r"jitter must be in \[0.01, 0.5\], got 0.9"):
+        expected_max_explorer(jitter=0.9)
+
+
+def test_max_histogram_explorer_n_moves_the_param_and_readout():
+    ex = max_histogram_explorer(size=2000)
+    ex.controls["n"].value = 4096
+    assert ex.charts["pair"].params.n == 4096
+    i = list(ex.hist.n).index(4096)
+    assert f"mean <b>{ex.hist.mean[i]:.3f} s</b>" in ex.readout.value
+    assert f"(exact E[max] {expected_max(step_time_dist('normal', 1.0, 0.1), 4096):.3f} s)" in ex.readout.value
+
+
+def test_max_histogram_explorer_jitter_redraws_and_keeps_the_link():
+    ex = max_histogram_explorer(size=2000)
+    old = ex.hist
+    ex.controls["jitter"].value = 0.2
+    assert ex.hist is not old and ex.hist.edges[-1] > old.edges[-1]
+    rows = ex.charts["pair"].chart.to_dict()["data"]["values"]
+    assert len(rows) == 13 * 60 and max(r["end"] for r in rows) == ex.hist.edges[-1]
+    ex.controls["n"].value = 2
+    assert ex.charts["pair"].params.n == 2
+
+
+def test_max_histogram_explorer_every_control_range_is_safe():
+    _sweep(max_histogram_explorer(size=1000))
+
+
+def test_slow_card_explorer_readout_matches_the_model():
+    ex = slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10)
+    card = slow_card(4096, StepTime(1.0, jitter=0.01), 1.05)
+    v = ex.readout.value
+    assert f"job slowdown <b>{card.job_slowdown:.2%}</b>" in v
+    assert f"<b>{card.gpu_hours_wasted(10):,.0f} GPU-hours</b>" in v
+    assert f"<b>{card.amplification:,.1f}×</b>" in v
+
+
+def test_slow_card_explorer_jitter_zero_costs_the_whole_factor():
+    ex = slow_card_explorer(jitter=0.02)
+    ex.controls["jitter"].value = 0.0
+    assert math.isclose(ex.card().job_slowdown, 0.05, rel_tol=1e-9)
+    rows = [r for r in ex.charts["slowdown"].chart.to_dict()["layer"][0]["data"]["values"]]
+    assert all(math.isclose(r["job_slowdown"], 0.05, rel_tol=1e-9) for r in rows) and {r["jitter"] for r in rows} == {0.0}
+    ex.controls["n"].value = 8
+    assert ex.charts["slowdown"].params.n_mark == 8
+    ex.controls["days"].value = 30
+    assert f"{7 * 30 * 24 * 0.05 / 1.05:,.0f} GPU-hours" in ex.readout.value
+
+
+def test_slow_card_explorer_every_control_range_is_safe():
+    _sweep(slow_card_explorer())
+
+
+def test_speedup_explorer_sliders_drive_params_and_readout():
+    ex = speedup_explorer()
+    ex.controls["jitter"].value = 0.1
+    ex.controls["n"].value = 4096
+    assert ex.charts["speedup"].params.jitter == 0.1 and ex.charts["speedup"].params.n_mark == 4096
+    t = StepTime(1.0, jitter=0.1)
+    eff = scaling_efficiency(Cluster.uniform(4096, t))
+    ratio = expected_step_time(Cluster.uniform(8192, t)) / (2 * expected_step_time(Cluster.uniform(4096, t)))
+    assert f"speed-up <b>{4096 * eff:,.0f}</b>" in ex.readout.value
+    assert f"time × <b>{ratio:.3f}</b>" in ex.readout.value
+
+
+def test_speedup_explorer_every_control_range_is_safe():
+    ex = speedup_explorer()
+    _sweep(ex)
+    ex.controls["jitter"].value = 0.0
+    assert "speed-up <b>1,024</b>, not 1,024 (efficiency 100.0%)" in ex.readout.value
