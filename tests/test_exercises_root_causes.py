@@ -1,0 +1,41 @@
+"""Every root-cause exercise accepts one right answer (worked out by hand here) and rejects a wrong one."""
+
+import pytest
+
+from straggle_edu.exercises import ____
+from straggle_edu.exercises.root_causes import q1, q2, q3, q4
+
+RIGHT = {
+    "q1": 151936 / (12 * 2048 + 2 * 4096),
+    "q2": (1 + 0.2 * (1 - 0.95**256)) / (1 + 0.2 / 20) - 1,
+    "q3": 1 / (1 - 0.45),
+    "q4": 1,  # straggler_scenario("slow worker", rng=7) slows dp rank 1 (its truth, and diagnose agrees)
+}
+WRONG = {"q1": 1.0, "q2": 0.2, "q3": 1.45, "q4": 0}
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_root_causes_exercise_right_answer(q, capsys):
+    assert q.check(RIGHT[q.name]) is True
+    assert "✓" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_root_causes_exercise_wrong_answer(q, capsys):
+    assert q.check(WRONG[q.name]) is False
+    assert "✗" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_root_causes_exercise_blank_hint_and_solution(q, capsys):
+    assert q.check(____) is False
+    q.hint()
+    q.solution()
+    out = capsys.readouterr().out
+    assert "Not attempted" in out and "Hint: " in out and "Solution: " in out
+
+
+def test_root_causes_q4_diagnosis_agrees_with_the_truth():
+    from straggle_edu.models.causes import diagnose, straggler_scenario
+
+    assert int(diagnose(straggler_scenario("slow worker", rng=7)).by_dp.argmax()) == RIGHT["q4"]

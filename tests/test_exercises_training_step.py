@@ -1,0 +1,35 @@
+"""Every training-step exercise accepts one right answer (worked out by hand here) and rejects a wrong one."""
+
+import pytest
+
+from straggle_edu.exercises import ____
+from straggle_edu.exercises.training_step import q1, q2, q3, q4
+
+RIGHT = {
+    "q1": (8 + 4 - 1) * (1.0 + 2.0),
+    "q2": 1.0,  # 3 s added, 2 s of slack (the hand-computed 2-stage case)
+    "q3": (8 - 1) / (8 + 8 - 1),
+    "q4": 1.0 + 2.0 * (1 - 0.999**1000),
+}
+WRONG = {"q1": 8 * 3.0, "q2": 3.0, "q3": 0.0, "q4": 1.0 + 2.0 * 0.001}
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_training_step_exercise_right_answer(q, capsys):
+    assert q.check(RIGHT[q.name]) is True
+    assert "✓" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_training_step_exercise_wrong_answer(q, capsys):
+    assert q.check(WRONG[q.name]) is False
+    assert "✗" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_training_step_exercise_blank_hint_and_solution(q, capsys):
+    assert q.check(____) is False
+    q.hint()
+    q.solution()
+    out = capsys.readouterr().out
+    assert "Not attempted" in out and "Hint: " in out and "Solution: " in out
