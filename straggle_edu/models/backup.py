@@ -104,6 +104,8 @@ class BackupPlan:
         Cost of one backup worker relative to a regular one (1 = same GPU).
     statistic : str
         ``"mean"`` or ``"median"``.
+    sync_per_worker : float
+        The part of ``sync`` that each participating worker adds, seconds.
     """
 
     n: int
@@ -112,6 +114,7 @@ class BackupPlan:
     sync: np.ndarray
     price: float
     statistic: str
+    sync_per_worker: float = 0.0
 
     @property
     def step_time(self):
@@ -272,7 +275,8 @@ def backup_workers(dist, n, max_backups=10, *, sync=0.0, sync_per_worker=0.0, pr
     backups = np.arange(max_backups + 1)
     compute = np.array([_kth_statistic(dist, n, n + b, statistic) for b in backups.tolist()])
     sync_s = np.broadcast_to(comm(n + backups), backups.shape).astype(float)
-    return BackupPlan(n=n, backups=backups, compute=compute, sync=sync_s, price=price, statistic=statistic)
+    return BackupPlan(n=n, backups=backups, compute=compute, sync=sync_s, price=price, statistic=statistic,
+                      sync_per_worker=float(sync_per_worker))
 
 
 def optimal_backups(dist, n, max_backups=10, *, goal="cost", **kwargs):

@@ -1,0 +1,425 @@
+"""Mitigation charts, in the article's order: balance, backups, hedging, relaxed sync.
+
+- :func:`packing_chart`: per-worker load of one or more packings of the same
+  sequences (in order, LPT, Karmarkar-Karp), with the mean and the makespan.
+- :func:`stage_partition_chart`: per-stage cost of one or more layer
+  partitions, the extra work of the first and last stages in its own colour.
+- :func:`backup_step_chart`: step time and normalized speedup against the
+  number of backups b. Closed form in the browser: params ``sync_per_worker``
+  (seconds) and ``price`` move the curves and the best-b markers in place.
+- :func:`backup_margin_chart`: where backup workers stop paying: the compute
+  each added backup saves, against what it costs (its communication and its
+  price). Same params.
+- :func:`backup_tails_chart`: normalized speedup against b for several tail
+  shapes.
+- :func:`hedging_chart`: P(slowest of k requests > t), plain and hedged after
+  a delay. Closed form in the browser (log-normal mixture): params
+  ``delay_ms`` and ``fanout``.
+- :func:`hedging_tradeoff_chart`: fan-out tail latency and extra requests
+  against the hedging delay; param ``delay_ms`` marks one.
+- :func:`sgd_loss_chart`: excess loss against wall-clock time, for sync,
+  backup and async runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import numpy as np
+
+from .._validate import in_range, nonnegative, require, whole
+from ..models.backup import BackupPlan
+from ..models.balance import Packing, StagePartition
+from ..models.hedging import HedgingTradeoff, RequestLatency
+from ..models.sgd import SGDComparison
+
+__all__ = [
+    "backup_margin_chart",
+    "backup_step_chart",
+    "backup_tails_chart",
+    "hedging_chart",
+    "hedging_tradeoff_chart",
+    "packing_chart",
+    "sgd_loss_chart",
+    "stage_partition_chart",
+]
+
+METHOD_LABELS = {"in_order": "in order", "lpt": "greedy LPT", "karmarkar_karp": "Karmarkar-Karp",
+                 "best": "optimal", "even": "even split", "optimal": "linear-partition DP"}
+MODE_COLORS = alt.Scale(domain=["sync", "backup", "async"], range=["#4c78a8", "#f58518", "#54a24b"])
+VERDICT_COLORS = alt.Scale(
+    domain=["saves GPU-time", "faster, costs more", "slower"], range=["#54a24b", "#eeca3b", "#e45756"]
+)
+
+
+def _check_all(items, kind, name):
+    require(len(items) >= 1 and all(isinstance(x, kind) for x in items), name, items,
+            f"one or more {kind.__name__} objects")
+
+
+# ---------------------------------------------------------------- balance ---
+
+
+def packing_chart(*packings, unit="s", height=220):
+    """Per-worker load of each packing, side by side on a shared axis.
+
+    Parameters
+    ----------
+    *packings : Packing
+        From :mod:`~straggle_edu.models.balance`, usually of the same costs.
+    unit : str
+        Unit of the costs, for the axis title.
+    height : int
+        Panel height in pixels.
+
+    Returns
+    -------
+    altair.HConcatChart
+    """
+    _check_all(packings, Packing, "packings")
+    top = max(p.makespan for p in packings) * 1.08
+    y = alt.Y("load:Q", title=f"work per worker ({unit})", scale=alt.Scale(domain=[0, top]))
+    panels = []
+    for p in packings:
+        name = METHOD_LABELS.get(p.method, p.method)
+        slowest = int(np.argmax(p.loads))
+        rows = [{"worker": w, "load": float(v), "slowest": w == slowest} for w, v in enumerate(p.loads)]
+        bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+            x=alt.X("worker:O", title="worker", axis=alt.Axis(labels=p.workers <= 32)), y=y,
+            color=alt.condition("datum.slowest", alt.value("#e45756"), alt.value("#4c78a8")),
+            tooltip=["worker:O", alt.Tooltip("load:Q", format=".3f")])
+        lines = [{"load": p.mean_load, "what": "mean"}, {"load": p.makespan, "what": "makespan"}]
+        rule = alt.Chart(alt.Data(values=lines)).mark_rule(strokeDash=[5, 3]).encode(
+            y=y, color=alt.Color("what:N", scale=alt.Scale(domain=["mean", "makespan"], range=["gray", "#e45756"]),
+                                 legend=alt.Legend(title=None, orient="bottom")))
+        title = f"{name}: makespan {p.makespan:.3g} {unit}, {100 * (p.imbalance - 1):.1f}% over the mean"
+        panels.append(alt.layer(bars, rule).properties(width=max(140, 560 // len(packings)), height=height, title=title))
+    return alt.hconcat(*panels).resolve_scale(y="shared")
+
+
+def stage_partition_chart(*partitions, unit="s", height=220):
+    """Per-stage cost of each partition, layers stacked, extras in their own colour.
+
+    Parameters
+    ----------
+    *partitions : StagePartition
+        From :func:`~straggle_edu.models.balance.partition_layers` or
+        :func:`~straggle_edu.models.balance.split_layers_evenly`.
+    unit : str
+        Unit of the costs (seconds per microbatch), for the axis title.
+    height : int
+
+    Returns
+    -------
+    altair.HConcatChart
+    """
+    _check_all(partitions, StagePartition, "partitions")
+    top = max(p.bottleneck for p in partitions) * 1.1
+    panels = []
+    for p in partitions:
+        rows = []
+        for s in range(p.stages):
+            lo, hi = int(p.bounds[s]), int(p.bounds[s + 1])
+            base = 0.0
+            for layer in range(lo, hi):
+                c = float(p.costs[layer])
+                rows.append({"stage": s, "part": "layers", "layer": layer, "lo": base, "hi": base + c})
+                base += c
+            extra = float(p.stage_costs[s]) - base
+            if extra > 1e-12:
+                rows.append({"stage": s, "part": "embedding / output layer", "layer": -1, "lo": base, "hi": base + extra})
+        bars = alt.Chart(alt.Data(values=rows)).mark_bar(stroke="white", strokeWidth=1).encode(
+            x=alt.X("stage:O", title="pipeline stage"),
+            y=alt.Y("lo:Q", title=f"work per microbatch ({unit})", scale=alt.Scale(domain=[0, top])), y2="hi:Q",
+            color=alt.Color("part:N", scale=alt.Scale(domain=["layers", "embedding / output layer"],
+                                                      range=["#4c78a8", "#f58518"]),
+                            legend=alt.Legend(title=None, orient="bottom")),
+            tooltip=["stage:O", "layer:Q", "part:N"])
+        beat = alt.Chart(alt.Data(values=[{"y": p.bottleneck}])).mark_rule(color="#e45756", strokeDash=[5, 3]).encode(
+            y="y:Q")
+        layers = "/".join(str(int(k)) for k in p.layers_per_stage)
+        title = f"{METHOD_LABELS.get(p.method, p.method)} ({layers} layers): slowest stage {p.bottleneck:.3g} {unit}"
+        panels.append(alt.layer(bars, beat).properties(width=max(160, 520 // len(partitions)), height=height,
+                                                      title=title))
+    return alt.hconcat(*panels).resolve_scale(y="shared")
+
+
+# ----------------------------------------------------------------- backup ---
+
+
+def _backup_rows(plan):
+    fixed = plan.sync - plan.sync_per_worker * (plan.n + plan.backups)
+    return [{"b": int(b), "n": plan.n, "compute": float(c), "fixed": float(f),
+             "compute0": float(plan.compute[0]), "fixed0": float(fixed[0])}
+            for b, c, f in zip(plan.backups, plan.compute, fixed)]
+
+
+def _backup_params(plan, sync_per_worker, price):
+    per = plan.sync_per_worker if sync_per_worker is None else nonnegative("sync_per_worker", sync_per_worker)
+    pr = plan.price if price is None else nonnegative("price", price)
+    return [alt.param(name="sync_per_worker", value=per), alt.param(name="price", value=pr)]
+
+
+_STEP = "datum.compute + datum.fixed + sync_per_worker * (datum.n + datum.b)"
+_STEP0 = "datum.compute0 + datum.fixed0 + sync_per_worker * datum.n"
+
+
+def backup_step_chart(plan, *, sync_per_worker=None, price=None, height=200):
+    """Step time (top) and normalized speedup (bottom) against the number of backups.
+
+    The step is ``compute(b) + sync``, with ``sync`` = the plan's fixed part
+    plus ``sync_per_worker * (N + b)``; the normalized speedup is
+    ``t(0)/t(b) * N / (N + price * b)``. Both params are computed in the
+    browser, and so are the markers at the best b.
+
+    Parameters
+    ----------
+    plan : BackupPlan
+        From :func:`~straggle_edu.models.backup.backup_workers`.
+    sync_per_worker, price : float, optional
+        Starting values of the params (default: the plan's).
+    height : int
+        Height of each panel in pixels.
+
+    Returns
+    -------
+    altair.VConcatChart
+    """
+    require(isinstance(plan, BackupPlan), "plan", plan, "a BackupPlan from backup_workers")
+    base = alt.Chart(alt.Data(values=_backup_rows(plan))).transform_calculate(
+        step=_STEP, compute_only="datum.compute + datum.fixed + sync_per_worker * datum.n",
+        normalized=f"({_STEP0}) / ({_STEP}) * datum.n / (datum.n + price * datum.b)")
+    x = alt.X("b:Q", title="backup workers b", axis=alt.Axis(tickMinStep=1))
+    step = base.mark_line(point=True, strokeWidth=3).encode(
+        x=x, y=alt.Y("step:Q", title="step time (s)", scale=alt.Scale(zero=False)),
+        tooltip=["b:Q", alt.Tooltip("step:Q", format=".4f")]).add_params(*_backup_params(plan, sync_per_worker, price))
+    no_comm = base.mark_line(strokeDash=[4, 3], color="gray").encode(x=x, y="compute_only:Q")
+    no_comm += base.transform_filter(f"datum.b == {int(plan.backups[-1])}").mark_text(
+        align="right", dy=12, color="gray").encode(x=x, y="compute_only:Q", text=alt.value("without the extra traffic"))
+    best_t = base.transform_window(r="rank()", sort=[alt.SortField("step")]).transform_filter("datum.r == 1")
+    best_t = best_t.mark_point(size=160, color="#e45756", filled=True).encode(x=x, y="step:Q") + best_t.mark_text(
+        dy=-14, color="#e45756", fontWeight="bold").transform_calculate(
+        label="'shortest step: b = ' + datum.b").encode(x=x, y="step:Q", text="label:N")
+    norm = base.mark_line(point=True, strokeWidth=3, color="#54a24b").encode(
+        x=x, y=alt.Y("normalized:Q", title="normalized speedup", scale=alt.Scale(zero=False)),
+        tooltip=["b:Q", alt.Tooltip("normalized:Q", format=".4f")])
+    one = alt.Chart(alt.Data(values=[{"y": 1.0}])).mark_rule(color="gray", strokeDash=[2, 2]).encode(y="y:Q")
+    best_n = base.transform_window(r="rank()", sort=[alt.SortField("normalized", order="descending")]).transform_filter(
+        "datum.r == 1").transform_calculate(label="'least GPU-time: b = ' + datum.b")
+    best_n = best_n.mark_point(size=160, color="#54a24b", filled=True).encode(x=x, y="normalized:Q") + best_n.mark_text(
+        dy=-14, color="#2f6b2f", fontWeight="bold").encode(x=x, y="normalized:Q", text="label:N")
+    top = alt.layer(step, no_comm, best_t).properties(width=460, height=height)
+    return alt.vconcat(top, alt.layer(norm, one, best_n).properties(width=460, height=height))
+
+
+def backup_margin_chart(plan, *, sync_per_worker=None, price=None, height=260):
+    """Where backup workers stop paying: what each added backup saves and costs.
+
+    For the (b+1)-th backup: a bar of the compute it saves,
+    ``compute(b) - compute(b+1)``, coloured by its verdict; a gray line at the
+    communication it adds (below it, the step gets slower), and a black line
+    at communication plus its price ``price * t(b+1) / (N + price * b)`` (below
+    it, it costs more GPU-time than it saves). Params ``sync_per_worker`` and
+    ``price``.
+
+    Parameters
+    ----------
+    plan : BackupPlan
+        With at least one backup.
+    sync_per_worker, price : float, optional
+        Starting values of the params (default: the plan's).
+    height : int
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    require(isinstance(plan, BackupPlan) and plan.backups.size >= 2, "plan", plan,
+            "a BackupPlan with max_backups >= 1")
+    rows = _backup_rows(plan)
+    margin = [dict(r, gain=r["compute"] - nxt["compute"], fixed_next=nxt["fixed"], compute_next=nxt["compute"],
+                   added=r["b"] + 1) for r, nxt in zip(rows, rows[1:])]
+    base = alt.Chart(alt.Data(values=margin)).transform_calculate(
+        comm="datum.fixed_next - datum.fixed + sync_per_worker",
+        price_cost="price * (datum.compute_next + datum.fixed_next + sync_per_worker * (datum.n + datum.b + 1))"
+                   " / (datum.n + price * datum.b)").transform_calculate(
+        threshold="datum.comm + datum.price_cost",
+        verdict="datum.gain > datum.comm + datum.price_cost ? 'saves GPU-time' : "
+                "datum.gain > datum.comm ? 'faster, costs more' : 'slower'")
+    x = alt.X("added:O", title="the backup added (b + 1)")
+    bars = base.mark_bar().encode(
+        x=x, y=alt.Y("gain:Q", title="seconds per step"),
+        color=alt.Color("verdict:N", scale=VERDICT_COLORS, title="this backup"),
+        tooltip=[alt.Tooltip("gain:Q", format=".4f", title="compute saved"),
+                 alt.Tooltip("comm:Q", format=".4f", title="communication added"),
+                 alt.Tooltip("price_cost:Q", format=".4f", title="price")]).add_params(
+        *_backup_params(plan, sync_per_worker, price))
+    comm = base.mark_line(color="gray", strokeDash=[4, 3], point=True).encode(x=x, y="comm:Q")
+    cost = base.mark_line(color="black", point=True).encode(x=x, y="threshold:Q")
+    last = base.transform_filter(f"datum.added == {int(plan.backups[-1])}")
+    labels = last.mark_text(align="right", dy=-8, color="gray").encode(x=x, y="comm:Q", text=alt.value(
+        "communication it adds")) + last.mark_text(align="right", dy=-8).encode(x=x, y="threshold:Q", text=alt.value(
+        "communication + its price"))
+    return alt.layer(bars, comm, cost, labels).properties(width=460, height=height)
+
+
+def backup_tails_chart(plans, height=260):
+    """Normalized speedup against b, one line per tail shape.
+
+    Parameters
+    ----------
+    plans : dict
+        ``{label: BackupPlan}``.
+    height : int
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    require(isinstance(plans, dict) and plans and all(isinstance(p, BackupPlan) for p in plans.values()),
+            "plans", plans, "a dict of {label: BackupPlan}")
+    rows = [{"b": int(b), "normalized": float(v), "tail": label}
+            for label, p in plans.items() for b, v in zip(p.backups, p.normalized_speedup)]
+    base = alt.Chart(alt.Data(values=rows))
+    lines = base.mark_line(point=True, strokeWidth=2.5).encode(
+        x=alt.X("b:Q", title="backup workers b", axis=alt.Axis(tickMinStep=1)),
+        y=alt.Y("normalized:Q", title="normalized speedup", scale=alt.Scale(zero=False)),
+        color=alt.Color("tail:N", title="one worker's step time", sort=list(plans)),
+        tooltip=["tail:N", "b:Q", alt.Tooltip("normalized:Q", format=".4f")])
+    one = alt.Chart(alt.Data(values=[{"y": 1.0}])).mark_rule(color="gray", strokeDash=[2, 2]).encode(y="y:Q")
+    return alt.layer(one, lines).properties(width=460, height=height)
+
+
+# ---------------------------------------------------------------- hedging ---
+
+
+def _sf_expr(t):
+    """Vega expression for P(latency > t) of the RequestLatency in params."""
+    return (f"((1 - slow_prob) * (1 - cumulativeLogNormal({t}, log(body_median), body_spread))"
+            f" + slow_prob * (1 - cumulativeLogNormal({t}, log(slow_median), slow_spread)))")
+
+
+def hedging_chart(latency, delay_ms=10.0, fanout=1000, q=0.999, points=600, t_max=5.0):
+    """P(the slowest of k requests takes longer than t), plain and hedged.
+
+    A hedged request is late past t only if both copies are:
+    ``S(t) S(t - d)`` for t >= d; the slowest of k is late when any is:
+    ``1 - (1 - S)^k``. Computed in the browser from params ``delay_ms`` and
+    ``fanout``; a dashed line marks 1 - q, where the curves cross the
+    q-quantile, whose value (to the grid's 1.5%) is printed.
+
+    Parameters
+    ----------
+    latency : RequestLatency
+        One request's latency (a log-normal body and slow mode).
+    delay_ms : float
+        Starting hedging delay in milliseconds, >= 0.
+    fanout : int
+        Starting number of requests per answer, >= 1.
+    q : float
+        The quantile to mark, in (0, 1).
+    points : int
+        Grid points, 50..2000.
+    t_max : float
+        Right end of the time axis, seconds.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    require(isinstance(latency, RequestLatency), "latency", latency, "a RequestLatency")
+    q = in_range("q", q, 0, 1, low_open=True, high_open=True)
+    points = whole("points", points, 50, 2000)
+    t_max = in_range("t_max", t_max, 0.01, 1e3)
+    ts = np.geomspace(t_max * 1e-4, t_max, points)
+    params = [alt.param(name=k, value=float(getattr(latency, k)))
+              for k in ("body_median", "body_spread", "slow_prob", "slow_median", "slow_spread")]
+    params += [alt.param(name="delay_ms", value=nonnegative("delay_ms", delay_ms)),
+               alt.param(name="fanout", value=float(whole("fanout", fanout)))]
+    s_now, s_late = _sf_expr("datum.t"), _sf_expr("max(datum.t - delay_ms / 1000, 1e-12)")
+    base = alt.Chart(alt.Data(values=[{"t": float(t)} for t in ts])).transform_calculate(
+        plain=f"max(1 - pow(1 - {s_now}, fanout), 1e-12)",
+        hedged=f"max(1 - pow(1 - (datum.t < delay_ms / 1000 ? {s_now} : {s_now} * {s_late}), fanout), 1e-12)",
+    ).transform_fold(["plain", "hedged"], as_=["request", "P"]).transform_calculate(ms="datum.t * 1000")
+    x = alt.X("ms:Q", scale=alt.Scale(type="log"), title="latency t (ms)")
+    y = alt.Y("P:Q", scale=alt.Scale(type="log", domain=[1e-6, 1], clamp=True), title="P(slowest of k > t)")
+    color = alt.Color("request:N", scale=alt.Scale(domain=["plain", "hedged"], range=["#e45756", "#4c78a8"]), title=None)
+    lines = base.mark_line(strokeWidth=2.5).encode(x=x, y=y, color=color).add_params(*params)
+    level = alt.Chart(alt.Data(values=[{"P": 1 - q}])).mark_rule(strokeDash=[5, 3], color="gray").encode(y=y)
+    # Where each curve crosses 1 - q: interpolate log P against log t between grid points.
+    cross = base.transform_window(prev_P="lag(P)", prev_ms="lag(ms)", groupby=["request"], sort=[{"field": "t"}])
+    cross = cross.transform_filter(f"datum.P <= {1 - q} && datum.prev_P > {1 - q}").transform_calculate(
+        ms=f"exp(log(datum.prev_ms) + (log({1 - q}) - log(datum.prev_P)) * log(datum.ms / datum.prev_ms)"
+           " / log(datum.P / datum.prev_P))", P=f"{1 - q}")
+    cross = cross.transform_calculate(label=f"datum.request + ' p{100 * q:g}: ' + format(datum.ms, ',.0f') + ' ms'")
+    dots = cross.mark_point(size=80, filled=True).encode(x=x, y=y, color=color)
+    text = cross.mark_text(align="left", dx=6, dy=-8, fontWeight="bold").encode(x=x, y=y, color=color, text="label:N")
+    return alt.layer(lines, level, dots, text).properties(width=460, height=300)
+
+
+def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
+    """Fan-out tail latency (top) and extra requests (bottom) against the hedging delay.
+
+    Parameters
+    ----------
+    tradeoff : HedgingTradeoff
+        From :func:`~straggle_edu.models.hedging.hedging_tradeoff`.
+    delay_ms : float
+        Starting value of the param ``delay_ms``, marked on both panels.
+    height : int
+
+    Returns
+    -------
+    altair.VConcatChart
+    """
+    require(isinstance(tradeoff, HedgingTradeoff), "tradeoff", tradeoff, "a HedgingTradeoff")
+    base = alt.Chart(alt.Data(values=tradeoff.records()))
+    span = [1e3 * float(tradeoff.delays.min()), 1e3 * float(tradeoff.delays.max())]
+    x = alt.X("delay_ms:Q", title="hedge after (ms)", scale=alt.Scale(type="log", domain=span, nice=False))
+    mark = alt.Chart(alt.Data(values=[{}])).transform_calculate(delay_ms="delay_ms").mark_rule(
+        color="black", strokeDash=[4, 3]).encode(x=x)
+    q = f"p{100 * tradeoff.q:g}"
+    top = base.mark_line(strokeWidth=2.5, color="#4c78a8").encode(
+        x=x, y=alt.Y("tail_ms:Q", scale=alt.Scale(type="log"), title=f"{q} of {tradeoff.fanout:,} requests (ms)"),
+        tooltip=[alt.Tooltip("delay_ms:Q", format=".3g"), alt.Tooltip("tail_ms:Q", format=",.1f")])
+    plain = alt.Chart(alt.Data(values=[{"y": 1e3 * tradeoff.unhedged}])).mark_rule(color="#e45756").encode(y="y:Q")
+    plain += alt.Chart(alt.Data(values=[{"y": 1e3 * tradeoff.unhedged, "x": span[0]}])).mark_text(
+        align="left", dy=-7, color="#e45756").encode(x="x:Q", y="y:Q", text=alt.value("no hedging"))
+    top = alt.layer(top, plain, mark).add_params(alt.param(name="delay_ms", value=nonnegative("delay_ms", delay_ms)))
+    bottom = base.mark_area(color="#f58518", opacity=0.7).encode(
+        x=x, y=alt.Y("extra_pct:Q", title="extra requests (%)"),
+        tooltip=[alt.Tooltip("delay_ms:Q", format=".3g"), alt.Tooltip("extra_pct:Q", format=".2f")])
+    return alt.vconcat(top.properties(width=460, height=height),
+                       alt.layer(bottom, mark).properties(width=460, height=height * 0.7))
+
+
+# -------------------------------------------------------------------- sgd ---
+
+
+def sgd_loss_chart(comparison, points=150, height=280):
+    """Excess loss against wall-clock time, one line per run (log scale).
+
+    Parameters
+    ----------
+    comparison : SGDComparison
+        From :func:`~straggle_edu.models.sgd.compare_sgd`.
+    points : int
+        Time grid points per run, 2..1000.
+    height : int
+
+    Returns
+    -------
+    altair.Chart
+    """
+    require(isinstance(comparison, SGDComparison), "comparison", comparison, "an SGDComparison")
+    rows = comparison.records(points=whole("points", points, 2, 1000))
+    floor = max(min((r["loss"] for r in rows if r["loss"] > 0), default=1e-12), 1e-12)
+    for r in rows:
+        r["loss"] = max(r["loss"], floor)
+    return alt.Chart(alt.Data(values=rows)).mark_line(strokeWidth=2.5, interpolate="step-after").encode(
+        x=alt.X("time:Q", title="wall-clock time (s)"),
+        y=alt.Y("loss:Q", scale=alt.Scale(type="log"), title="excess loss"),
+        color=alt.Color("mode:N", scale=MODE_COLORS, title=None),
+        tooltip=["mode:N", alt.Tooltip("time:Q", format=".1f"), alt.Tooltip("loss:Q", format=".3~e")],
+    ).properties(width=460, height=height)
