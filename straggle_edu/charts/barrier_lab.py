@@ -1,0 +1,120 @@
+"""Charts of the live barrier lab: what real processes did at a real barrier.
+
+- :func:`lab_gantt_chart`: the measured steps on a timeline, per worker:
+  compute (busy) and waiting at the barrier, with a line at each barrier
+  release; beside it, each worker's mean busy and waiting time per step.
+- :func:`lab_prediction_chart`: the measured mean step time, with its error
+  bar, against the library's prediction (E[max] plus the barrier overhead).
+
+Both take plain numbers and arrays (seconds), such as a
+:class:`~straggle_edu.barrier_lab.LabResult`'s ``busy``, ``wait`` and
+``start``, so a trace read from a file can be drawn the same way.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+
+from .._validate import nonnegative, require, whole
+
+__all__ = ["lab_gantt_chart", "lab_prediction_chart", "LAB_COLORS"]
+
+LAB_COLORS = alt.Scale(domain=["compute", "wait"], range=["#4c78a8", "#d9d9d9"])
+_MAX_ROWS = 5000
+
+
+def _times(name, x, shape=None):
+    arr = np.asarray(x, dtype=float)
+    require(arr.ndim == 2 and arr.size > 0, name, f"shape {arr.shape}", "a 2-d array (steps, workers)")
+    require(shape is None or arr.shape == shape, name, f"shape {arr.shape}", f"shape {shape}")
+    require(bool(np.isfinite(arr).all() and (arr >= 0).all()), name, "a negative or non-finite time", "seconds >= 0")
+    return arr
+
+
+def lab_gantt_chart(busy, wait, start=None, max_steps=20):
+    """The measured steps of a barrier-lab run as a Gantt chart.
+
+    Parameters
+    ----------
+    busy, wait : array_like, shape (steps, workers)
+        Each worker's compute time and barrier wait per step, in seconds.
+    start : array_like, shape (steps, workers), optional
+        When each worker began each step, in seconds from the run's start;
+        if omitted, each worker's steps are laid end to end.
+    max_steps : int
+        Draw at most this many steps (the first ones), 1..500.
+
+    Returns
+    -------
+    altair.HConcatChart
+
+    Examples
+    --------
+    >>> chart = lab_gantt_chart([[0.05, 0.10], [0.05, 0.10]], [[0.05, 0.0], [0.05, 0.0]])
+    >>> len(chart.to_dict()["hconcat"])
+    2
+    """
+    busy = _times("busy", busy)
+    wait = _times("wait", wait, busy.shape)
+    if start is None:
+        start = np.vstack([np.zeros((1, busy.shape[1])), np.cumsum(busy + wait, axis=0)[:-1]])
+    start = _times("start", start, busy.shape)
+    steps = min(whole("max_steps", max_steps, 1, 500), busy.shape[0], _MAX_ROWS // (2 * busy.shape[1]))
+    require(steps >= 1, "busy", f"{busy.shape[1]} workers", f"at most {_MAX_ROWS // 2} workers")
+    rows = []
+    for s in range(steps):
+        for r in range(busy.shape[1]):
+            t0, t1 = 1e3 * start[s, r], 1e3 * (start[s, r] + busy[s, r])
+            rows.append({"step": s, "rank": r, "phase": "compute", "start": t0, "end": t1, "ms": t1 - t0})
+            rows.append({"step": s, "rank": r, "phase": "wait", "start": t1, "end": t1 + 1e3 * wait[s, r], "ms": 1e3 * wait[s, r]})
+    releases = [{"t": float(1e3 * (start[s] + busy[s] + wait[s]).max())} for s in range(steps)]
+    y = alt.Y("rank:O", title="worker (rank)", scale=alt.Scale(paddingInner=0.15))
+    color = alt.Color("phase:N", scale=LAB_COLORS, title=None, legend=alt.Legend(orient="bottom"))
+    tip = ["rank:O", "step:Q", "phase:N", alt.Tooltip("ms:Q", title="duration (ms)", format=".2f")]
+    bars = alt.Chart(alt.Data(values=rows)).mark_bar(stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("start:Q", title="time (ms)"), x2="end:Q", y=y, color=color, tooltip=tip
+    )
+    rules = alt.Chart(alt.Data(values=releases)).mark_rule(color="black", strokeWidth=0.6).encode(x="t:Q")
+    means = [{"rank": r, "phase": ph, "ms": float(1e3 * arr[:steps, r].mean())}
+             for r in range(busy.shape[1]) for ph, arr in (("compute", busy), ("wait", wait))]
+    per_worker = alt.Chart(alt.Data(values=means)).mark_bar().encode(
+        x=alt.X("ms:Q", title="mean per step (ms)", stack="zero"), y=y, color=color,
+        order=alt.Order("phase:N"), tooltip=["rank:O", "phase:N", alt.Tooltip("ms:Q", format=".2f")],
+    ).properties(width=140)
+    height = min(400, max(100, 22 * busy.shape[1]))
+    return alt.hconcat((bars + rules).properties(width=460, height=height), per_worker.properties(height=height))
+
+
+def lab_prediction_chart(measured, stderr, expected_max, overhead):
+    """Measured mean step time (with a ±1 standard-error bar) against the
+    prediction, E[max] plus the measured barrier overhead. All in seconds.
+
+    Examples
+    --------
+    >>> spec = lab_prediction_chart(0.061, 0.001, 0.060, 0.0004).to_dict()
+    >>> sorted(r["what"] for r in spec["layer"][0]["data"]["values"])
+    ['E[max] (model)', 'barrier overhead (measured)']
+    """
+    measured, stderr = nonnegative("measured", measured), nonnegative("stderr", stderr)
+    expected_max, overhead = nonnegative("expected_max", expected_max), nonnegative("overhead", overhead)
+    parts = [
+        {"row": "predicted", "what": "E[max] (model)", "start": 0.0, "end": 1e3 * expected_max},
+        {"row": "predicted", "what": "barrier overhead (measured)", "start": 1e3 * expected_max,
+         "end": 1e3 * (expected_max + overhead)},
+    ]
+    point = [{"row": "measured", "ms": 1e3 * measured, "lo": 1e3 * (measured - stderr), "hi": 1e3 * (measured + stderr)}]
+    y = alt.Y("row:N", title=None, sort=["predicted", "measured"])
+    colors = alt.Scale(domain=["E[max] (model)", "barrier overhead (measured)"], range=["#4c78a8", "#9d9d9d"])
+    predicted = alt.Chart(alt.Data(values=parts)).mark_bar(height=18).encode(
+        x=alt.X("start:Q", title="mean step time (ms)"), x2="end:Q", y=y,
+        color=alt.Color("what:N", scale=colors, title=None, legend=alt.Legend(orient="bottom")),
+        tooltip=["what:N", alt.Tooltip("end:Q", title="up to (ms)", format=".2f")],
+    )
+    base = alt.Chart(alt.Data(values=point)).encode(y=y)
+    bar = base.mark_errorbar(ticks=True, color="#e45756").encode(x=alt.X("lo:Q", title="mean step time (ms)"), x2="hi:Q")
+    dot = base.mark_point(filled=True, size=70, color="#e45756").encode(
+        x="ms:Q", tooltip=[alt.Tooltip("ms:Q", title="measured (ms)", format=".2f"),
+                           alt.Tooltip("lo:Q", title="- 1 SE", format=".2f"), alt.Tooltip("hi:Q", title="+ 1 SE", format=".2f")]
+    )
+    return (predicted + bar + dot).properties(width=460, height=80)

@@ -1,0 +1,51 @@
+"""Exercises for ``10_live_barrier_lab.ipynb``: predict what real processes do.
+
+- ``q1``: 4 workers with 50 ms steps and no jitter, one of them 2x slow:
+  the mean step time in ms, without the barrier's own overhead?
+- ``q2``: in that run, how many ms does each healthy worker wait per step?
+- ``q3``: the per-rank slowdown S that ``straggle-edu analyze`` reports for it?
+- ``q4``: 8 workers with 50 ms steps and 10% jitter, no slow worker: the
+  library's predicted mean step time in ms (no overhead)?
+"""
+
+from __future__ import annotations
+
+from ..barrier_lab import LabSettings, predict_step_time, predicted_slowdown
+from . import Exercise
+
+__all__ = ["q1", "q2", "q3", "q4"]
+
+_SLOW = dict(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2.0)
+
+q1 = Exercise(
+    "q1",
+    expected=lambda: 1e3 * predict_step_time(LabSettings(**_SLOW)),
+    hint="Every step ends when the last worker reaches the barrier. Who is last, and how long does it work?",
+    solution="1e3 * predict_step_time(LabSettings(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2))  # 100 ms",
+    rel_tol=1e-3,
+)
+
+q2 = Exercise(
+    "q2",
+    expected=lambda: 1e3 * (predict_step_time(LabSettings(**_SLOW)) - LabSettings(**_SLOW).step_time(0).mean()),
+    hint="A healthy worker is done after its own 50 ms, then waits at the barrier until the step ends.",
+    solution="100 - 50  # ms: the step (q1) minus a healthy worker's own work",
+    rel_tol=1e-3,
+)
+
+q3 = Exercise(
+    "q3",
+    expected=lambda: predicted_slowdown(LabSettings(**_SLOW)),
+    hint=("The ideal step gives every worker the per-step mean work, (100 + 50 + 50 + 50) / 4 ms. "
+          "S is the real step over the ideal one."),
+    solution="predicted_slowdown(LabSettings(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2))  # 2 / 1.25 = 1.6",
+    rel_tol=1e-3,
+)
+
+q4 = Exercise(
+    "q4",
+    expected=lambda: 1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1)),
+    hint="The step is E[max] of 8 draws of 50 ms x (1 + 0.1 Z). predict_step_time(LabSettings(...)) computes it.",
+    solution="1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1))  # about 57.1 ms: 50 + 5 x 1.424, E[max of 8 standard normals]",
+    rel_tol=2e-3,
+)

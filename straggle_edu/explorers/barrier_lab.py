@@ -1,0 +1,167 @@
+"""The live barrier lab as a widget: settings, a Run button, a progress bar,
+then the measured Gantt chart and the measured-vs-predicted comparison.
+
+Each run starts real worker processes (see :mod:`straggle_edu.barrier_lab`),
+so nothing runs until :meth:`run` is called or the Run button is clicked.
+The notebook's stop button interrupts a run cleanly: the workers are stopped,
+the steps done so far are drawn, and the trace is marked ``# incomplete``.
+"""
+
+from __future__ import annotations
+
+import html
+import tempfile
+from pathlib import Path
+
+import ipywidgets as widgets
+import numpy as np
+
+from .._validate import require
+from ..barrier_lab import LabSettings, max_workers, measured_vs_predicted, run_barrier_lab
+from ..charts.barrier_lab import lab_gantt_chart, lab_prediction_chart
+from ._base import Explorer
+
+__all__ = ["barrier_lab_explorer", "LAB_MAX_WORKERS"]
+
+LAB_MAX_WORKERS = 16
+_STYLE = {"description_width": "initial"}
+_NONE = -1
+
+
+def _slider(cls, value, lo, hi, step, label, fmt=None):
+    kw = {"readout_format": fmt} if fmt else {}
+    return cls(value=value, min=lo, max=hi, step=step, description=label, style=_STYLE, continuous_update=False, **kw)
+
+
+def _rank_options(workers):
+    return [("none", _NONE)] + [(str(r), r) for r in range(workers)]
+
+
+def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pause_prob=0.0, pause_seconds=0.0,
+                         slow_rank=1, slow_factor=2.0, work="sleep", seed=0, out=None):
+    """Run the live barrier lab from widgets and see what the processes did.
+
+    Parameters
+    ----------
+    workers, steps, step_seconds, jitter, pause_prob, pause_seconds, slow_rank, slow_factor, work, seed
+        Starting settings (see :class:`~straggle_edu.barrier_lab.LabSettings`);
+        ``slow_rank=None`` for no slow worker. The controls allow 1..16
+        workers (1..cores with ``work="compute"``), 2..100 steps, steps of
+        5..200 ms and pauses of up to 200 ms.
+    out : str, os.PathLike or None
+        The trace CSV each run writes; None for a file in a new temporary folder.
+
+    Returns
+    -------
+    Explorer
+        Controls ``workers``, ``steps``, ``step_ms``, ``jitter``,
+        ``pause_prob``, ``pause_ms``, ``slow_rank`` (-1 for none),
+        ``slow_factor``, ``work``, ``seed``, ``run_button``; charts ``gantt``
+        and ``prediction``; ``progress`` (an ``IntProgress``) and ``readout``.
+        ``run()`` runs the lab with the current settings and returns the
+        :class:`~straggle_edu.barrier_lab.LabResult` (None after an error,
+        which the readout shows); ``result`` and ``prediction`` keep the last
+        run's; ``out`` is the trace's path.
+
+    Examples
+    --------
+    >>> ex = barrier_lab_explorer(workers=2, steps=2, step_seconds=0.01)
+    >>> ex.controls["workers"].value = 3
+    >>> [label for label, _ in ex.controls["slow_rank"].options]
+    ['none', '0', '1', '2']
+    """
+    start = LabSettings(workers=workers, steps=steps, step_seconds=step_seconds, jitter=jitter,
+                        pause_prob=pause_prob, pause_seconds=pause_seconds, slow_rank=slow_rank,
+                        slow_factor=slow_factor, work=work, seed=seed)
+    require(start.workers <= LAB_MAX_WORKERS, "workers", workers, f"a whole number in 1..{LAB_MAX_WORKERS} here")
+    require(start.steps <= 100, "steps", steps, "a whole number in 2..100 here")
+    out = Path(tempfile.mkdtemp(prefix="straggle-edu-lab-")) / "barrier_lab.csv" if out is None else Path(out)
+    step_ms = int(np.clip(round(start.step_seconds * 1e3), 5, 200))
+    controls = {
+        "workers": _slider(widgets.IntSlider, start.workers, 1, min(LAB_MAX_WORKERS, max_workers(start.work)), 1, "workers"),
+        "steps": _slider(widgets.IntSlider, start.steps, 2, 100, 1, "steps"),
+        "step_ms": _slider(widgets.IntSlider, step_ms, 5, 200, 5, "step (ms)"),
+        "jitter": _slider(widgets.FloatSlider, min(start.jitter, 0.3), 0.0, 0.3, 0.01, "jitter", ".2f"),
+        "pause_prob": _slider(widgets.FloatSlider, min(start.pause_prob, 0.3), 0.0, 0.3, 0.01, "pause prob.", ".2f"),
+        "pause_ms": _slider(widgets.IntSlider, int(min(200, round(start.pause_seconds * 1e3))), 0, 200, 5, "pause (ms)"),
+        "slow_rank": widgets.Dropdown(options=_rank_options(start.workers),
+                                      value=_NONE if start.slow_rank is None else start.slow_rank,
+                                      description="slow worker", style=_STYLE),
+        "slow_factor": _slider(widgets.FloatSlider, float(np.clip(start.slow_factor, 1.0, 4.0)), 1.0, 4.0, 0.1, "slow factor", ".1f"),
+        "work": widgets.ToggleButtons(options=["sleep", "compute"], value=start.work, description="work", style=_STYLE),
+        "seed": _slider(widgets.IntSlider, min(start.seed, 999), 0, 999, 1, "seed"),
+        "run_button": widgets.Button(description="Run", button_style="primary", icon="play"),
+    }
+    c = controls
+    zeros = np.zeros((1, start.workers))
+    charts = {"gantt": lab_gantt_chart(zeros, zeros), "prediction": lab_prediction_chart(0.0, 0.0, 0.0, 0.0)}
+    progress = widgets.IntProgress(value=0, min=0, max=start.steps, description="steps", style=_STYLE)
+    readout = widgets.HTML("Press <b>Run</b> to start the workers.")
+    ex = Explorer(controls, charts, extra=[progress, readout])
+    ex.progress, ex.readout, ex.out = progress, readout, out
+    ex.result = ex.prediction = None
+
+    def follow_workers(change):
+        rank = c["slow_rank"].value
+        c["slow_rank"].options = _rank_options(change["new"])
+        c["slow_rank"].value = rank if rank < change["new"] else _NONE
+
+    def follow_work(change):
+        c["workers"].max = min(LAB_MAX_WORKERS, max_workers(change["new"]))  # clamps the value too
+
+    c["workers"].observe(follow_workers, names="value")
+    c["work"].observe(follow_work, names="value")
+
+    def settings():
+        rank = c["slow_rank"].value
+        return dict(workers=c["workers"].value, steps=c["steps"].value, step_seconds=c["step_ms"].value / 1e3,
+                    jitter=c["jitter"].value, pause_prob=c["pause_prob"].value, pause_seconds=c["pause_ms"].value / 1e3,
+                    slow_rank=None if rank == _NONE else rank, slow_factor=c["slow_factor"].value,
+                    work=c["work"].value, seed=c["seed"].value)
+
+    def tick(done, total):
+        progress.value = done
+
+    def draw(result, note=""):
+        ex.result = result
+        if result.steps_done >= 1:
+            ex.charts["gantt"].chart = lab_gantt_chart(result.busy, result.wait, result.start)
+        if result.steps_done >= 2:
+            p = ex.prediction = measured_vs_predicted(result)
+            ex.charts["prediction"].chart = lab_prediction_chart(p.measured, p.stderr, p.expected_max, p.overhead)
+            readout.value = (f"{note}{html.escape(str(p))}<br>slowest worker: rank <b>{result.slowest_rank}</b>; "
+                             f"per-rank slowdown <b>{result.slowdown():.3f}</b>; trace: <code>{html.escape(str(out))}</code>")
+
+    def run():
+        kwargs = settings()
+        progress.max, progress.value, progress.bar_style = kwargs["steps"], 0, ""
+        c["run_button"].disabled = True
+        readout.value = "running..."
+        try:
+            result = run_barrier_lab(out=out, progress=tick, **kwargs)
+        except KeyboardInterrupt as exc:
+            progress.bar_style = "warning"
+            partial = getattr(exc, "lab_result", None)
+            readout.value = "Interrupted: the workers were stopped and the trace marked incomplete."
+            if partial is not None:
+                draw(partial, "<b>Interrupted</b> (partial run): ")
+            raise
+        except (ValueError, RuntimeError, TimeoutError) as exc:
+            progress.bar_style = "danger"
+            readout.value = f"<b>Error:</b> {html.escape(str(exc))}"
+            return None
+        finally:
+            c["run_button"].disabled = False
+        progress.bar_style = "success"
+        draw(result)
+        return result
+
+    def on_click(_):
+        try:
+            run()
+        except KeyboardInterrupt:  # the stop button: already cleaned up and shown
+            pass
+
+    c["run_button"].on_click(on_click)
+    ex.run = run
+    return ex

@@ -1,0 +1,34 @@
+"""Exercises of 10_live_barrier_lab: one right answer (computed here,
+independently of the library) and one wrong answer each."""
+
+import pytest
+from scipy import integrate, stats
+
+from straggle_edu.exercises import ____
+from straggle_edu.exercises.live_barrier_lab import q1, q2, q3, q4
+
+
+def _emax_normal(n, mu, sigma):
+    """E[max of n N(mu, sigma^2)] by direct integration of t * n f F^(n-1)."""
+    f = lambda t: t * n * stats.norm.pdf(t, mu, sigma) * stats.norm.cdf(t, mu, sigma) ** (n - 1)
+    return integrate.quad(f, mu - 12 * sigma, mu + 12 * sigma)[0]
+
+
+@pytest.mark.parametrize(
+    "q, right, wrong",
+    [
+        (q1, 100.0, 62.5),  # the slow worker's 2 x 50 ms, not the average
+        (q2, 50.0, 0.0),
+        (q3, 2 / ((2 + 1 + 1 + 1) / 4), 2.0),
+        (q4, _emax_normal(8, 50.0, 5.0), 50.0),
+    ],
+)
+def test_live_barrier_lab_exercises(q, right, wrong, capsys):
+    assert q.check(right) is True
+    assert q.check(wrong) is False
+    assert q.check(____) is False
+    out = capsys.readouterr().out
+    assert "correct" in out and "expected" in out and "Not attempted" in out
+    q.hint()
+    q.solution()
+    assert "Hint:" in capsys.readouterr().out
