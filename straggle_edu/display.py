@@ -7,9 +7,14 @@ Every chart a notebook or explorer shows goes through :func:`chart_widget`
   JavaScript comes from the installed packages, not from a CDN, so it
   renders in a classroom with no internet. Sliders drive it through named
   params, so updates happen in place, with no re-render.
-- When the static site is built (``straggle-edu site``), the same call emits
-  the chart's Vega-Lite spec instead, so a page with no kernel can still draw
-  it, and closed-form charts stay interactive through their bound params.
+- When the static site is built (``straggle-edu site``, which runs every
+  notebook with ``STRAGGLE_EDU_SITE=1``), the same calls make the same
+  widgets, but skip the JavaScript bundle: no browser will load it. The site
+  builder reads each chart's Vega-Lite spec and current params from the
+  saved widget state and draws it with Vega in the page, and an
+  :class:`~straggle_edu.explorers._base.Explorer` records which of its
+  controls drive which chart params, so those controls become HTML inputs
+  bound to the params (see :mod:`straggle_edu.site`).
 """
 
 from __future__ import annotations
@@ -22,17 +27,26 @@ _offline_enabled = False
 
 
 def site_mode():
-    """True while the static site is being built (``STRAGGLE_EDU_SITE=1``)."""
+    """True while the static site is being built (``STRAGGLE_EDU_SITE=1``).
+
+    Examples
+    --------
+    >>> import os
+    >>> site_mode() == (os.environ.get("STRAGGLE_EDU_SITE") == "1")
+    True
+    """
     return os.environ.get("STRAGGLE_EDU_SITE", "") == "1"
 
 
 def enable_offline():
     """Serve Altair's JupyterChart JavaScript from the installed packages.
 
-    Idempotent; called for you by :func:`chart_widget`.
+    Idempotent; called for you by :func:`chart_widget`. While the static site
+    is built (:func:`site_mode`) it does nothing: no browser runs the widget
+    then, and leaving the 1 MB bundle out keeps the saved widget state small.
     """
     global _offline_enabled
-    if not _offline_enabled:
+    if not _offline_enabled and not site_mode():
         import altair as alt
 
         alt.JupyterChart.enable_offline()
@@ -43,7 +57,18 @@ def chart_widget(chart, **kwargs):
     """An ``altair.JupyterChart`` for ``chart``, rendered offline.
 
     Link a control to a named param with
-    ``ipywidgets.dlink((slider, "value"), (widget.params, "name"))``.
+    ``ipywidgets.dlink((slider, "value"), (widget.params, "name"))``
+    (an :class:`~straggle_edu.explorers._base.Explorer` does this for you
+    with :meth:`~straggle_edu.explorers._base.Explorer.link`).
+
+    Examples
+    --------
+    >>> import altair as alt
+    >>> p = alt.param(name="p", value=0.01)
+    >>> c = alt.Chart(alt.Data(values=[{"n": 1}])).mark_point().encode(x="n:Q").add_params(p)
+    >>> w = chart_widget(c)
+    >>> w.params.p
+    0.01
     """
     import altair as alt
 
@@ -55,7 +80,9 @@ def show(obj):
     """Display a chart, a widget or an explorer in the notebook.
 
     A plain Altair chart becomes an offline :func:`chart_widget`. Anything
-    else is passed to IPython's ``display``. Returns what was displayed.
+    else is passed to IPython's ``display``. Returns None, like ``display``,
+    so ``show(x)`` as a cell's last line shows ``x`` once; keep your own
+    reference to ``x`` to change it later.
     """
     import altair as alt
     from IPython.display import display
@@ -63,4 +90,3 @@ def show(obj):
     if isinstance(obj, alt.TopLevelMixin):
         obj = chart_widget(obj)
     display(obj)
-    return obj
