@@ -260,9 +260,12 @@ def karmarkar_karp(costs, workers):
     n, m = costs.size, workers
     check_memory(8 * n * m + 64 * n, f"Karmarkar-Karp with {n} items and {m} workers")
     # A partial partition: parts sorted by sum, largest first, each part
-    # a node id (-1 = empty). Node ids < n are items; merged nodes are
-    # recorded as (left, right) pairs and expanded at the end.
-    children = []
+    # a node id (-1 = empty). Node ids < n are items; node n + j is the
+    # union of left[j] and right[j]. Each merge of two non-empty parts
+    # removes one root, so there are at most n - 1 of them.
+    left = np.empty(max(n - 1, 1), dtype=np.int64)
+    right = np.empty(max(n - 1, 1), dtype=np.int64)
+    made = 0
     heap = []
     for i in range(n):
         sums = np.zeros(m)
@@ -277,27 +280,28 @@ def karmarkar_karp(costs, workers):
         _, _, sb, nb = heapq.heappop(heap)
         # Largest of a with smallest of b: sa is descending, so reverse sb.
         sums = sa + sb[::-1]
-        nodes = np.empty(m, dtype=np.int64)
-        for j, (x, y) in enumerate(zip(na.tolist(), nb[::-1].tolist())):
-            if x < 0 or y < 0:
-                nodes[j] = max(x, y)
-            else:
-                nodes[j] = n + len(children)
-                children.append((x, y))
+        x, y = na, nb[::-1]
+        both = (x >= 0) & (y >= 0)
+        nodes = np.maximum(x, y)
+        k = int(both.sum())
+        if k:
+            left[made:made + k] = x[both]
+            right[made:made + k] = y[both]
+            nodes[both] = n + made + np.arange(k)
+            made += k
         order = np.argsort(-sums, kind="stable")
         sums, nodes = sums[order], nodes[order]
         heapq.heappush(heap, (-(float(sums[0] - sums[-1])), counter, sums, nodes))
         counter += 1
     _, _, sums, nodes = heap[0]
-    assignment = np.empty(n, dtype=np.int64)
-    for part, root in enumerate(nodes.tolist()):
-        stack = [root] if root >= 0 else []
-        while stack:
-            node = stack.pop()
-            if node < n:
-                assignment[node] = part
-            else:
-                stack.extend(children[node - n])
+    # Label every node with its part, from the roots down (children have
+    # smaller ids than their parents, so one pass from the top suffices).
+    label = np.full(n + made, -1, dtype=np.int64)
+    roots = nodes >= 0
+    label[nodes[roots]] = np.flatnonzero(roots)
+    for j in range(made - 1, -1, -1):
+        label[left[j]] = label[right[j]] = label[n + j]
+    assignment = label[:n]
     return _packing(costs, assignment, workers, "karmarkar_karp")
 
 
