@@ -129,7 +129,7 @@ def budget_explorer(n=4096, target=0.01):
     return ex
 
 
-def percentile_explorer(n=100, jitter=0.05, pause_prob=0.01, pause=0.5):
+def percentile_explorer(n=100, jitter=0.05, pause_prob=0.005, pause=0.5):
     """One worker's step time against the job's, for a worker with jitter and pauses.
 
     Step times come from :class:`~straggle_edu.StepTime` with a 1 s base.
