@@ -377,3 +377,21 @@ def test_pipeline_step_times_scalar_and_bad_shapes():
         pipeline_step_times(2, 2, np.ones((3, 1, 2, 2)), np.ones((4, 1, 2, 2)))
     with pytest.raises(ValueError, match="backward must be >= 0"):
         pipeline_step_times(2, 2, 1.0, -2.0)
+
+
+def test_pipeline_run_op_lookup():
+    run = simulate_pipeline(2, 2, 1.0, 2.0, dp=2, p2p=0.5)
+    assert run.op("F", dp=1, stage=1, microbatch=0)["start"] == 1.5
+    assert run.op("send-F", dp=0, stage=0, microbatch=1)["peer"] == 1
+    with pytest.raises(ValueError, match="no 'F' op at dp=2"):
+        run.op("F", dp=2, stage=0, microbatch=0)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        run.op("gc")
+
+
+def test_pipeline_run_select():
+    run = simulate_pipeline(2, 3, 1.0, 2.0, dp=2, p2p=0.1)
+    assert run.select().all()
+    assert run.select("B", dp=1, stage=1, microbatch=2).sum() == 1
+    assert run.select("allreduce").sum() == 4
+    assert run.select(["send-F", "send-B"], dp=0).sum() == 6

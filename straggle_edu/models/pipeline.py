@@ -292,6 +292,53 @@ class PipelineRun:
         """The rows of ``ops`` on the critical path, in time order."""
         return self.ops[list(self.critical_path)]
 
+    def select(self, kind=None, *, dp=None, stage=None, microbatch=None):
+        """A boolean mask over ``ops``: the rows matching every given field.
+
+        ``kind`` may be one kind or a list of kinds; None matches anything.
+
+        Examples
+        --------
+        >>> run = simulate_pipeline(2, 3, 1.0, 2.0, dp=2)
+        >>> int(run.select(["F", "B"], dp=1, stage=0).sum())
+        6
+        """
+        o = self.ops
+        mask = np.ones(len(o), bool)
+        if kind is not None:
+            mask &= np.isin(o["kind"], np.atleast_1d(kind))
+        for field, value in (("dp", dp), ("stage", stage), ("microbatch", microbatch)):
+            if value is not None:
+                mask &= o[field] == value
+        return mask
+
+    def op(self, kind, dp=0, stage=0, microbatch=-1, chunk=0):
+        """The row of one op: ``run.op("B", dp=1, stage=2, microbatch=3)``.
+
+        ``kind`` is one of ``OP_KINDS``; the all-reduce and the optimizer
+        have no microbatch (leave it at -1); a send is found by its sender's
+        stage.
+
+        Examples
+        --------
+        >>> run = simulate_pipeline(2, 2, 1.0, 2.0, allreduce=1.0)
+        >>> row = run.op("B", stage=0, microbatch=1)
+        >>> float(row["start"]), float(row["end"]), float(row["slack"])
+        (7.0, 9.0, 0.0)
+        >>> float(run.op("allreduce", stage=1)["start"])
+        7.0
+        """
+        require(kind in OP_KINDS, "kind", kind, f"one of {', '.join(map(repr, OP_KINDS))}")
+        o = self.ops
+        hit = np.flatnonzero((o["kind"] == kind) & (o["dp"] == dp) & (o["stage"] == stage)
+                             & (o["microbatch"] == microbatch) & (o["chunk"] == chunk))
+        if hit.size != 1:
+            raise ValueError(
+                f"no {kind!r} op at dp={dp}, stage={stage}, microbatch={microbatch}, chunk={chunk} in this "
+                f"{self.dp} x {self.stages} x {self.microbatches} step"
+            )
+        return o[hit[0]]
+
     def op_times(self, kind):
         """Start and end of every forward (``"F"``) or backward (``"B"``).
 
