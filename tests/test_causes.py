@@ -299,3 +299,8 @@ def test_osdi2025_figures_are_the_published_ones():
     assert float(s["waste_p99"]) == 0.45
     assert s["waste_median"].value < s["waste_p90"].value < s["waste_p99"].value
     assert "OSDI 2025" in osdi2025.CITATION
+
+
+def test_diagnose_transient_cause_names_no_single_group():
+    dx = diagnose(straggler_scenario("random GC", rng=0))
+    assert dx.answers["Which parallel group?"].startswith("no single group")

@@ -943,6 +943,7 @@ def _answers(by_dp, by_stage, by_mb, by_worker, by_op, per_step, threshold):
     s = _single(by_stage, threshold)
     m = _single(by_mb, threshold)
     slow = max(by_op.values()) >= threshold or per_step.max() >= threshold
+    persistence = classify_persistence(per_step, threshold=threshold)
     a = {}
     if not slow:
         no = "none: nothing stands out"
@@ -968,8 +969,10 @@ def _answers(by_dp, by_stage, by_mb, by_worker, by_op, per_step, threshold):
         a["Which parallel group?"] = f"the pipeline (PP) group: stage {s} is slow in every replica"
     elif d is not None:
         a["Which parallel group?"] = f"the pipeline of replica {d}"
+    elif persistence == "transient":
+        a["Which parallel group?"] = "no single group: the slow worker changes from step to step"
     else:
         a["Which parallel group?"] = "the data-parallel group: the load differs across replicas"
     a["Compute or communication?"] = "compute" if compute_led else "communication"
-    a["Persistent or one-off?"] = classify_persistence(per_step, threshold=threshold)
+    a["Persistent or one-off?"] = persistence
     return {q: a[q] for q in DEBUG_QUESTIONS}
