@@ -320,6 +320,12 @@ class LabResult:
         """The rank with the largest mean compute time."""
         return int(np.argmax(self.busy.mean(axis=0)))
 
+    def wait_share(self):
+        """Each worker's share of its time spent waiting at the barrier: an
+        array of ``workers`` fractions in [0, 1]."""
+        total = (self.busy + self.wait).sum(axis=0)
+        return np.divide(self.wait.sum(axis=0), total, out=np.zeros_like(total), where=total > 0)
+
     def slowdown(self):
         """The per-rank what-if slowdown of this run: mean over steps of the
         slowest worker's compute, over the mean of the per-step mean compute.

@@ -178,6 +178,7 @@ def test_barrier_lab_result_matches_its_trace_and_prediction(tmp_path):
     assert abs(p.error) < 0.15, str(p)
     assert p.stderr > 0 and math.isfinite(p.z)
     assert r.slowdown() == pytest.approx(per_rank_slowdown(c)[0], rel=1e-6)
+    np.testing.assert_allclose(r.wait_share(), w.sum(axis=0) / (c + w).sum(axis=0), rtol=1e-6)
 
 
 def test_barrier_lab_compute_work_is_real_and_timed():
