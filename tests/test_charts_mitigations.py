@@ -27,16 +27,18 @@ from straggle_edu.models.step_time import StepTime
 PLAN = backup_workers(**inception_50_setup(), max_backups=8)
 
 
-def _all_values(spec):
-    """Every inline data row of a (possibly nested) chart spec."""
+def _all_values(spec, datasets=None):
+    """Every data row of a (possibly nested) chart spec, inline or named (each named set once)."""
     out = []
-    if isinstance(spec, dict):
-        data = spec.get("data")
-        if isinstance(data, dict) and "values" in data:
-            out.extend(data["values"])
-        for key in ("layer", "hconcat", "vconcat"):
-            for sub in spec.get(key, []):
-                out.extend(_all_values(sub))
+    datasets = spec.get("datasets", {}) if datasets is None else datasets
+    data = spec.get("data")
+    if isinstance(data, dict) and "values" in data:
+        out.extend(data["values"])
+    if isinstance(data, dict) and data.get("name") in datasets:
+        out.extend(datasets.pop(data["name"]))
+    for key in ("layer", "hconcat", "vconcat"):
+        for sub in spec.get(key, []):
+            out.extend(_all_values(sub, datasets))
     return out
 
 

@@ -187,7 +187,7 @@ def backup_step_chart(plan, *, sync_per_worker=None, price=None, height=200):
     altair.VConcatChart
     """
     require(isinstance(plan, BackupPlan), "plan", plan, "a BackupPlan from backup_workers")
-    base = alt.Chart(alt.Data(values=_backup_rows(plan))).transform_calculate(
+    base = alt.Chart(alt.Data(name="backup_plan")).transform_calculate(
         step=_STEP, compute_only="datum.compute + datum.fixed + sync_per_worker * datum.n",
         normalized=f"({_STEP0}) / ({_STEP}) * datum.n / (datum.n + price * datum.b)")
     x = alt.X("b:Q", title="backup workers b", axis=alt.Axis(tickMinStep=1))
@@ -210,7 +210,9 @@ def backup_step_chart(plan, *, sync_per_worker=None, price=None, height=200):
     best_n = best_n.mark_point(size=160, color="#54a24b", filled=True).encode(x=x, y="normalized:Q") + best_n.mark_text(
         dy=-14, color="#2f6b2f", fontWeight="bold").encode(x=x, y="normalized:Q", text="label:N")
     top = alt.layer(step, no_comm, best_t).properties(width=460, height=height)
-    return alt.vconcat(top, alt.layer(norm, one, best_n).properties(width=460, height=height))
+    chart = alt.vconcat(top, alt.layer(norm, one, best_n).properties(width=460, height=height))
+    chart.datasets = {"backup_plan": _backup_rows(plan)}
+    return chart
 
 
 def backup_margin_chart(plan, *, sync_per_worker=None, price=None, height=260):
@@ -240,7 +242,7 @@ def backup_margin_chart(plan, *, sync_per_worker=None, price=None, height=260):
     rows = _backup_rows(plan)
     margin = [dict(r, gain=r["compute"] - nxt["compute"], fixed_next=nxt["fixed"], compute_next=nxt["compute"],
                    added=r["b"] + 1) for r, nxt in zip(rows, rows[1:])]
-    base = alt.Chart(alt.Data(values=margin)).transform_calculate(
+    base = alt.Chart(alt.Data(name="backup_margin")).transform_calculate(
         comm="datum.fixed_next - datum.fixed + sync_per_worker",
         price_cost="price * (datum.compute_next + datum.fixed_next + sync_per_worker * (datum.n + datum.b + 1))"
                    " / (datum.n + price * datum.b)").transform_calculate(
@@ -261,7 +263,9 @@ def backup_margin_chart(plan, *, sync_per_worker=None, price=None, height=260):
     labels = last.mark_text(align="right", dy=-8, color="gray").encode(x=x, y="comm:Q", text=alt.value(
         "communication it adds")) + last.mark_text(align="right", dy=-8).encode(x=x, y="threshold:Q", text=alt.value(
         "communication + its price"))
-    return alt.layer(bars, comm, cost, labels).properties(width=460, height=height)
+    chart = alt.layer(bars, comm, cost, labels).properties(width=460, height=height)
+    chart.datasets = {"backup_margin": margin}
+    return chart
 
 
 def backup_tails_chart(plans, height=260):
@@ -338,7 +342,7 @@ def hedging_chart(latency, delay_ms=10.0, fanout=1000, q=0.999, points=600, t_ma
     params += [alt.param(name="delay_ms", value=nonnegative("delay_ms", delay_ms)),
                alt.param(name="fanout", value=float(whole("fanout", fanout)))]
     s_now, s_late = _sf_expr("datum.t"), _sf_expr("max(datum.t - delay_ms / 1000, 1e-12)")
-    base = alt.Chart(alt.Data(values=[{"t": float(t)} for t in ts])).transform_calculate(
+    base = alt.Chart(alt.Data(name="latency_grid")).transform_calculate(
         plain=f"max(1 - pow(1 - {s_now}, fanout), 1e-12)",
         hedged=f"max(1 - pow(1 - (datum.t < delay_ms / 1000 ? {s_now} : {s_now} * {s_late}), fanout), 1e-12)",
     ).transform_fold(["plain", "hedged"], as_=["request", "P"]).transform_calculate(ms="datum.t * 1000")
@@ -355,7 +359,9 @@ def hedging_chart(latency, delay_ms=10.0, fanout=1000, q=0.999, points=600, t_ma
     cross = cross.transform_calculate(label=f"datum.request + ' p{100 * q:g}: ' + format(datum.ms, ',.0f') + ' ms'")
     dots = cross.mark_point(size=80, filled=True).encode(x=x, y=y, color=color)
     text = cross.mark_text(align="left", dx=6, dy=-8, fontWeight="bold").encode(x=x, y=y, color=color, text="label:N")
-    return alt.layer(lines, level, dots, text).properties(width=460, height=300)
+    chart = alt.layer(lines, level, dots, text).properties(width=460, height=300)
+    chart.datasets = {"latency_grid": [{"t": float(t)} for t in ts]}
+    return chart
 
 
 def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
@@ -374,7 +380,7 @@ def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
     altair.VConcatChart
     """
     require(isinstance(tradeoff, HedgingTradeoff), "tradeoff", tradeoff, "a HedgingTradeoff")
-    base = alt.Chart(alt.Data(values=tradeoff.records()))
+    base = alt.Chart(alt.Data(name="hedging_tradeoff"))
     span = [1e3 * float(tradeoff.delays.min()), 1e3 * float(tradeoff.delays.max())]
     x = alt.X("delay_ms:Q", title="hedge after (ms)", scale=alt.Scale(type="log", domain=span, nice=False))
     mark = alt.Chart(alt.Data(values=[{}])).transform_calculate(delay_ms="delay_ms").mark_rule(
@@ -390,8 +396,10 @@ def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
     bottom = base.mark_area(color="#f58518", opacity=0.7).encode(
         x=x, y=alt.Y("extra_pct:Q", title="extra requests (%)"),
         tooltip=[alt.Tooltip("delay_ms:Q", format=".3g"), alt.Tooltip("extra_pct:Q", format=".2f")])
-    return alt.vconcat(top.properties(width=460, height=height),
-                       alt.layer(bottom, mark).properties(width=460, height=height * 0.7))
+    chart = alt.vconcat(top.properties(width=460, height=height),
+                        alt.layer(bottom, mark).properties(width=460, height=height * 0.7))
+    chart.datasets = {"hedging_tradeoff": tradeoff.records()}
+    return chart
 
 
 # -------------------------------------------------------------------- sgd ---
@@ -417,9 +425,11 @@ def sgd_loss_chart(comparison, points=150, height=280):
     floor = max(min((r["loss"] for r in rows if r["loss"] > 0), default=1e-12), 1e-12)
     for r in rows:
         r["loss"] = max(r["loss"], floor)
-    return alt.Chart(alt.Data(values=rows)).mark_line(strokeWidth=2.5, interpolate="step-after").encode(
+    chart = alt.Chart(alt.Data(name="sgd_runs")).mark_line(strokeWidth=2.5, interpolate="step-after").encode(
         x=alt.X("time:Q", title="wall-clock time (s)"),
         y=alt.Y("loss:Q", scale=alt.Scale(type="log"), title="excess loss"),
         color=alt.Color("mode:N", scale=MODE_COLORS, title=None),
         tooltip=["mode:N", alt.Tooltip("time:Q", format=".1f"), alt.Tooltip("loss:Q", format=".3~e")],
     ).properties(width=460, height=height)
+    chart.datasets = {"sgd_runs": rows}
+    return chart

@@ -40,6 +40,7 @@ and a 5th backup that makes steps slower.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -194,6 +195,24 @@ class BackupPlan:
         (max_backups if every backup in range pays)."""
         bad = np.flatnonzero(~self.pays_in_cost)
         return int(bad[0]) if bad.size else int(self.backups[-1])
+
+    def with_costs(self, sync_per_worker=None, price=None):
+        """The same plan with another per-worker communication or price.
+
+        The order statistics do not change, so this is free: use it to move
+        the costs without recomputing the tail.
+
+        Examples
+        --------
+        >>> plan = backup_workers(**inception_50_setup(), max_backups=8)
+        >>> plan.with_costs(sync_per_worker=0.0, price=0.0).best_normalized
+        8
+        """
+        per = self.sync_per_worker if sync_per_worker is None else nonnegative("sync_per_worker", sync_per_worker)
+        price = self.price if price is None else nonnegative("price", price)
+        workers = self.n + self.backups
+        sync = self.sync - self.sync_per_worker * workers + per * workers
+        return dataclasses.replace(self, sync=sync, price=price, sync_per_worker=float(per))
 
     def records(self):
         """One dict per b, for charts."""
