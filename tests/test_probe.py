@@ -162,6 +162,25 @@ def test_step_timer_marks_an_interrupted_trace_incomplete(one_rank_group, tmp_pa
     assert not complete and {s for s, _, _ in rows} == {0, 1}
 
 
+def test_step_timer_never_closed_is_marked_incomplete_at_exit(tmp_path):
+    needs_torch()
+    out = tmp_path / "t.csv"
+    code = textwrap.dedent(f"""
+        import torch.distributed as dist
+        from straggle_edu.probe import StepTimer
+        dist.init_process_group("gloo", init_method="file://{tmp_path / 'store'}", rank=0, world_size=1)
+        timer = StepTimer({str(out)!r})
+        for _ in range(2):
+            with timer.step():
+                pass
+        # no timer.close(): the process just ends
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows, complete = read_trace(out)
+    assert not complete and {s for s, _, _ in rows} == {0, 1}
+
+
 def test_step_timer_misuse_and_bad_path(one_rank_group, tmp_path):
     from straggle_edu.probe import StepTimer
 
