@@ -53,7 +53,11 @@ __all__ = [
     "read_trace",
     "synthetic_trace",
     "write_trace",
+    "example_trace",
     "example_trace_path",
+    "trace_or_example",
+    "cause_gallery",
+    "ops_table",
 ]
 
 # Loaded on first use, so that ``import straggle_edu.traces`` stays light.
@@ -64,6 +68,10 @@ _LAZY = {
     "read_profiler_traces": "profiler",
     "synthetic_trace": "synthetic",
     "example_trace_path": "synthetic",
+    "example_trace": "synthetic",
+    "trace_or_example": "synthetic",
+    "cause_gallery": "synthetic",
+    "ops_table": "optrace",
     "analyze_ops": "whatif",
 }
 

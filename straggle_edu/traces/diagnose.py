@@ -9,8 +9,8 @@ one-off. :func:`diagnose` answers each question from an
 Thresholds (stated once, used everywhere)
 -----------------------------------------
 - A job straggles when S >= 1.10 (at least 10% slower, the OSDI 2025 study's line).
-- One thing "explains" the slowdown when its own S_X recovers at least half of
-  the job's excess: S_X - 1 >= 0.5 (S - 1).
+- One thing "explains" the slowdown when its own S_X recovers at least 80% of
+  the job's excess, S_X - 1 >= 0.8 (S - 1), and "a large part" of it from 40%.
 - A slowdown is persistent when at least half of the steps have a per-step
   excess of at least half the job's: S_step - 1 >= 0.5 (S - 1).
 """
@@ -19,10 +19,27 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["diagnose", "STRAGGLING", "EXPLAINS", "COMM_OPTYPES", "persistent_share"]
+__all__ = ["diagnose", "answer", "QUESTIONS", "STRAGGLING", "EXPLAINS", "LARGE_PART", "PERSISTENT", "COMM_OPTYPES",
+           "persistent_share"]
+
+#: Short keys for :func:`answer`, and the questions they stand for.
+QUESTIONS = {
+    "straggling": "Is the job straggling?",
+    "worker": "Which worker?",
+    "collective": "Which collective?",
+    "compute-or-comm": "Compute or communication?",
+    "group": "Which parallel group?",
+    "stage": "Which pipeline stage?",
+    "microbatch": "Which microbatch?",
+    "persistence": "Persistent or one-off?",
+    "same-worker": "Same worker every step?",
+    "machines": "A few bad machines?",
+}
 
 STRAGGLING = 1.10
-EXPLAINS = 0.5
+EXPLAINS = 0.8
+LARGE_PART = 0.4
+PERSISTENT = 0.5
 
 COMM_OPTYPES = frozenset(
     {
@@ -53,11 +70,19 @@ def persistent_share(result):
     excess = result.slowdown - 1.0
     if excess <= 1e-12 or per.size == 0:
         return 0.0
-    return float(np.mean(per - 1.0 >= EXPLAINS * excess))
+    return float(np.mean(per - 1.0 >= PERSISTENT * excess))
 
 
 def _explains(value, S):
     return value - 1.0 >= EXPLAINS * (S - 1.0) and S > 1.0
+
+
+def _share_text(value, S):
+    if _explains(value, S):
+        return "which explains the slowdown"
+    if S > 1.0 and value - 1.0 >= LARGE_PART * (S - 1.0):
+        return "a large part of the slowdown, not all of it"
+    return "not enough to explain the slowdown alone"
 
 
 def _fmt_worker(key):
@@ -89,8 +114,7 @@ def diagnose(result):
     workers = result.by_worker if result.by_worker is not None else result.by_rank
     if workers:
         key, value = result.ranking("by_worker" if result.by_worker is not None else "by_rank")[0]
-        tail = "which explains the slowdown" if _explains(value, S) else "not enough to explain the slowdown alone"
-        out.append(("Which worker?", f"{_fmt_worker(key)}: S_X = {value:.3f} on its own, {tail}."))
+        out.append(("Which worker?", f"{_fmt_worker(key)}: S_X = {value:.3f} on its own, {_share_text(value, S)}."))
     elif result.by_stage is not None:
         out.append(("Which worker?", "not computed for this size (run with --attribution full)."))
     if result.format != "op-level":
@@ -98,6 +122,23 @@ def diagnose(result):
         return out
     out.extend(_op_questions(result))
     return out
+
+
+def answer(result, question):
+    """The answer to one question, by its key in :data:`QUESTIONS` (or its text).
+
+    Examples
+    --------
+    >>> from straggle_edu.traces import analyze_rank_times
+    >>> answer(analyze_rank_times([[1.0, 3.0]] * 2), "worker")
+    'rank 1: S_X = 1.500 on its own, which explains the slowdown.'
+    """
+    text = QUESTIONS.get(question, question)
+    answers = dict(diagnose(result))
+    if text not in answers:
+        have = [k for k, q in QUESTIONS.items() if q in answers]
+        raise ValueError(f"question must be one of {', '.join(map(repr, have))} for a {result.format} trace, got {question!r}")
+    return answers[text]
 
 
 def _rank_questions(result):
@@ -159,8 +200,11 @@ def _op_questions(result):
         comp = [(k, v) for k, v in ranked if not (k in COMM_OPTYPES or "+" in str(k))]
         if comm:
             k, v = comm[0]
-            tail = "it explains the slowdown" if _explains(v, S) else "collectives are not the problem"
-            out.append(("Which collective?", f"{k}: S_X = {v:.3f}; {tail}."))
+            if S > 1.0 and v - 1.0 >= LARGE_PART * (S - 1.0):
+                text = f"{k}: S_X = {v:.3f}, {_share_text(v, S)}."
+            else:
+                text = f"none stands out: the worst communication op, {k}, gives S_X = {v:.3f}."
+            out.append(("Which collective?", text))
         top_comp = comp[0][1] if comp else 1.0
         top_comm = comm[0][1] if comm else 1.0
         kind = "compute" if top_comp >= top_comm else "communication"
@@ -173,21 +217,20 @@ def _op_questions(result):
         )
     if result.by_dp_rank:
         k, v = result.ranking("by_dp_rank")[0]
-        tail = "explains the slowdown" if _explains(v, S) else "does not explain it alone"
-        out.append(("Which parallel group?", f"DP rank {k} (one pipeline, its model-parallel group): S_X = {v:.3f}, {tail}."))
+        out.append(("Which parallel group?",
+                    f"DP rank {k} (one pipeline, its model-parallel group): S_X = {v:.3f}, {_share_text(v, S)}."))
     if result.by_stage:
         k, v = result.ranking("by_stage")[0]
-        tail = "it explains the slowdown" if _explains(v, S) else "no stage explains it alone"
         ms = "" if result.m_s is None else f"; M_S = {result.m_s:.2f} for the last stage"
-        out.append(("Which pipeline stage?", f"stage {k}: S_X = {v:.3f}, {tail}{ms}."))
+        out.append(("Which pipeline stage?", f"stage {k}: S_X = {v:.3f}, {_share_text(v, S)}{ms}."))
     mb = d.get("microbatch")
     if mb is not None:
         out.append(
             (
                 "Which microbatch?",
                 f"step {mb['step']}, microbatch {mb['mb']} on DP rank {mb['dp_rank']} is the longest compute "
-                f"({mb['ratio']:.2f}x its group's mean); compute ops spread with a coefficient of variation of "
-                f"{mb['cv']:.2f} within their (optype, step, microbatch) groups"
+                f"({mb['ratio']:.2f}x its group's mean); within a worker-step, microbatches vary by "
+                f"{100 * mb['cv']:.0f}% (coefficient of variation, the worker's own speed divided out)"
                 + (" (uneven sequence lengths are likely)." if mb["cv"] >= 0.1 else "."),
             )
         )

@@ -52,7 +52,7 @@ from ._table import (
     str_column,
 )
 
-__all__ = ["OPTYPES", "OpTrace", "Layout", "read_op_trace", "write_trace", "op_trace_from_columns"]
+__all__ = ["OPTYPES", "OpTrace", "Layout", "read_op_trace", "write_trace", "op_trace_from_columns", "ops_table"]
 
 OPTYPES = (
     "forward-compute",
@@ -521,6 +521,29 @@ def _check_duplicates(shown, dp, stage, step, code, seq, rows):
         f"stage {stage[a]}) has two {OPTYPES[code[a]]} ops with seq_id {seq[a]} in step {step[a]} "
         f"(rows {rows[min(a, b)]} and {rows[max(a, b)]})"
     )
+
+
+def ops_table(trace, dp_rank, stage, step, rows=10):
+    """One worker's first ops in one step, as a text table (seconds from the step's start).
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> print(ops_table(synthetic_trace(2, 1, 1, 1), 0, 0, 0, rows=3))
+    optype                        mb    start (s)    duration (s)
+    params-all-gather             -1     0.000000        0.002000
+    forward-compute                0     0.002000        0.010000
+    backward-compute               0     0.012000        0.020000
+    """
+    ops = trace.worker_ops(dp_rank, stage, step)
+    if len(ops["step"]) == 0:
+        raise ValueError(f"no ops for worker (dp_rank {dp_rank}, stage {stage}) in step {step}")
+    t0 = trace.start_ts[trace.step == step].min()
+    lines = [f"{'optype':<28}{'mb':>4}{'start (s)':>13}{'duration (s)':>16}"]
+    for i in range(min(rows, len(ops["step"]))):
+        lines.append(f"{ops['optype'][i]:<28}{int(ops['mb_id'][i]):>4}{ops['start_ts'][i] - t0:>13.6f}"
+                     f"{ops['duration'][i]:>16.6f}")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------

@@ -55,7 +55,7 @@ import numpy as np
 from .._validate import as_rng, check_memory, in_range, nonnegative, positive, probability, require, whole
 from .optrace import OPTYPES, op_trace_from_columns, write_trace
 
-__all__ = ["synthetic_trace", "example_trace", "example_trace_path", "CAUSES"]
+__all__ = ["synthetic_trace", "example_trace", "example_trace_path", "trace_or_example", "cause_gallery", "CAUSES"]
 
 C = {name: i for i, name in enumerate(OPTYPES)}
 
@@ -64,7 +64,7 @@ CAUSES = {
     "slow-worker": {"kwargs": {"slow_worker": (1, 1, 2.0)}, "culprit": ("by_worker", (1, 1))},
     "last-stage": {"kwargs": {"last_stage": 1.5}, "culprit": ("by_stage", 1)},
     "seq-imbalance": {"kwargs": {"seq_imbalance": 0.5}, "culprit": ("by_optype", "backward-compute")},
-    "gc-pauses": {"kwargs": {"gc_pauses": (0.1, 0.05)}, "culprit": ("by_optype", "gc")},
+    "gc-pauses": {"kwargs": {"gc_pauses": (0.04, 0.1)}, "culprit": ("by_optype", "gc")},
     "slow-link": {"kwargs": {"slow_link": (2, 0, 40.0)}, "culprit": ("by_dp_rank", 2)},
 }
 
@@ -393,3 +393,50 @@ def example_trace_path(cause="slow-worker", folder=None):
     if not folder.is_dir():
         raise ValueError(f"folder must be a folder that exists, got {os.fspath(folder)!r}")
     return write_trace(example_trace(cause), folder / f"trace-{cause}.csv")
+
+
+def trace_or_example(path=None, *, example="slow-worker"):
+    """The trace at ``path`` (see :func:`straggle_edu.traces.read_trace`), or, when
+    ``path`` is None, the generated :func:`example_trace` named ``example``.
+
+    Examples
+    --------
+    >>> trace_or_example(None, example="none")
+    OpTrace(ops=1472, dp=4, pp=2, steps=8, source='<memory>')
+    """
+    if path is None:
+        return example_trace(example)
+    from . import read_trace
+
+    return read_trace(path)
+
+
+def cause_gallery(**kwargs):
+    """One row per injected cause: its analysis in a few numbers (the fingerprints).
+
+    Keyword arguments go to :func:`example_trace`. Each row has ``cause``,
+    ``S``, ``waste``, ``m_w``, ``m_s``, ``persistent`` (share of steps carrying
+    at least half the excess), ``optype`` (the top S_X optype), ``worker`` and
+    ``culprit`` (what the preset's culprit attribution names).
+    """
+    from .diagnose import persistent_share
+    from .whatif import analyze_ops
+
+    rows = []
+    for cause, spec in CAUSES.items():
+        a = analyze_ops(example_trace(cause, **kwargs))
+        by, _ = spec["culprit"] or ("by_worker", None)
+        rows.append(
+            {
+                "cause": cause,
+                "S": a.slowdown,
+                "waste": a.waste,
+                "m_w": a.m_w,
+                "m_s": a.m_s,
+                "persistent": persistent_share(a),
+                "optype": a.culprit("by_optype"),
+                "worker": a.culprit("by_worker"),
+                "culprit": a.culprit(by),
+            }
+        )
+    return rows

@@ -296,7 +296,13 @@ def _dp_variants(model, orig, ideal):
 
 
 def _microbatch_stats(model, ideal):
-    """The longest compute op relative to its group's mean, and the spread."""
+    """The longest compute op relative to its group's mean, and the microbatch spread.
+
+    ``cv`` is the coefficient of variation of compute ops *within each
+    worker-step*, after dividing out the worker-step's own average speed: a
+    slow worker is slow on every microbatch (small ``cv``), while uneven
+    sequence lengths make one microbatch long and the next short (large ``cv``).
+    """
     fwd_bwd = [n for n in range(model.n_nodes)
                if len(model.node_codes[n]) == 1 and model.node_codes[n][0] in (OPTYPES.index("forward-compute"),
                                                                                 OPTYPES.index("backward-compute"))]
@@ -309,7 +315,13 @@ def _microbatch_stats(model, ideal):
         ratio = np.where(m > 0, w / m, 1.0)
     j = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
     n, s, d = idx[j[0]], j[1], j[2]
-    cv = float(np.sqrt(np.mean((ratio - 1.0) ** 2)))
+    stages = model.node_stage[idx]
+    resid = []
+    for p in np.unique(stages):
+        r = ratio[stages == p]  # (ops of the stage, S, D)
+        resid.append((r / r.mean(axis=0, keepdims=True) - 1.0).ravel())
+    resid = np.concatenate(resid)
+    cv = float(np.sqrt(np.mean(resid**2)))
     return {
         "step": int(model.steps[s]),
         "mb": int(model.node_mb[n, s, d]),

@@ -1,0 +1,205 @@
+"""Charts of a what-if analysis of a real (or generated) trace.
+
+- :func:`trace_heatmap_chart`: every worker (DP rank x stage, or rank) against
+  every step, coloured by its attributed slowdown. Click a row: the panel
+  below draws that worker's per-step slowdown against the job's, so a
+  persistent straggler (a flat high line) and a one-off (a spike) look
+  different. The selection is a named param (``worker``), so an explorer
+  can drill into the clicked worker's ops.
+- :func:`trace_attribution_chart`: S_X for every optype, stage, DP rank or
+  rank, largest first, against the job's S.
+- :func:`worker_ops_chart`: one worker's ops in one step: the recorded
+  timeline above, the replay with ideal durations below; the ops that ran
+  long stand out in red.
+- :func:`cause_gallery_chart`: the fingerprints of the injected causes: S,
+  M_W, M_S and the share of slowed steps, one row per cause.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+
+from .._validate import require
+
+__all__ = ["trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart", "cause_gallery_chart",
+           "TRACE_MAX_ROWS"]
+
+TRACE_MAX_ROWS = 5000
+_SCALE = alt.Scale(scheme="reds", domainMin=1.0)
+
+
+def _worker_label(w):
+    return f"dp {w[0]} · stage {w[1]}" if isinstance(w, tuple) else f"rank {w}"
+
+
+def _check_analysis(analysis):
+    require(hasattr(analysis, "worker_step_slowdown") and hasattr(analysis, "per_step"), "analysis",
+            type(analysis).__name__, "an Analysis from straggle_edu.traces.analyze()")
+
+
+def _heatmap_rows(analysis, max_rows):
+    values = np.asarray(analysis.worker_step_slowdown)
+    workers = list(analysis.workers)
+    steps = [int(s) for s in analysis.steps]
+    keep = np.arange(len(workers))
+    if len(workers) * max(len(steps), 1) > max_rows:
+        # the workers that matter most: the largest mean attributed slowdown
+        k = max(1, max_rows // max(len(steps), 1))
+        keep = np.sort(np.argsort(-values.mean(axis=1), kind="stable")[:k])
+    job = [float(v) for v in analysis.per_step.values()]
+    rows = []
+    for rank, i in enumerate(keep):
+        for j, step in enumerate(steps):
+            rows.append({"worker": _worker_label(workers[i]), "order": rank, "step": step,
+                         "S": float(values[i, j]), "job": job[j]})
+    return rows, len(keep) < len(workers)
+
+
+def trace_heatmap_chart(analysis, *, width=520, max_rows=TRACE_MAX_ROWS):
+    """Workers x steps, coloured by each worker's slowdown; click a worker for its line.
+
+    Parameters
+    ----------
+    analysis : Analysis
+        From :func:`straggle_edu.traces.analyze`.
+    width : int
+        Pixels.
+    max_rows : int
+        At most this many cells; larger jobs keep their slowest workers.
+
+    Returns
+    -------
+    altair.VConcatChart
+        With a point selection named ``worker`` (fields ``worker``).
+    """
+    _check_analysis(analysis)
+    rows, trimmed = _heatmap_rows(analysis, max_rows)
+    n_workers = len({r["worker"] for r in rows})
+    pick = alt.selection_point(name="worker", fields=["worker"], on="click", clear="dblclick", empty=False)
+    base = alt.Chart(alt.Data(values=rows))
+    y = alt.Y("worker:N", sort=alt.EncodingSortField("order", order="ascending"), title=None)
+    heat = base.mark_rect().encode(
+        x=alt.X("step:O", title="step"), y=y,
+        color=alt.Color("S:Q", scale=_SCALE, title="slowdown"),
+        stroke=alt.condition(pick, alt.value("black"), alt.value(None)),
+        tooltip=["worker:N", "step:O", alt.Tooltip("S:Q", format=".3f"), alt.Tooltip("job:Q", format=".3f", title="job S")],
+    ).add_params(pick).properties(width=width, height=min(16 * n_workers, 640),
+                                   title="worker slowdown per step" + (" (slowest workers)" if trimmed else ""))
+    job = base.transform_filter(f"datum.order == {rows[0]['order']}" if rows else "false").mark_line(
+        color="#7f7f7f", strokeDash=[4, 3]).encode(x="step:O", y=alt.Y("job:Q", title="slowdown"))
+    mine = base.transform_filter(pick).mark_line(point=True, color="#d62728").encode(
+        x="step:O", y="S:Q", tooltip=["worker:N", "step:O", alt.Tooltip("S:Q", format=".3f")])
+    return alt.vconcat(heat, (job + mine).properties(width=width, height=120,
+                                                        title="the clicked worker (red) and the job (grey)"))
+
+
+def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
+    """S_X of each optype / stage / DP rank / rank, largest first; the job's S as a line.
+
+    Parameters
+    ----------
+    analysis : Analysis
+    by : {"by_optype", "by_stage", "by_dp_rank", "by_worker", "by_rank"}
+    top : int
+        Bars shown (the largest S_X).
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    _check_analysis(analysis)
+    table = getattr(analysis, by, None) if isinstance(by, str) else None
+    require(table is not None, "by", by, "an attribution this analysis has (by_optype, by_stage, ...)")
+    items = analysis.ranking(by)[:top]
+    rows = [{"x": _worker_label(k) if isinstance(k, tuple) else str(k), "S": float(v), "order": i}
+            for i, (k, v) in enumerate(items)]
+    bars = alt.Chart(alt.Data(values=rows)).mark_bar(color="#4c78a8").encode(
+        x=alt.X("S:Q", title="S_X: slowdown with only X at its recorded durations", scale=alt.Scale(zero=False)),
+        y=alt.Y("x:N", sort=alt.EncodingSortField("order", order="ascending"), title=None),
+        tooltip=["x:N", alt.Tooltip("S:Q", format=".4f")])
+    job = alt.Chart(alt.Data(values=[{"S": float(analysis.slowdown)}])).mark_rule(color="#d62728", strokeDash=[4, 3]).encode(
+        x="S:Q", tooltip=[alt.Tooltip("S:Q", format=".4f", title="job S")])
+    return (bars + job).properties(width=width, height=18 * len(rows) + 10, title=by.replace("_", " "))
+
+
+_OP_COLORS = alt.Scale(domain=["compute", "send/recv", "collective", "local", "ran long"],
+                       range=["#4c78a8", "#9ecae9", "#7f7f7f", "#bab0ac", "#d62728"])
+
+
+def _op_kind(op):
+    if op.startswith(("forward-compute", "backward-compute")):
+        return "compute"
+    if "send" in op or "recv" in op:
+        return "send/recv"
+    if op.startswith(("optimizer", "gc", "layernorm")) and "clip" not in op:
+        return "local"
+    return "collective"
+
+
+def worker_ops_chart(ops, *, title="", long_factor=1.2, width=620):
+    """One worker's ops in one step: recorded (top) and replayed with ideal durations (bottom).
+
+    Parameters
+    ----------
+    ops : list of dict
+        From :func:`straggle_edu.traces.whatif.worker_timeline`.
+    title : str
+    long_factor : float
+        An op whose work is this many times its ideal is drawn red.
+
+    Returns
+    -------
+    altair.Chart
+    """
+    require(isinstance(ops, (list, tuple)) and len(ops) <= TRACE_MAX_ROWS // 2, "ops", f"{type(ops).__name__}",
+            "a list of at most 2500 ops from worker_timeline()")
+    rows = []
+    for r in ops:
+        kind = "ran long" if r["excess"] >= long_factor else _op_kind(r["op"])
+        common = {"op": r["op"], "kind": kind, "microbatch": r["microbatch"], "excess": float(r["excess"]),
+                  "work": float(r["work"]), "ideal": float(r["ideal_work"])}
+        rows.append(dict(common, lane="recorded", start=r["recorded_start"],
+                         end=r["recorded_start"] + r["recorded_duration"]))
+        rows.append(dict(common, lane="ideal replay", start=r["ideal_start"], end=r["ideal_end"]))
+    return alt.Chart(alt.Data(values=rows)).mark_bar(height={"band": 0.7}).encode(
+        x=alt.X("start:Q", title="seconds from the start of the step"), x2="end:Q",
+        y=alt.Y("lane:N", sort=["recorded", "ideal replay"], title=None),
+        color=alt.Color("kind:N", scale=_OP_COLORS, title=None),
+        tooltip=["op:N", "microbatch:Q", alt.Tooltip("work:Q", format=".4g", title="work (s)"),
+                 alt.Tooltip("ideal:Q", format=".4g", title="ideal (s)"), alt.Tooltip("excess:Q", format=".2f"),
+                 alt.Tooltip("start:Q", format=".4g"), alt.Tooltip("end:Q", format=".4g")],
+    ).properties(width=width, height=90, title=title)
+
+
+_GALLERY = (("S", "S"), ("m_w", "M_W"), ("m_s", "M_S"), ("persistent", "slowed steps"))
+
+
+def cause_gallery_chart(rows, *, width=360):
+    """A table-like chart of each cause's S, M_W, M_S and share of slowed steps.
+
+    Parameters
+    ----------
+    rows : list of dict
+        From :func:`straggle_edu.traces.synthetic.cause_gallery`.
+
+    Returns
+    -------
+    altair.LayerChart
+    """
+    require(isinstance(rows, (list, tuple)) and 0 < len(rows) <= 100, "rows", type(rows).__name__,
+            "a list of cause rows from cause_gallery()")
+    cells = []
+    for i, r in enumerate(rows):
+        for key, label in _GALLERY:
+            v = r.get(key)
+            cells.append({"cause": r["cause"], "order": i, "metric": label, "value": None if v is None else float(v),
+                          "text": "n/a" if v is None else f"{v:.2f}", "optype": str(r.get("optype", ""))})
+    base = alt.Chart(alt.Data(values=cells)).encode(
+        x=alt.X("metric:N", sort=[lab for _, lab in _GALLERY], title=None, axis=alt.Axis(orient="top", labelAngle=0)),
+        y=alt.Y("cause:N", sort=alt.EncodingSortField("order", order="ascending"), title=None))
+    rect = base.mark_rect().encode(
+        color=alt.Color("value:Q", scale=alt.Scale(scheme="oranges", domain=[0, 1.6], clamp=True), legend=None),
+        tooltip=["cause:N", "metric:N", "text:N", alt.Tooltip("optype:N", title="top optype")])
+    text = base.mark_text(fontSize=12).encode(text="text:N")
+    return (rect + text).properties(width=width, height=24 * len(rows))

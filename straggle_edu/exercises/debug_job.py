@@ -1,0 +1,79 @@
+"""Exercises for ``09_debug_a_real_job.ipynb``: what-if analysis of a trace.
+
+- ``q1``: eight ranks compute 1 s per step, except one that takes 3 s. What
+  slowdown S does the what-if analysis report (the ideal is the mean rank)?
+- ``q2``: in the generated trace ``mystery_trace()``, which worker
+  ``(dp_rank, stage)`` is the culprit?
+- ``q3``: another generated trace, ``mystery_cause_trace()``, has one of the
+  injected causes. Which one? Answer with its name in
+  :data:`straggle_edu.traces.synthetic.CAUSES`.
+- ``q4``: ``last_stage_trace()`` is a DP 2 x PP 4 job whose last stage
+  computes 1.5 times as long as the others. What share of the slowdown does
+  fixing the last stage remove (M_S)?
+"""
+
+from __future__ import annotations
+
+from ..traces import analyze, analyze_rank_times
+from ..traces.synthetic import example_trace, synthetic_trace
+from . import Exercise
+
+__all__ = ["q1", "q2", "q3", "q4", "mystery_trace", "mystery_cause_trace", "last_stage_trace"]
+
+
+def mystery_trace():
+    """A DP 4 x PP 3 trace with one slow worker somewhere (seeded)."""
+    return example_trace("slow-worker", dp=4, pp=3, microbatches=6, steps=6, slow_worker=(3, 2, 1.6), rng=11)
+
+
+def mystery_cause_trace():
+    """A DP 4 x PP 2 trace with one injected cause (seeded)."""
+    return example_trace("gc-pauses", gc_pauses=(0.15, 0.08), steps=10, rng=5)
+
+
+def last_stage_trace():
+    """DP 2 x PP 4, 8 microbatches, forward 1 s, backward 2 s, the last stage 1.5x; free communication."""
+    quiet = dict(p2p=0, params_gather=0, reduce_scatter=0, layernorm=0, embedding=0, clip=0, optimizer=0, gc=0)
+    return synthetic_trace(2, 4, 8, 2, forward=1.0, backward=2.0, last_stage=1.5, **quiet)
+
+
+def _same_worker(answer, want):
+    try:
+        return tuple(int(x) for x in answer) == tuple(want)
+    except (TypeError, ValueError):
+        return False
+
+
+q1 = Exercise(
+    "q1",
+    expected=lambda: analyze_rank_times([[1.0] * 7 + [3.0]]).slowdown,
+    hint="S = the slowest rank's time / the mean rank's time, and the mean includes the slow rank.",
+    solution="analyze_rank_times([[1.0] * 7 + [3.0]]).slowdown  # 3 / (10 / 8) = 2.4",
+    rel_tol=1e-3,
+)
+
+q2 = Exercise(
+    "q2",
+    expected=lambda: analyze(mystery_trace()).culprit("by_worker"),
+    hint="analyze(mystery_trace()) and look for the largest S_X in by_worker (or click the heatmap).",
+    solution="analyze(mystery_trace()).culprit('by_worker')  # (3, 2)",
+    compare=_same_worker,
+)
+
+q3 = Exercise(
+    "q3",
+    expected=lambda: "gc-pauses",
+    hint=("Look at by_optype, and at the per-step slowdown: is it the same every step? "
+          "Does one worker or one stage stand out?"),
+    solution=("a = analyze(mystery_cause_trace()); a.culprit('by_optype')  # 'gc': "
+              "random pauses, transient, on different workers each step -> 'gc-pauses'"),
+)
+
+q4 = Exercise(
+    "q4",
+    expected=lambda: analyze(last_stage_trace()).m_s,
+    hint=("It is the m_s attribute of the analysis: (T_recorded - T_last_stage_fixed) / (T_recorded - T_ideal), "
+          "a ratio, so it can exceed 1."),
+    solution="analyze(last_stage_trace()).m_s  # 8/7 = 1.14: fixing the stage removes more than the ideal does",
+    rel_tol=1e-3,
+)

@@ -1,0 +1,145 @@
+"""Debug a job: the what-if heatmap of a trace, and a drill-down into one worker's ops.
+
+:func:`debug_job_explorer` shows every worker (DP rank x stage) against every
+step, coloured by its slowdown. Click a worker in the heatmap (or pick it in
+the menu) and a step, and the chart below draws that worker's ops in that
+step: as recorded, and as replayed with ideal durations, with the ops that
+ran long in red. The readout answers the article's debugging questions for
+the whole job.
+
+With no trace it shows a generated example; the ``example`` menu switches
+between the injected causes of :data:`straggle_edu.traces.synthetic.CAUSES`.
+Every callback runs the analysis of a small trace (milliseconds) or a
+single-step replay.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+import numpy as np
+
+from ..charts.traces import trace_attribution_chart, trace_heatmap_chart, worker_ops_chart
+from ..traces import Analysis, analyze
+from ..traces.diagnose import diagnose
+from ..traces.synthetic import CAUSES, example_trace
+from ..traces.whatif import worker_timeline
+from ._base import Explorer
+
+__all__ = ["debug_job_explorer", "EXAMPLE_CAUSES"]
+
+#: The generated examples the explorer offers (every injected cause, and none).
+EXAMPLE_CAUSES = tuple(CAUSES)
+_STYLE = {"description_width": "initial"}
+
+
+def _label(w):
+    return f"dp {w[0]} · stage {w[1]}" if isinstance(w, tuple) else f"rank {w}"
+
+
+def _worst_step(analysis, worker):
+    i = list(analysis.workers).index(worker)
+    return int(analysis.steps[int(np.argmax(analysis.worker_step_slowdown[i]))])
+
+
+def _readout(analysis):
+    items = "".join(f"<li><b>{html.escape(q)}</b> {html.escape(a)}</li>" for q, a in diagnose(analysis))
+    return f"<ul style='margin:0'>{items}</ul>"
+
+
+def debug_job_explorer(source=None, *, example="slow-worker"):
+    """The heatmap of a trace's what-if analysis, with a drill-down into a worker's ops.
+
+    Parameters
+    ----------
+    source : path, trace or Analysis, optional
+        What to analyse. None: the generated example named by ``example``.
+    example : str
+        One of :data:`EXAMPLE_CAUSES`, used when ``source`` is None.
+
+    Returns
+    -------
+    Explorer
+        Controls ``example`` (only without ``source``), ``worker``, ``step``;
+        charts ``heatmap`` (its click selection is named ``worker``) and
+        ``ops`` (op-level traces) or ``ranks`` (per-rank traces); the
+        :class:`~straggle_edu.traces.Analysis` shown is ``explorer.analysis``.
+    """
+    if source is None and example not in CAUSES:
+        raise ValueError(f"example must be one of {', '.join(map(repr, CAUSES))}, got {example!r}")
+    state = {}
+
+    def load(src):
+        a = src if isinstance(src, Analysis) else analyze(src)
+        state["analysis"] = a
+        return a
+
+    a = load(example_trace(example) if source is None else source)
+    controls = {}
+    if source is None:
+        controls["example"] = widgets.Dropdown(options=list(EXAMPLE_CAUSES), value=example, description="example",
+                                               style=_STYLE)
+    first = a.culprit()
+    controls["worker"] = widgets.Dropdown(options=[(_label(w), w) for w in a.workers], value=first,
+                                          description="worker", style=_STYLE)
+    controls["step"] = widgets.Dropdown(options=[int(s) for s in a.steps], value=_worst_step(a, first),
+                                        description="step", style=_STYLE)
+    op_level = a.format == "op-level"
+
+    def detail_chart():
+        an = state["analysis"]
+        w, step = controls["worker"].value, controls["step"].value
+        if op_level:
+            ops = worker_timeline(an, w[0], w[1], step)
+            return worker_ops_chart(ops, title=f"{_label(w)}, step {step}: recorded and ideal")
+        return trace_attribution_chart(an, "by_rank")
+
+    charts = {"heatmap": trace_heatmap_chart(a), ("ops" if op_level else "ranks"): detail_chart()}
+    readout = widgets.HTML(_readout(a))
+    explorer = Explorer(controls, charts, extra=[readout])
+    explorer.analysis = a
+    detail = "ops" if op_level else "ranks"
+    busy = {"on": False}
+
+    def redraw_detail(*_):
+        if busy["on"]:
+            return
+        explorer.charts[detail].chart = detail_chart()
+
+    def on_pick(change):
+        points = getattr(change["new"], "value", None) or []
+        if not points:
+            return
+        label = points[0].get("worker")
+        for text, w in controls["worker"].options:
+            if text == label:
+                controls["worker"].value = w
+                break
+
+    def bind_selection():
+        explorer.charts["heatmap"].selections.observe(on_pick, names=["worker"])
+
+    def on_example(change):
+        an = load(example_trace(change["new"]))
+        explorer.analysis = an
+        w = an.culprit()
+        busy["on"] = True
+        try:
+            controls["worker"].options = [(_label(x), x) for x in an.workers]
+            controls["worker"].value = w
+            controls["step"].options = [int(s) for s in an.steps]
+            controls["step"].value = _worst_step(an, w)
+        finally:
+            busy["on"] = False
+        explorer.charts["heatmap"].chart = trace_heatmap_chart(an)
+        bind_selection()
+        redraw_detail()
+        readout.value = _readout(an)
+
+    controls["worker"].observe(redraw_detail, names="value")
+    controls["step"].observe(redraw_detail, names="value")
+    if "example" in controls:
+        controls["example"].observe(on_example, names="value")
+    bind_selection()
+    return explorer

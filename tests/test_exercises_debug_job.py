@@ -1,0 +1,58 @@
+"""Every debug-a-real-job exercise accepts one right answer (worked out independently here) and rejects a wrong one."""
+
+import numpy as np
+import pytest
+
+from straggle_edu.exercises import ____
+from straggle_edu.exercises.debug_job import q1, q2, q3, q4
+from straggle_edu.models.pipeline import pipeline_step_times
+
+
+def m_s_by_hand():
+    # DP 2 x PP 4, 8 microbatches, f = 1, b = 2, last stage 1.5x; the ideal is the mean over all workers
+    slow = np.ones((2, 4, 8))
+    slow[:, 3] = 1.5
+    ideal = np.full_like(slow, slow.mean())
+    fixed = slow.copy()
+    fixed[:, 3] = slow.mean()
+    T = lambda x: pipeline_step_times(4, 8, x, 2 * x, dp=2)  # noqa: E731
+    return float((T(slow) - T(fixed)) / (T(slow) - T(ideal)))
+
+
+RIGHT = {
+    "q1": 3.0 / ((7 * 1.0 + 3.0) / 8),  # 2.4
+    "q2": (3, 2),  # mystery_trace() slows dp rank 3, stage 2
+    "q3": "gc-pauses",
+    "q4": m_s_by_hand(),
+}
+WRONG = {"q1": 3.0, "q2": (2, 3), "q3": "slow-worker", "q4": 1.0}
+
+
+def test_m_s_by_hand_is_8_over_7():
+    assert m_s_by_hand() == pytest.approx(8 / 7)
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_debug_job_exercise_right_answer(q, capsys):
+    assert q.check(RIGHT[q.name]) is True
+    assert "✓" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_debug_job_exercise_wrong_answer(q, capsys):
+    assert q.check(WRONG[q.name]) is False
+    assert "✗" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+def test_debug_job_exercise_blank_hint_and_solution(q, capsys):
+    assert q.check(____) is False
+    q.hint()
+    q.solution()
+    out = capsys.readouterr().out
+    assert "Not attempted" in out and "Hint: " in out and "Solution: " in out
+
+
+def test_q2_accepts_a_list_and_rejects_junk(capsys):
+    assert q2.check([3, 2]) is True
+    assert q2.check("dp 3") is False

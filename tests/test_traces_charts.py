@@ -1,0 +1,86 @@
+"""Charts of a trace analysis: built, validated against the Vega-Lite schema (to_dict), data checked."""
+
+import numpy as np
+import pytest
+
+from straggle_edu.charts.traces import (
+    cause_gallery_chart,
+    trace_attribution_chart,
+    trace_heatmap_chart,
+    worker_ops_chart,
+)
+from straggle_edu.traces import analyze, analyze_rank_times, cause_gallery
+from straggle_edu.traces.synthetic import example_trace, synthetic_trace
+from straggle_edu.traces.whatif import worker_timeline
+
+
+def data_of(spec, panel=None):
+    """The inline rows a chart (or one of its panels / layers) draws; Altair lifts shared data to the top."""
+    node = spec if panel is None else panel
+    if isinstance(node.get("data"), dict) and "values" in node["data"]:
+        return node["data"]["values"]
+    return spec["data"]["values"]
+
+
+@pytest.fixture(scope="module")
+def slow():
+    return analyze(example_trace("slow-worker"))
+
+
+def test_heatmap_has_one_cell_per_worker_step_and_a_worker_selection(slow):
+    spec = trace_heatmap_chart(slow).to_dict()
+    rows = data_of(spec, spec["vconcat"][0])
+    assert len(rows) == 8 * 8
+    assert {p["name"] for p in spec.get("params", [])} == {"worker"}
+    worst = max(rows, key=lambda r: r["S"])
+    assert worst["worker"] == "dp 1 · stage 1"
+    assert all(r["S"] >= 0.9 for r in rows)
+
+
+def test_heatmap_keeps_the_slowest_workers_of_a_large_job():
+    a = analyze(synthetic_trace(300, 2, 1, 10, slow_worker=(123, 1, 2.0), rng=0))
+    spec = trace_heatmap_chart(a, max_rows=1000).to_dict()
+    rows = data_of(spec, spec["vconcat"][0])
+    assert len(rows) <= 1000
+    assert any(r["worker"] == "dp 123 · stage 1" for r in rows)
+
+
+def test_heatmap_of_a_per_rank_trace():
+    a = analyze_rank_times([[1.0, 2.0], [1.0, 1.0]])
+    spec = trace_heatmap_chart(a).to_dict()
+    rows = data_of(spec, spec["vconcat"][0])
+    assert {r["worker"] for r in rows} == {"rank 0", "rank 1"}
+
+
+@pytest.mark.parametrize("by", ["by_optype", "by_stage", "by_dp_rank", "by_worker"])
+def test_attribution_chart_sorted_with_the_job_line(slow, by):
+    spec = trace_attribution_chart(slow, by).to_dict()
+    bars = spec["layer"][0]["data"]["values"]
+    assert [r["S"] for r in bars] == sorted((r["S"] for r in bars), reverse=True)
+    assert spec["layer"][1]["data"]["values"] == [{"S": slow.slowdown}]
+
+
+def test_attribution_chart_rejects_a_missing_attribution(slow):
+    with pytest.raises(ValueError, match="by must be"):
+        trace_attribution_chart(slow, "by_rank")
+
+
+def test_worker_ops_chart_has_both_lanes_and_marks_long_ops(slow):
+    ops = worker_timeline(slow, 1, 1, int(slow.steps[0]))
+    rows = worker_ops_chart(ops).to_dict()["data"]["values"]
+    assert len(rows) == 2 * len(ops)
+    long = [r for r in rows if r["kind"] == "ran long"]
+    assert long and all(r["op"] in ("forward-compute", "backward-compute") for r in long)
+    rec = [r for r in rows if r["lane"] == "recorded"]
+    ideal = [r for r in rows if r["lane"] == "ideal replay"]
+    assert max(r["end"] for r in ideal) < max(r["end"] for r in rec)  # ideal is shorter
+
+
+def test_cause_gallery_chart():
+    rows = cause_gallery(steps=4)
+    spec = cause_gallery_chart(rows).to_dict()
+    cells = data_of(spec, spec["layer"][0])
+    assert len(cells) == 4 * len(rows)
+    s = {c["cause"]: c["value"] for c in cells if c["metric"] == "S"}
+    assert s["slow-worker"] > s["none"]
+    assert np.isfinite([c["value"] for c in cells if c["value"] is not None]).all()
