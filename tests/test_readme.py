@@ -1,0 +1,43 @@
+"""The README's promises: two commands, the same test command in CI, and
+examples that run."""
+
+import doctest
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def _bash_blocks(text):
+    return re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+
+
+def test_readme_begins_with_two_commands():
+    before_notebooks = README.split("## ")[0]
+    blocks = _bash_blocks(before_notebooks)
+    assert len(blocks) == 2
+    lab, test = (b.strip() for b in blocks)
+    assert "\n" not in lab and "\n" not in test  # one copy-paste line each
+    assert lab.startswith("python3 -m venv .venv") and lab.endswith("straggle-edu lab")
+    assert test.startswith("python3 -m venv .venv") and "pytest" in test
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    test = _bash_blocks(README)[1].strip()
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert test in ci
+
+
+def test_readme_examples_run():
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(README, {}, "README", "README.md", 0)
+    assert test.examples, "the README has runnable examples"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0
+
+
+def test_readme_links_point_to_files():
+    for target in re.findall(r"\]\(((?:notebooks|docs)/[^)#]+)\)", README):
+        assert (ROOT / target).exists(), target
