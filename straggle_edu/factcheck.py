@@ -1,0 +1,176 @@
+"""Verdicts for the article's claims, computed and checked.
+
+A claim is judged by the readings a careful reader could give it. Each
+reading is a yes/no statement computed with the library:
+
+- it holds under every reading: **right**;
+- it holds under some readings but not others: **right but loose** (the
+  precise statement says which reading is true);
+- it holds under none: **wrong**.
+
+:func:`check_claim` takes the verdict the author of the fact-check states
+and the computed readings, and raises ``AssertionError`` when they disagree,
+so a wrong library, or a wrong verdict, fails the notebook run. The result
+renders as a card in a notebook (HTML) and as plain text elsewhere.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+from ._validate import require, whole
+
+__all__ = ["VERDICTS", "ClaimCheck", "check_claim", "verdict_from_readings"]
+
+VERDICTS = ("right", "right but loose", "wrong")
+_COLORS = {"right": "#2f7d32", "right but loose": "#b26a00", "wrong": "#c62828"}
+
+
+def verdict_from_readings(readings):
+    """The verdict the readings support: all hold, some hold, or none.
+
+    Examples
+    --------
+    >>> verdict_from_readings({"job time": False, "GPU-hours": True})
+    'right but loose'
+    >>> verdict_from_readings({"as written": True})
+    'right'
+    """
+    require(isinstance(readings, dict) and len(readings) >= 1, "readings", readings,
+            "a dict of {reading: bool} with at least one entry")
+    values = [bool(v) for v in readings.values()]
+    if all(values):
+        return "right"
+    return "right but loose" if any(values) else "wrong"
+
+
+def _fmt(x):
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, float):
+        if x == 0 or not math.isfinite(x):
+            return f"{x}"
+        if abs(x) >= 1e5:
+            return f"{x:,.0f}"
+        if abs(x) >= 1e-3:
+            return f"{x:,.4g}"
+        return f"{x:.3g}"
+    return str(x)
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One checked claim: what it says, what the library computes, the verdict.
+
+    Attributes
+    ----------
+    number : int
+        The claim's number in the fact-check.
+    claim : str
+        The claim, as the article puts it (short).
+    figures : dict
+        ``{label: computed value}``.
+    readings : dict
+        ``{reading: holds?}``, computed.
+    verdict : str
+        One of :data:`VERDICTS`, as stated and as the readings support.
+    precise : str
+        The precise statement.
+    """
+
+    number: int
+    claim: str
+    figures: dict = field(default_factory=dict)
+    readings: dict = field(default_factory=dict)
+    verdict: str = "right"
+    precise: str = ""
+
+    def __str__(self):
+        lines = [f"Claim {self.number}: {self.claim}"]
+        lines += [f"  {k} = {_fmt(v)}" for k, v in self.figures.items()]
+        lines += [f"  {'✓' if ok else '✗'} {k}" for k, ok in self.readings.items()]
+        lines += [f"  Verdict: {self.verdict.upper()}", f"  Precisely: {self.precise}"]
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return str(self)
+
+    def _repr_html_(self):
+        e = html.escape
+        color = _COLORS[self.verdict]
+        figures = "".join(f"<tr><td>{e(k)}</td><td style='text-align:right'><b>{e(_fmt(v))}</b></td></tr>"
+                          for k, v in self.figures.items())
+        readings = "".join(f"<li>{'✓' if ok else '✗'} {e(k)}</li>" for k, ok in self.readings.items())
+        return (
+            f"<div style='border-left:6px solid {color};padding:6px 12px;margin:4px 0'>"
+            f"<div><b>Claim {self.number}</b>: “{e(self.claim)}”</div>"
+            f"<table style='margin:4px 0'>{figures}</table>"
+            f"<ul style='margin:2px 0 4px 0;list-style:none;padding-left:0'>{readings}</ul>"
+            f"<div><span style='background:{color};color:white;padding:1px 8px;border-radius:3px'>"
+            f"{e(self.verdict.upper())}</span> {e(self.precise)}</div></div>"
+        )
+
+
+def check_claim(number, claim, *, figures, readings, verdict, precise):
+    """Check a claim's stated verdict against its computed readings.
+
+    Parameters
+    ----------
+    number : int
+        The claim's number, >= 1.
+    claim : str
+        The claim as the article puts it (short).
+    figures : dict
+        ``{label: value}``: the numbers computed with the library.
+    readings : dict
+        ``{reading: bool}``: does the claim hold under each reading, computed
+        from the figures.
+    verdict : {"right", "right but loose", "wrong"}
+        The verdict the fact-check states.
+    precise : str
+        The precise statement.
+
+    Returns
+    -------
+    ClaimCheck
+
+    Raises
+    ------
+    AssertionError
+        When the readings support another verdict than the one stated.
+
+    Examples
+    --------
+    >>> c = check_claim(2, "over 60% at 100 cards", figures={"P": 0.634},
+    ...                 readings={"P > 0.6": 0.634 > 0.6}, verdict="right",
+    ...                 precise="1 - 0.99^100 = 63.4%")
+    >>> print(c)
+    Claim 2: over 60% at 100 cards
+      P = 0.634
+      ✓ P > 0.6
+      Verdict: RIGHT
+      Precisely: 1 - 0.99^100 = 63.4%
+    >>> check_claim(2, "over 70%", figures={"P": 0.634}, readings={"P > 0.7": False},
+    ...             verdict="right", precise="")
+    Traceback (most recent call last):
+    ...
+    AssertionError: ✗ claim 2: stated verdict 'right', but the computed readings say 'wrong' (✗ P > 0.7)
+    """
+    number = whole("number", number)
+    require(isinstance(claim, str) and claim.strip(), "claim", claim, "a non-empty string")
+    require(isinstance(figures, dict), "figures", figures, "a dict of {label: value}")
+    require(verdict in VERDICTS, "verdict", verdict, "'right', 'right but loose' or 'wrong'")
+    require(isinstance(precise, str), "precise", precise, "a string")
+    computed = verdict_from_readings(readings)
+    readings = {str(k): bool(v) for k, v in readings.items()}
+    if computed != verdict:
+        detail = "; ".join(f"{'✓' if ok else '✗'} {k}" for k, ok in readings.items())
+        raise AssertionError(
+            f"✗ claim {number}: stated verdict {verdict!r}, but the computed readings say {computed!r} ({detail})"
+        )
+    return ClaimCheck(number=number, claim=claim, figures=dict(figures), readings=readings, verdict=verdict,
+                      precise=precise)

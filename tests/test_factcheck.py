@@ -1,0 +1,72 @@
+"""Tests for the fact-check verdict helper (straggle_edu.factcheck)."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from straggle_edu import p_any_slow
+from straggle_edu.factcheck import VERDICTS, ClaimCheck, check_claim, verdict_from_readings
+
+
+@given(st.lists(st.booleans(), min_size=1, max_size=6))
+def test_verdict_from_readings_all_some_none(values):
+    readings = {f"reading {i}": v for i, v in enumerate(values)}
+    want = "right" if all(values) else "right but loose" if any(values) else "wrong"
+    assert verdict_from_readings(readings) == want
+
+
+@pytest.mark.parametrize("verdict", VERDICTS)
+def test_check_claim_accepts_only_the_supported_verdict(verdict):
+    cases = {
+        "right": {"a": True, "b": True},
+        "right but loose": {"a": True, "b": False},
+        "wrong": {"a": False, "b": False},
+    }
+    for supported, readings in cases.items():
+        if supported == verdict:
+            c = check_claim(1, "x", figures={}, readings=readings, verdict=verdict, precise="p")
+            assert isinstance(c, ClaimCheck) and c.verdict == verdict
+        else:
+            with pytest.raises(AssertionError, match=f"stated verdict '{verdict}', but the computed readings say"):
+                check_claim(1, "x", figures={}, readings=readings, verdict=verdict, precise="p")
+
+
+def test_a_wrong_library_fails_the_check():
+    # If p_any_slow were off, "over 60%" would flip and the stated verdict fail.
+    p = p_any_slow(0.01, 100)
+    check_claim(2, "over 60%", figures={"P": p}, readings={"P > 60%": p > 0.6}, verdict="right", precise="63.4%")
+    with pytest.raises(AssertionError, match="claim 2"):
+        check_claim(2, "over 60%", figures={"P": p / 2}, readings={"P > 60%": p / 2 > 0.6}, verdict="right",
+                    precise="")
+
+
+def test_claim_check_renders_text_and_escaped_html():
+    c = check_claim(9, "<over> 40% & more", figures={"share": 0.425, "jobs": 3079, "usd": 196608.0, "tiny": 1.3e-18},
+                    readings={"over 40%": True, "about 45% for <all>": False}, verdict="right but loose",
+                    precise="42.5% of jobs")
+    text = str(c)
+    assert "Claim 9: <over> 40% & more" in text
+    assert "jobs = 3,079" in text and "usd = 196,608" in text and "tiny = 1.3e-18" in text
+    assert "✓ over 40%" in text and "✗ about 45% for <all>" in text and "Verdict: RIGHT BUT LOOSE" in text
+    h = c._repr_html_()
+    assert "&lt;over&gt; 40% &amp; more" in h and "<over>" not in h
+    assert "RIGHT BUT LOOSE" in h and "#b26a00" in h
+    assert repr(c) == text
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"number": 0}, "number must be a whole number >= 1, got 0"),
+        ({"claim": " "}, "claim must be a non-empty string"),
+        ({"verdict": "mostly right"}, "verdict must be 'right', 'right but loose' or 'wrong', got 'mostly right'"),
+        ({"readings": {}}, "readings must be a dict of \\{reading: bool\\} with at least one entry"),
+        ({"figures": [1, 2]}, "figures must be a dict of \\{label: value\\}"),
+        ({"precise": None}, "precise must be a string, got None"),
+    ],
+)
+def test_check_claim_bad_input(kwargs, match):
+    args = {"number": 1, "claim": "x", "figures": {}, "readings": {"r": True}, "verdict": "right", "precise": "p",
+            **kwargs}
+    with pytest.raises(ValueError, match=match):
+        check_claim(**args)
