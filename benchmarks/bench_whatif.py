@@ -1,0 +1,164 @@
+"""Benchmark: what-if analysis of op-level traces as whole processes.
+
+Generates the two traces of the performance targets into a temporary folder:
+
+- a 128-GPU job as traced: 64 workers (DP 32 x PP 2, 1F1B, 8 microbatches),
+  43 steps, about 10^5 ops; target <= 1.5 s for the whole process with
+  attribution (the paper's reference implementation takes about 1.7-1.9 s);
+- a 4096-worker job (DP 512 x PP 8, 8 microbatches), 20 steps, about 4 x 10^6
+  ops; target <= 60 s within 2 GB.
+
+Then runs ``python -m straggle_edu analyze TRACE --json`` on each as a
+separate process (several times; the best and the median are shown), with
+its wall time and peak resident memory. Finally it compares the vectorised
+replay with a naive one (a straightforward per-op Python replay of the same
+dependency model, one variant, step and DP rank at a time) on the small
+trace, in process, and checks they agree.
+
+Run: ``.venv/bin/python benchmarks/bench_whatif.py [--repeat 3] [--skip-large]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+_MEASURE = r"""
+import resource, subprocess, sys, time
+t = time.perf_counter()
+r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+wall = time.perf_counter() - t
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+sys.stdout.write(f"{wall} {rss} {r.returncode} {len(r.stdout)}\n")
+sys.stderr.write(r.stderr.decode(errors="replace")[-2000:])
+"""
+
+
+def measure(args):
+    """Wall seconds and peak RSS (MiB) of one child process running ``args``."""
+    out = subprocess.run([sys.executable, "-c", _MEASURE, *args], capture_output=True, text=True)
+    wall, rss, rc, nbytes = out.stdout.split()
+    if int(rc) != 0:
+        raise RuntimeError(f"{' '.join(args)} failed:\n{out.stderr}")
+    return float(wall), int(rss) / 1024, int(nbytes)
+
+
+def generate(folder, skip_large):
+    from straggle_edu import set_memory_budget
+    from straggle_edu.traces import write_trace
+    from straggle_edu.traces.synthetic import synthetic_trace
+
+    set_memory_budget(4 * 2**30)
+    made = {}
+    t = time.perf_counter()
+    small = synthetic_trace(dp=32, pp=2, microbatches=8, steps=43, jitter=0.03, seq_imbalance=0.2,
+                            slow_worker=(5, 1, 1.3), gc_pauses=(0.02, 0.05), rng=1)
+    made["128-GPU (DP32 x PP2, 43 steps)"] = (write_trace(small, folder / "trace-dp32.parquet"), len(small), small)
+    write_trace(small, folder / "trace-dp32.csv")
+    print(f"generated {len(small):,} ops in {time.perf_counter() - t:.1f} s")
+    if not skip_large:
+        t = time.perf_counter()
+        big = synthetic_trace(dp=512, pp=8, microbatches=8, steps=20, jitter=0.03, slow_worker=(100, 7, 1.5), rng=2)
+        made["4096 workers (DP512 x PP8, 20 steps)"] = (write_trace(big, folder / "trace-4k.parquet"), len(big), None)
+        print(f"generated {len(big):,} ops in {time.perf_counter() - t:.1f} s")
+        del big
+    return made
+
+
+def naive_replay(model, work, steps=None):
+    """Per-op Python replay of one variant: ``work[n][s][d]`` in seconds; returns step times."""
+    S, D = len(model.steps), model.dp_size
+    out = []
+    for s in range(S if steps is None else steps):
+        start = {}
+        end = {}
+        for kind, n in model.order:
+            if kind == 0:
+                for d in range(D):
+                    t = 0.0
+                    for p in model.preds[n]:
+                        t = max(t, end[p, d])
+                    start[n, d] = t
+            else:
+                arrive = [max([start[n, d]] + [start[u, d] for u in model.peers[n]]) for d in range(D)]
+                if model.dpsync[n]:
+                    arrive = [max(arrive)] * D
+                for d in range(D):
+                    end[n, d] = arrive[d] + work[n][s][d]
+        out.append(max(end.values()))
+    return np.array(out)
+
+
+def naive_vs_vectorised(trace):
+    from straggle_edu.traces.replay import build_model, replay
+    from straggle_edu.traces.whatif import analyze_ops, ideal_work
+
+    model = build_model(trace)
+    ideal = ideal_work(model)
+    t = time.perf_counter()
+    analyze_ops(trace)
+    vec = time.perf_counter() - t
+    # the variants the analysis replays: recorded, ideal, each stage, each optype, each DP rank, M_S, M_W
+    n_variants = 2 + model.pp_size + len({c for codes in model.node_codes for c in codes}) + model.dp_size + 2
+    orig_l, ideal_l = model.work.tolist(), ideal.tolist()
+    steps = 3
+    t = time.perf_counter()
+    t_orig = naive_replay(model, orig_l, steps)
+    t_ideal = naive_replay(model, ideal_l, steps)
+    per_variant_step = (time.perf_counter() - t) / (2 * steps)
+    naive = per_variant_step * n_variants * len(model.steps)
+    vec_orig = replay(model, lambda n: model.work[n][None])[0][:steps]
+    vec_ideal = replay(model, lambda n: ideal[n][None])[0][:steps]
+    assert np.allclose(t_orig, vec_orig) and np.allclose(t_ideal, vec_ideal), "naive and vectorised replays disagree"
+    return vec, naive, n_variants
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-large", action="store_true", help="skip the 4096-worker trace")
+    args = parser.parse_args(argv)
+    env_python = [sys.executable, "-m", "straggle_edu", "analyze"]
+    with tempfile.TemporaryDirectory(prefix="bench-whatif-") as tmp:
+        folder = Path(tmp)
+        made = generate(folder, args.skip_large)
+        print()
+        print(f"{'trace':42} {'ops':>10} {'mode':>18} {'best s':>8} {'median s':>9} {'peak MiB':>9} {'target':>8}")
+        for name, (path, n_ops, _) in made.items():
+            large = "4096" in name
+            modes = [("--json", [])] + ([("--attribution full", ["--attribution", "full"])] if large else [])
+            if not large:
+                modes.append(("csv --json", "csv"))
+            for label, extra in modes:
+                target_path = path if extra != "csv" else path.with_suffix(".csv")
+                cmd = env_python + [str(target_path), "--json"] + ([] if extra == "csv" else extra)
+                runs = [measure(cmd) for _ in range(1 if large else args.repeat)]
+                walls = [r[0] for r in runs]
+                peak = max(r[1] for r in runs)
+                target = "60 s" if large else ("1.5 s" if label == "--json" else "-")
+                print(f"{name:42} {n_ops:>10,} {label:>18} {min(walls):>8.2f} {statistics.median(walls):>9.2f} "
+                      f"{peak:>9.0f} {target:>8}")
+        bare = [measure([sys.executable, "-c", "import straggle_edu.cli"])[0] for _ in range(args.repeat)]
+        print(f"{'(python + import straggle_edu.cli alone)':42} {'':>10} {'':>18} {min(bare):>8.2f} "
+              f"{statistics.median(bare):>9.2f}")
+        small = next(v[2] for k, v in made.items() if "128" in k)
+        vec, naive, nv = naive_vs_vectorised(small)
+        print()
+        print(f"in-process analysis of the 128-GPU trace ({nv} replay variants x {len(small.steps)} steps):")
+        print(f"  vectorised (all variants, steps, DP ranks at once): {vec:8.3f} s")
+        print(f"  naive per-op Python replay (extrapolated from 3 steps): {naive:8.1f} s")
+        print(f"  ratio naive / vectorised: {naive / vec:8.0f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
