@@ -1,0 +1,54 @@
+"""Exercises of 07_mitigations: each checker accepts an independently computed answer and rejects a wrong one."""
+
+import math
+
+from scipy import special, stats
+
+from straggle_edu.exercises import ____
+from straggle_edu.exercises.mitigations import q1, q2, q3, q4
+
+
+def test_q1_lpt_by_hand():
+    # 7 | 6 | 5; 4 -> 5 (9); 4 -> 6 (10); 3 -> 7 (10); 3 -> 9 (12).
+    assert q1.check(12.0) and not q1.check(11.0)  # 11 is the optimum, not what LPT gets
+
+
+def test_q2_cheap_backups():
+    # The model of inception_50_setup: compute E[50th of 50 + b] by simulation-free
+    # integration of the order statistic's survival function, then the normalized speedup.
+    from straggle_edu.models.step_time import StepTime
+
+    dist = StepTime(1.1, jitter=0.02, pause_prob=0.03, pause=0.55)
+    t = []
+    for b in range(11):
+        m = 50 + b
+        grid = [0.8 + i * 0.0005 for i in range(int((3.0 - 0.8) / 0.0005))]
+        # P(50th of m > x) = P(Binomial(m, F(x)) < 50)
+        sf = [stats.binom.cdf(49, m, float(dist.cdf(x))) for x in grid[::8]]
+        t.append(0.8 + sum(sf) * 0.0005 * 8 + 0.1 + 0.012 * m)
+    norm = [t[0] / tb * 50 / (50 + 0.3 * b) for b, tb in enumerate(t)]
+    best = max(range(11), key=lambda b: norm[b])
+    assert q2.check(best) and not q2.check(3)
+
+
+def test_q3_hedge_rate_from_the_lognormals():
+    body = 1 - stats.lognorm(0.574, scale=0.003).cdf(0.005)
+    slow = 1 - stats.lognorm(1.0, scale=0.0665).cdf(0.005)
+    want = (1 - 0.00206) * body + 0.00206 * slow
+    assert q3.check(want) and not q3.check(0.02)
+
+
+def test_q4_throughput_ratio_by_simulation():
+    from straggle_edu.models.step_time import StepTime
+
+    rng = __import__("numpy").random.default_rng(0)
+    x = StepTime(1.0, jitter=0.02, pause_prob=0.01, pause=0.5).rvs((40_000, 100), random_state=rng)
+    x.sort(axis=1)
+    want = (98 / x[:, 97].mean()) / (100 / x[:, 99].mean())
+    assert math.isclose(want, q4.expected(), rel_tol=2e-3)
+    assert q4.check(round(q4.expected(), 4)) and not q4.check(0.98)
+
+
+def test_placeholder_is_not_attempted(capsys):
+    assert not q1.check(____)
+    assert "Not attempted" in capsys.readouterr().out
