@@ -518,22 +518,16 @@ JS_CONTROLS = r"""
 }
 """
 
-JS_SIGNATURES = r"""
-(ids) => ids.map((i) => {
-  const e = document.querySelector(`[data-se-chart="${i}"]`);
-  return e ? window.__se.chartInfo(e).signature : '';
-})
-"""
-
 # Arm a one-shot listener that timestamps the reader's input (keydown, click
-# or change), and remember the charts' signatures before it.
+# or change), and remember the charts' signatures before it. The charts are
+# named by ``arg.ids``, values of attribute ``arg.attr``.
 JS_ARM = r"""
-(ids) => {
+(arg) => {
   window.__seT0 = undefined; window.__seT1 = undefined;
   const stamp = () => { if (window.__seT0 === undefined) window.__seT0 = performance.now(); };
-  for (const type of ['keydown', 'pointerdown', 'change']) document.addEventListener(type, stamp, {capture: true, once: true});
-  window.__seBefore = ids.map((i) => {
-    const e = document.querySelector(`[data-se-chart="${i}"]`);
+  for (const type of ['keydown', 'pointerdown', 'change', 'input']) document.addEventListener(type, stamp, {capture: true, once: true});
+  window.__seBefore = arg.ids.map((i) => {
+    const e = document.querySelector(`[${arg.attr}="${i}"]`);
     return e ? window.__se.chartInfo(e).signature : '';
   });
   return window.__seBefore;
@@ -541,10 +535,10 @@ JS_ARM = r"""
 """
 
 JS_CHANGED = r"""
-(ids) => {
+(arg) => {
   if (window.__seT0 === undefined) return false;
-  const now = ids.map((i) => {
-    const e = document.querySelector(`[data-se-chart="${i}"]`);
+  const now = arg.ids.map((i) => {
+    const e = document.querySelector(`[${arg.attr}="${i}"]`);
     return e ? window.__se.chartInfo(e).signature : '';
   });
   if (now.some((s, j) => s && s !== window.__seBefore[j])) { window.__seT1 = performance.now(); return true; }
@@ -753,10 +747,11 @@ class LabNotebook:
         """
         latencies = []
         for step in range(moves):
-            self.page.evaluate(JS_ARM, control["charts"])
+            charts = {"attr": "data-se-chart", "ids": control["charts"]}
+            self.page.evaluate(JS_ARM, charts)
             self._act(control, step)
             try:
-                self.page.wait_for_function(JS_CHANGED, arg=control["charts"], timeout=timeout_ms, polling="raf")
+                self.page.wait_for_function(JS_CHANGED, arg=charts, timeout=timeout_ms, polling="raf")
             except Exception:  # playwright's TimeoutError
                 latencies.append(None)
                 break
@@ -785,3 +780,69 @@ def median(values):
         return None
     mid = len(values) // 2
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+# ---------------------------------------------------------------- the static site
+
+
+class StaticServer:
+    """Serve a folder over HTTP on 127.0.0.1 (a free port) from a thread; always stopped."""
+
+    def __init__(self, root):
+        self.root = Path(root)
+        self.httpd = None
+        self.thread = None
+
+    @property
+    def base_url(self):
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def start(self):
+        import functools
+        import http.server
+        import threading
+
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+        handler = functools.partial(Quiet, directory=str(self.root))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="static-site", daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self):
+        if self.httpd is not None:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            self.thread.join(timeout=10)
+            self.httpd = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+# What a site page shows: its charts (drawn or not), and which are interactive.
+JS_SITE_CHARTS = r"""
+() => Array.from(document.querySelectorAll('.se-chart')).map((div) => {
+  const info = window.__se.chartInfo(div);
+  return {id: div.id, state: div.dataset.state || '', interactive: div.dataset.interactive === '1',
+          params: div.dataset.params || '', ok: info.ok, marks: info.marks, kind: info.kind, text: div.dataset.state === 'error' ? div.textContent.slice(0, 200) : ''};
+})
+"""
+
+# Bound inputs of a site page, each with the live charts of its explorer.
+JS_SITE_INPUTS = r"""
+() => Array.from(document.querySelectorAll('.se-explorer .se-input')).map((el) => {
+  const box = el.closest('.se-explorer');
+  const charts = Array.from(box.querySelectorAll('.se-chart[data-interactive="1"]')).map((c) => c.id);
+  const label = document.querySelector(`label[for="${el.id}"]`);
+  return {id: el.id, tag: el.tagName.toLowerCase(), type: el.type || '', charts, label: label ? label.textContent : '',
+          value: el.value, min: el.min, max: el.max, step: el.step, options: el.tagName === 'SELECT' ? el.options.length : 0};
+}).filter((x) => x.charts.length)
+"""
+

@@ -1,0 +1,876 @@
+"""``straggle-edu site OUT_DIR``: every notebook as a static web page, charts live.
+
+The site is for readers who never start a kernel (GitHub Pages, a docs site,
+a link from the article). It works offline, except for typeset math.
+
+How a page is made:
+
+1. Each notebook is executed in a temporary copy of its folder, with
+   ``STRAGGLE_EDU_SITE=1`` in the kernel's environment (see
+   :func:`straggle_edu.display.site_mode`). The notebooks in the repository
+   are never modified.
+2. Every widget output is rebuilt from the saved widget state (the final
+   state after Run-All, which is also what JupyterLab shows):
+
+   - a chart (an ``altair.JupyterChart``) becomes a ``<div>`` of its own and
+     its Vega-Lite spec, with the params' current values; one Vega bundle
+     per site (``static/vega-site.js``, from ``vl_convert.javascript_bundle``,
+     no CDN) draws each chart with its own ``vegaEmbed`` call;
+   - a control that an :class:`~straggle_edu.explorers._base.Explorer`
+     linked to a chart param (:meth:`~straggle_edu.explorers._base.Explorer.link`)
+     becomes an HTML input bound to that param (Vega-Lite's ``bind`` with
+     ``element``), and the param follows it through an expression, so the
+     chart moves with no kernel: closed-form charts stay interactive;
+   - any other control is drawn greyed out at its value, with a note
+     "run this notebook to use this control"; readouts and other widgets
+     show their last value.
+3. nbconvert's ``lab`` template makes the page, minus its CDN scripts
+   (require.js, the widget manager, mermaid). Links between notebooks point
+   to the pages; ``index.html`` links every page.
+
+Only typeset math needs a network: the page loads MathJax from its CDN, and
+without it the TeX shows as written (``$1 - (1 - p)^n$``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import html
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = ["build_site", "bind_spec", "d3_format", "configure", "run", "SitePage", "NOTE"]
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+NOTE = "Run this notebook to use this control."
+NOTE_ALL = "Run this notebook to use these controls: this page shows the values the chart was drawn with."
+NOTE_SOME = ("Controls in grey need a Python kernel: run this notebook to use them. "
+             "The others work in this page.")
+NOTE_READOUT = "The figures under the chart are as computed when this page was built."
+NOTE_WIDGET = "An interactive widget: run this notebook to use it."
+
+SCRIPT = "static/vega-site.js"
+
+
+# ---------------------------------------------------------------- the command
+
+
+def _default_notebooks():
+    here = Path.cwd() / "notebooks"
+    if here.is_dir():
+        return here
+    source = Path(__file__).resolve().parents[1] / "notebooks"
+    return source if source.is_dir() else here
+
+
+def configure(parser):
+    """Add the ``site`` arguments to ``parser``."""
+    parser.add_argument("out_dir", metavar="OUT_DIR", help="folder to write the site into (created if missing)")
+    parser.add_argument("--notebooks", metavar="DIR", default=None,
+                        help="folder of notebooks (default: ./notebooks)")
+    parser.add_argument("--only", metavar="GLOB", default="*.ipynb",
+                        help="which notebooks, as a file-name pattern (default: all)")
+    parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                        help="seconds a single cell may run (default: 600)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), metavar="N",
+                        help="notebooks executed at once (default: 2, or 1 on one core)")
+    parser.add_argument("--allow-errors", action="store_true",
+                        help="write a page even when a cell fails (default: stop with an error)")
+
+
+def run(args):
+    """Build the site; print one line per page and a summary. Returns 0."""
+    notebooks = Path(args.notebooks) if args.notebooks else _default_notebooks()
+    pages = build_site(args.out_dir, notebooks, pattern=args.only, timeout=args.timeout, jobs=args.jobs,
+                       allow_errors=args.allow_errors)
+    charts = sum(p.charts for p in pages)
+    live = sum(p.interactive_charts for p in pages)
+    print(f"wrote {len(pages)} pages to {Path(args.out_dir) / 'index.html'}: {charts} charts, "
+          f"{live} of them interactive with no kernel")
+    return 0
+
+
+# ---------------------------------------------------------------- building
+
+
+@dataclass
+class SitePage:
+    """One notebook's page, and what it holds."""
+
+    name: str
+    title: str
+    path: Path
+    seconds: float = 0.0
+    charts: int = 0
+    interactive_charts: int = 0
+    bound_controls: int = 0
+    kernel_controls: int = 0
+    summary: str = ""
+    errors: list = field(default_factory=list)
+
+
+def _title_and_summary(nb, fallback):
+    title, summary = fallback, ""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for line in cell.source.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("#") and title == fallback:
+                title = line.lstrip("#").strip()
+            elif not line.startswith(("#", "<", "!", "|", "-", "*")) and not summary:
+                summary = re.sub(r"[*_`]", "", line)
+        if title != fallback and summary:
+            break
+    return title, summary
+
+
+def _execute(path, workdir, timeout, allow_errors):
+    import nbclient
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    env = dict(os.environ, STRAGGLE_EDU_SITE="1", PYTHONDONTWRITEBYTECODE="1")
+    client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                                     store_widget_state=True, record_timing=False,
+                                     resources={"metadata": {"path": str(workdir)}})
+    # The kernel's own chatter (its TCP warning, say) goes to a log, not the terminal.
+    with open(Path(workdir) / f".{path.stem}.kernel.log", "wb") as log:
+        try:
+            client.execute(env=env, cwd=str(workdir), stderr=log, stdout=log)
+        except nbclient.exceptions.CellExecutionError as exc:
+            first = str(exc).strip().splitlines()
+            raise ValueError(f"{path.name} failed while building the site: {first[-1] if first else exc}") from None
+    return nb
+
+
+def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0, jobs=1, allow_errors=False,
+               log=print):
+    """Execute every notebook and write the static site into ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Folder for ``index.html``, one ``<notebook>.html`` per notebook and
+        ``static/``; created if missing. Files of ours already there are
+        replaced; nothing else is touched.
+    notebooks : str or Path
+        Folder of ``.ipynb`` files; it is copied, never written to.
+    pattern : str
+        File-name pattern of the notebooks to include.
+    timeout : float
+        Seconds a single cell may run.
+    jobs : int
+        Notebooks executed at once, 1..16.
+    allow_errors : bool
+        Write a page even when a cell raises.
+    log : callable
+        Called with one progress line per notebook.
+
+    Returns
+    -------
+    list of SitePage
+    """
+    from ._validate import positive, whole
+
+    src = Path(notebooks)
+    if not src.is_dir():
+        raise NotADirectoryError(f"notebooks folder not found: {src}")
+    paths = sorted(p for p in src.glob(pattern) if p.is_file())
+    if not paths:
+        raise ValueError(f"no notebooks match {pattern!r} in {src}")
+    jobs = whole("jobs", jobs, low=1, high=16)
+    timeout = positive("timeout", timeout)
+    out = Path(out_dir)
+    if out.resolve() == src.resolve():
+        raise ValueError(f"out_dir must not be the notebooks folder itself, got {out}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "static").mkdir(exist_ok=True)
+    (out / SCRIPT).write_text(page_script(), encoding="utf-8")
+    (out / ".nojekyll").write_text("")
+
+    names = {p.name: p.stem + ".html" for p in paths}
+    done = []
+    with tempfile.TemporaryDirectory(prefix="straggle-edu-site-") as tmp:
+        work = Path(tmp) / src.name
+        shutil.copytree(src, work, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        start = time.monotonic()
+
+        def one(path):
+            t0 = time.monotonic()
+            nb = _execute(work / path.name, work, timeout, allow_errors)
+            return path, nb, time.monotonic() - t0
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for k, (path, nb, seconds) in enumerate(pool.map(one, paths), 1):
+                done.append((path, nb, seconds))
+                log(f"[{k}/{len(paths)}] executed {path.name} in {seconds:.1f} s")
+        pages = []
+        for i, (path, nb, seconds) in enumerate(done):
+            prev = done[i - 1][0] if i else None
+            nxt = done[i + 1][0] if i + 1 < len(done) else None
+            page = _write_page(nb, path, out, names, prev, nxt)
+            page.seconds = seconds
+            pages.append(page)
+        (out / "index.html").write_text(_index_html(pages), encoding="utf-8")
+        log(f"site written to {out / 'index.html'} in {time.monotonic() - start:.1f} s")
+    return pages
+
+
+# ---------------------------------------------------------------- number formats
+
+
+_D3 = re.compile(r"^(?P<comma>,)?(?:\.(?P<precision>\d+))?(?P<type>[efgdrs%])?$")
+
+
+def d3_format(value, spec):
+    """Format a number like d3-format (the subset ipywidgets readouts use).
+
+    Examples
+    --------
+    >>> d3_format(4096, ",.0f"), d3_format(0.0123, ".1%"), d3_format(0.01, ".2"), d3_format(3.14159, ".3g")
+    ('4,096', '1.2%', '0.01', '3.14')
+    >>> d3_format(7, "d"), d3_format(2.5e-6, ".2e"), d3_format(12.0, "")
+    ('7', '2.50e-6', '12')
+    """
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    m = _D3.match(spec or "")
+    if not m or not math.isfinite(value):
+        return f"{value:g}"
+    p = m["precision"]
+    p = None if p is None else int(p)
+    kind = m["type"] or ""
+    comma = "," if m["comma"] else ""
+    if kind == "f":
+        s = f"{value:{comma}.{6 if p is None else p}f}"
+    elif kind == "%":
+        s = f"{value * 100:{comma}.{6 if p is None else p}f}%"
+    elif kind == "e":
+        s = re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.{6 if p is None else p}e}")
+    elif kind == "d":
+        s = f"{round(value):{comma}d}"
+    elif kind in ("g", "r"):
+        s = f"{value:{comma}.{6 if p is None else max(p, 1)}g}"
+    elif kind == "s":
+        s = f"{value:.{3 if p is None else max(p, 1)}g}"
+    else:
+        s = f"{value:{comma}.{12 if p is None else max(p, 1)}g}"
+    return s
+
+
+# ---------------------------------------------------------------- binding a spec
+
+
+def _param_lists(spec):
+    """Every ``params`` list in a Vega-Lite spec, the top level first."""
+    found = []
+
+    def walk(node, depth):
+        if not isinstance(node, dict) or depth > 20:
+            return
+        if isinstance(node.get("params"), list):
+            found.append(node["params"])
+        for key in ("layer", "hconcat", "vconcat", "concat"):
+            for child in node.get(key, []) or []:
+                walk(child, depth + 1)
+        if isinstance(node.get("spec"), dict):
+            walk(node["spec"], depth + 1)
+
+    walk(spec, 0)
+    return found
+
+
+def bind_spec(spec, values=None, bindings=()):
+    """A copy of a Vega-Lite ``spec`` with param values set and params bound to inputs.
+
+    Parameters
+    ----------
+    spec : dict
+        The chart's Vega-Lite spec.
+    values : dict, optional
+        ``{param: value}``: current values of variable params (a JupyterChart's
+        ``_params``); None values are ignored.
+    bindings : iterable of dict
+        ``{"param": name, "signal": aux, "element": "#id", "expr": expression}``:
+        the page's input ``#id`` drives a new param ``aux`` (its string value)
+        and ``name`` follows ``expr`` (an expression of ``aux``).
+
+    Returns
+    -------
+    (dict, list of str)
+        The new spec and the names of the params that were bound.
+
+    Examples
+    --------
+    >>> spec = {"params": [{"name": "p", "value": 0.01}, {"name": "k", "value": 1}], "mark": "point"}
+    >>> new, bound = bind_spec(spec, {"k": 3},
+    ...     [{"param": "p", "signal": "se_in_1", "element": "#se-in-1", "expr": "toNumber(se_in_1)"}])
+    >>> new["params"]
+    [{'name': 'p', 'expr': 'toNumber(se_in_1)'}, {'name': 'k', 'value': 3}, {'name': 'se_in_1', 'value': '', 'bind': {'element': '#se-in-1'}}]
+    >>> bound, spec["params"][0]
+    (['p'], {'name': 'p', 'value': 0.01})
+    """
+    new = copy.deepcopy(spec)
+    lists = _param_lists(new)
+    values = dict(values or {})
+    bound = []
+    by_param = {b["param"]: b for b in bindings}
+    for params in lists:
+        for i, param in enumerate(params):
+            name = param.get("name")
+            if not isinstance(name, str) or "select" in param:
+                continue
+            if name in by_param:
+                params[i] = {"name": name, "expr": by_param[name]["expr"]}
+                bound.append(name)
+            elif values.get(name) is not None and "expr" not in param:
+                params[i] = {**param, "value": values[name]}
+    if bound:
+        top = new.setdefault("params", [])
+        seen = set()
+        for b in bindings:
+            if b["param"] in bound and b["signal"] not in seen:
+                seen.add(b["signal"])
+                top.append({"name": b["signal"], "value": "", "bind": {"element": b["element"]}})
+    return new, bound
+
+
+# ---------------------------------------------------------------- widgets -> HTML
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_BOXES = {"VBoxModel": "column", "HBoxModel": "row", "BoxModel": "row", "GridBoxModel": "row"}
+_SLIDERS = {"IntSliderModel", "FloatSliderModel", "FloatLogSliderModel"}
+_NUMBERS = {"BoundedIntTextModel", "BoundedFloatTextModel", "IntTextModel", "FloatTextModel"}
+_SELECTIONS = {"DropdownModel", "ToggleButtonsModel", "RadioButtonsModel", "SelectModel", "SelectionSliderModel"}
+_BOOLS = {"CheckboxModel", "ToggleButtonModel"}
+_TEXTS = {"HTMLModel", "HTMLMathModel", "LabelModel"}
+
+
+def _esc(text):
+    return html.escape(str(text), quote=True)
+
+
+def _ref(value):
+    if isinstance(value, str) and value.startswith("IPY_MODEL_"):
+        return value[len("IPY_MODEL_"):]
+    return None
+
+
+def _json_script(data):
+    return json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+
+
+class _WidgetPage:
+    """Turns the widget outputs of one executed notebook into static HTML."""
+
+    def __init__(self, state):
+        self.state = state or {}
+        self.counter = 0
+        self.charts = 0
+        self.interactive_charts = 0
+        self.bound_controls = 0
+        self.kernel_controls = 0
+
+    def _next(self, prefix):
+        self.counter += 1
+        return f"{prefix}-{self.counter}"
+
+    def model(self, mid):
+        entry = self.state.get(mid)
+        return entry if isinstance(entry, dict) else None
+
+    def hidden(self, st):
+        layout = self.model(_ref(st.get("layout")) or "")
+        ls = (layout or {}).get("state", {})
+        return ls.get("display") == "none" or ls.get("visibility") == "hidden"
+
+    # -- the entry point
+
+    def output(self, view):
+        mid = (view or {}).get("model_id")
+        if not mid or self.model(mid) is None:
+            return f'<div class="se-widget-missing se-note">{_esc(NOTE_WIDGET)}</div>'
+        return f'<div class="se-widgets">{self.render(mid, {})}</div>'
+
+    def render(self, mid, ctx, depth=0):
+        entry = self.model(mid)
+        if entry is None or depth > 40:
+            return ""
+        st = entry.get("state", {})
+        name = entry.get("model_name", st.get("_model_name", ""))
+        if self.hidden(st):
+            return ""
+        if isinstance(st.get("_site_links"), list):
+            return self.explorer(mid, st, ctx, depth)
+        if "spec" in st and "_params" in st:
+            return self.chart(mid, st, ctx)
+        if name in _BOXES or name in ("TabModel", "AccordionModel", "StackModel"):
+            return self.box(st, name, ctx, depth)
+        if name in _TEXTS:
+            return self.text(st, name, ctx)
+        if name in ("FloatProgressModel", "IntProgressModel"):
+            return self.progress(st)
+        if name == "OutputModel":
+            return self.outputs(st.get("outputs", []), ctx, depth)
+        return self.control(mid, st, name, ctx)
+
+    # -- containers
+
+    def box(self, st, name, ctx, depth):
+        children = [c for c in (_ref(v) for v in st.get("children", [])) if c]
+        titles = st.get("titles") or []
+        parts = []
+        for i, child in enumerate(children):
+            inner = self.render(child, ctx, depth + 1)
+            if not inner:
+                continue
+            if name in ("TabModel", "AccordionModel") and i < len(titles) and titles[i]:
+                inner = f'<div class="se-tab-title">{_esc(titles[i])}</div>{inner}'
+            parts.append(inner)
+        direction = "row" if _BOXES.get(name) == "row" else "column"
+        return f'<div class="se-box se-{direction}">{"".join(parts)}</div>'
+
+    def explorer(self, mid, st, ctx, depth):
+        links = [x for x in st.get("_site_links", []) if isinstance(x, dict) and "unsupported" not in x]
+        inputs = {}  # control model id -> (element id, expression maker)
+        chart_bindings = {}
+        for link in links:
+            control = self.model(link.get("control", ""))
+            chart = self.model(link.get("chart", ""))
+            if control is None or chart is None:
+                continue
+            if link["control"] not in inputs:
+                made = self.input_for(control.get("state", {}), control.get("model_name", ""), link)
+                if made is None:
+                    continue
+                inputs[link["control"]] = made
+            element, signal, expr = inputs[link["control"]]
+            expression = expr(link)
+            if expression is None:
+                continue
+            chart_bindings.setdefault(link["chart"], []).append(
+                {"param": link["param"], "signal": signal, "element": "#" + element, "expr": expression})
+        inner_ctx = {"inputs": inputs, "bindings": chart_bindings, "unbound": [], "readouts": 0}
+        body = self.box(st, "VBoxModel", inner_ctx, depth)
+        notes = []
+        if inner_ctx["unbound"]:
+            notes.append(NOTE_SOME if inputs else NOTE_ALL)
+        if inputs and inner_ctx["readouts"]:
+            notes.append(NOTE_READOUT)
+        note = f'<div class="se-note">{_esc(" ".join(notes))}</div>' if notes else ""
+        live = " se-live" if inputs else ""
+        return f'<div class="se-explorer{live}">{body}{note}</div>'
+
+    # -- charts
+
+    def chart(self, mid, st, ctx):
+        spec = st.get("spec")
+        if not isinstance(spec, dict):
+            return f'<div class="se-note">{_esc(NOTE_WIDGET)}</div>'
+        bindings = ctx.get("bindings", {}).get(mid, [])
+        spec, bound = bind_spec(spec, st.get("_params") or {}, bindings)
+        div = self._next("se-chart")
+        self.charts += 1
+        live = bool(bound)
+        self.interactive_charts += live
+        attrs = f' data-interactive="{int(live)}"' + (f' data-params="{_esc(",".join(bound))}"' if live else "")
+        return (f'<div class="se-chart" id="{div}"{attrs}></div>'
+                f'<script type="application/json" class="se-spec" data-chart="{div}">{_json_script(spec)}</script>')
+
+    # -- controls
+
+    def input_for(self, st, name, link):
+        """(element id, signal name, expression maker) for a bound control, or None."""
+        element = self._next("se-in")
+        signal = element.replace("-", "_")
+        lookup = link.get("lookup")
+
+        def table(values, index):
+            return f"{_json_script(values)}[{index}]"
+
+        if name in _SLIDERS:
+            lo, hi, step = float(st.get("min", 0)), float(st.get("max", 1)), float(st.get("step", 1) or 1)
+            if name == "FloatLogSliderModel":
+                base = float(st.get("base", 10))
+                value = math.log(float(st.get("value", base**lo)), base)
+                kind = "log"
+            else:
+                base, value, kind = None, float(st.get("value", lo)), "linear"
+            st = {**st, "_se": {"kind": kind, "min": lo, "max": hi, "step": step, "value": value, "base": base}}
+            position = f"round((toNumber({signal}) - {lo!r}) / {step!r})"
+            plain = f"pow({base!r}, toNumber({signal}))" if kind == "log" else f"toNumber({signal})"
+
+            def expr(link):
+                return table(lookup, position) if lookup else plain
+        elif name in _NUMBERS:
+            if lookup:
+                return None
+            st = {**st, "_se": {"kind": "number"}}
+
+            def expr(link):
+                return f"toNumber({signal})"
+        elif name in _SELECTIONS:
+            if not lookup or st.get("index") is None:
+                return None
+            st = {**st, "_se": {"kind": "index"}}
+
+            def expr(link):
+                return table(link.get("lookup"), f"toNumber({signal})")
+        elif name in _BOOLS:
+            st = {**st, "_se": {"kind": "bool"}}
+
+            def expr(link):
+                return table(link.get("lookup") or [False, True], f"toNumber({signal})")
+        else:
+            return None
+        self._pending = getattr(self, "_pending", {})
+        self._pending[element] = (st, name)
+        return element, signal, expr
+
+    def control(self, mid, st, name, ctx):
+        inputs = ctx.get("inputs", {})
+        if mid in inputs:
+            element = inputs[mid][0]
+            st, name = self._pending[element]
+            self.bound_controls += 1
+            return self.live_control(element, st, name)
+        if name in ("LayoutModel", "DescriptionStyleModel") or name.endswith("StyleModel"):
+            return ""
+        self.kernel_controls += 1
+        ctx.setdefault("unbound", []).append(mid)
+        return self.replica(st, name, bool(ctx.get("inputs")) or "inputs" in ctx)
+
+    def _label(self, st, for_id=None):
+        text = st.get("description") or ""
+        if not text:
+            return ""
+        target = f' for="{for_id}"' if for_id else ""
+        return f'<label class="se-label"{target}>{_esc(text)}</label>'
+
+    def live_control(self, element, st, name):
+        se = st["_se"]
+        kind = se["kind"]
+        label = self._label(st, element)
+        if kind in ("linear", "log"):
+            labels = ""
+            fmt = st.get("readout_format") or (".3g" if kind == "log" else ("d" if name == "IntSliderModel" else ".2f"))
+            shown = se["base"] ** se["value"] if kind == "log" else se["value"]
+            base = f' data-base="{se["base"]!r}"' if kind == "log" else ""
+            return (f'<div class="se-control se-bound">{label}<input type="range" class="se-input" id="{element}" '
+                    f'min="{se["min"]!r}" max="{se["max"]!r}" step="{se["step"]!r}" value="{se["value"]!r}" '
+                    f'data-kind="{kind}"{base} data-format="{_esc(fmt)}"{labels}>'
+                    f'<output class="se-readout" for="{element}">{_esc(d3_format(shown, fmt))}</output></div>')
+        if kind == "number":
+            return (f'<div class="se-control se-bound">{label}<input type="number" class="se-input" id="{element}" '
+                    f'min="{_esc(st.get("min", ""))}" max="{_esc(st.get("max", ""))}" step="{_esc(st.get("step", 1) or 1)}" '
+                    f'value="{_esc(st.get("value", 0))}"></div>')
+        labels = list(st.get("_options_labels") or [])
+        if kind == "index" and name == "SelectionSliderModel":
+            index = int(st.get("index") or 0)
+            return (f'<div class="se-control se-bound">{label}<input type="range" class="se-input" id="{element}" '
+                    f'min="0" max="{max(len(labels) - 1, 0)}" step="1" value="{index}" data-kind="index" '
+                    f'data-labels="{_esc(json.dumps(labels))}"><output class="se-readout" for="{element}">'
+                    f'{_esc(labels[index] if index < len(labels) else "")}</output></div>')
+        if kind == "index":
+            index = int(st.get("index") or 0)
+            options = "".join(f'<option value="{i}"{" selected" if i == index else ""}>{_esc(t)}</option>'
+                              for i, t in enumerate(labels))
+            return (f'<div class="se-control se-bound">{label}<select class="se-input" id="{element}">{options}'
+                    f'</select></div>')
+        checked = bool(st.get("value"))
+        options = "".join(f'<option value="{i}"{" selected" if i == int(checked) else ""}>{t}</option>'
+                          for i, t in enumerate(("off", "on")))
+        return (f'<div class="se-control se-bound">{label}<select class="se-input" id="{element}">{options}'
+                f'</select></div>')
+
+    def replica(self, st, name, in_explorer):
+        """A greyed-out copy of a control that needs the kernel."""
+        title = f' title="{_esc(NOTE)}"'
+        label = self._label(st)
+        value = st.get("value")
+        if name in _SLIDERS:
+            shown = value
+            if name == "FloatLogSliderModel":
+                base = float(st.get("base", 10))
+                pos = math.log(float(value), base) if value else 0
+            else:
+                pos = value
+            fmt = st.get("readout_format") or ("d" if name == "IntSliderModel" else ".2f")
+            widget = (f'<input type="range" disabled min="{_esc(st.get("min", 0))}" max="{_esc(st.get("max", 1))}" '
+                      f'step="{_esc(st.get("step", 1))}" value="{_esc(pos)}"><output class="se-readout">'
+                      f'{_esc(d3_format(shown, fmt))}</output>')
+        elif name in _SELECTIONS:
+            labels = st.get("_options_labels") or []
+            index = st.get("index")
+            shown = labels[index] if isinstance(index, int) and index < len(labels) else ""
+            widget = f'<select disabled><option>{_esc(shown)}</option></select>'
+        elif name in _BOOLS:
+            widget = f'<input type="checkbox" disabled{" checked" if value else ""}>'
+        elif name == "ButtonModel":
+            return (f'<div class="se-control se-kernel"{title}><button disabled>{_esc(st.get("description", ""))}'
+                    f'</button></div>')
+        elif name in _NUMBERS or name in ("TextModel", "TextareaModel"):
+            widget = f'<input type="text" disabled value="{_esc(value if value is not None else "")}">'
+        elif name.endswith("RangeSliderModel"):
+            widget = f'<output class="se-readout">{_esc(value)}</output>'
+        else:
+            return f'<div class="se-control se-kernel se-note"{title}>{_esc(NOTE_WIDGET)}</div>'
+        note = "" if in_explorer else f'<span class="se-note">{_esc(NOTE)}</span>'
+        return f'<div class="se-control se-kernel"{title}>{label}{widget}{note}</div>'
+
+    # -- other widgets
+
+    def text(self, st, name, ctx):
+        value = st.get("value") or ""
+        if "readouts" in ctx and value:
+            ctx["readouts"] += 1
+        body = _esc(value) if name == "LabelModel" else str(value)
+        label = self._label(st)
+        return f'<div class="se-text">{label}<span>{body}</span></div>' if body or label else ""
+
+    def progress(self, st):
+        lo, hi, value = st.get("min", 0), st.get("max", 100), st.get("value", 0)
+        return (f'<div class="se-control">{self._label(st)}<progress max="{_esc(hi - lo)}" '
+                f'value="{_esc(value - lo)}"></progress></div>')
+
+    def outputs(self, outs, ctx, depth):
+        parts = []
+        for out in outs or []:
+            kind = out.get("output_type")
+            if kind == "stream":
+                parts.append(f'<pre class="se-stream">{_esc(_ANSI.sub("", "".join(out.get("text", ""))))}</pre>')
+            elif kind == "error":
+                tb = _ANSI.sub("", "\n".join(out.get("traceback", [])))
+                parts.append(f'<pre class="se-error">{_esc(tb)}</pre>')
+            else:
+                data = out.get("data", {})
+                if WIDGET_VIEW in data and _ref("IPY_MODEL_" + str(data[WIDGET_VIEW].get("model_id"))):
+                    parts.append(self.render(data[WIDGET_VIEW]["model_id"], ctx, depth + 1))
+                elif "text/html" in data:
+                    parts.append("".join(data["text/html"]) if isinstance(data["text/html"], list) else data["text/html"])
+                elif "image/png" in data:
+                    parts.append(f'<img src="data:image/png;base64,{_esc(data["image/png"])}" alt="">')
+                elif "text/plain" in data:
+                    text = data["text/plain"]
+                    parts.append(f'<pre>{_esc("".join(text) if isinstance(text, list) else text)}</pre>')
+        return "".join(parts)
+
+
+# ---------------------------------------------------------------- pages
+
+
+_CSS = """
+.se-nav { display: flex; gap: 1.2em; align-items: baseline; padding: 0.6em 1em; margin: 0 0 1em 0;
+  border-bottom: 1px solid #ddd; font-family: var(--jp-ui-font-family); font-size: 14px; }
+.se-nav .se-home { font-weight: 600; }
+.se-nav .se-hint { color: #666; margin-left: auto; }
+.se-widgets { padding: 2px 0; }
+.se-box { display: flex; gap: 4px 18px; }
+.se-row { flex-flow: row wrap; align-items: center; }
+.se-column { flex-direction: column; }
+.se-explorer { border-left: 3px solid #e0e0e0; padding-left: 10px; }
+.se-explorer.se-live { border-left-color: #4c78a8; }
+.se-control { display: flex; align-items: center; gap: 8px; min-height: 28px; font-size: 13px; }
+.se-label { min-width: 4em; }
+.se-control input[type=range] { width: 160px; }
+.se-control input[type=number] { width: 7em; }
+.se-readout { min-width: 4em; font-variant-numeric: tabular-nums; }
+.se-kernel { opacity: 0.55; }
+.se-note { color: #555; font-size: 12px; font-style: italic; margin: 4px 0; }
+.se-chart { margin: 4px 0; min-height: 20px; }
+.se-chart[data-state=error] { color: #b00; }
+.se-text { font-size: 13px; }
+.se-tab-title { font-weight: 600; margin-top: 6px; }
+.se-stream, .se-error { font-size: 12px; }
+.se-error { color: #b00; }
+.vega-bindings { display: none; }
+"""
+
+_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{% block jupyter_widgets %}{% endblock jupyter_widgets %}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{% block extra_css %}<style type="text/css">{{ resources.se_css }}</style>{% endblock extra_css %}
+{%- block body_header -%}{{ super() }}{{ resources.se_nav }}{%- endblock body_header -%}
+{% block body_footer %}{{ resources.se_nav }}<script src="{{ resources.se_script }}" defer></script>
+{{ super() }}{% endblock body_footer %}
+"""
+
+# The page's own code, bundled with Vega, Vega-Lite and vega-embed by
+# vl_convert (no CDN): readouts for the bound inputs, then one vegaEmbed per chart.
+_PAGE_JS = r"""
+window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;
+(function () {
+  function group(s) { const [i, f] = s.split('.'); return i.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (f !== undefined ? '.' + f : ''); }
+  function fmt(v, spec) {
+    const m = /^(,)?(?:\.(\d+))?([efgdrs%])?$/.exec(spec || '');
+    if (!m || !isFinite(v)) return String(v);
+    const p = m[2] === undefined ? null : Number(m[2]); const t = m[3] || ''; let s;
+    if (t === 'f') s = v.toFixed(p === null ? 6 : p);
+    else if (t === '%') s = (v * 100).toFixed(p === null ? 6 : p);
+    else if (t === 'e') s = v.toExponential(p === null ? 6 : p);
+    else if (t === 'd') s = String(Math.round(v));
+    else if (t === 'g' || t === 'r') s = String(Number(v.toPrecision(p === null ? 6 : Math.max(p, 1))));
+    else s = String(Number(v.toPrecision(p === null ? 12 : Math.max(p, 1))));
+    if (m[1] && !/e/.test(s)) { const neg = s[0] === '-'; s = (neg ? '-' : '') + group(neg ? s.slice(1) : s); }
+    return t === '%' ? s + '%' : s;
+  }
+  function readout(input) {
+    const out = document.querySelector('output[for="' + input.id + '"]');
+    if (!out) return;
+    let v = Number(input.value);
+    if (input.dataset.labels) { const labels = JSON.parse(input.dataset.labels); out.textContent = labels[Math.round(v)] || ''; return; }
+    if (input.dataset.kind === 'log') v = Math.pow(Number(input.dataset.base), v);
+    out.textContent = fmt(v, input.dataset.format || '');
+  }
+  function start() {
+    document.querySelectorAll('.se-input').forEach((el) => { readout(el); el.addEventListener('input', () => readout(el)); });
+    const jobs = [];
+    document.querySelectorAll('script.se-spec').forEach((script) => {
+      const target = document.getElementById(script.dataset.chart);
+      if (!target) return;
+      let spec;
+      try { spec = JSON.parse(script.textContent); } catch (e) { target.dataset.state = 'error'; target.textContent = 'This chart could not be read: ' + e; return; }
+      jobs.push(vegaEmbed(target, spec, {renderer: 'svg', mode: 'vega-lite',
+                                         actions: {export: true, source: false, compiled: false, editor: false}})
+        .then((res) => { target.seView = res.view; target.dataset.state = 'drawn'; })
+        .catch((err) => { target.dataset.state = 'error'; target.textContent = 'This chart could not be drawn: ' + err; }));
+    });
+    Promise.all(jobs).then(() => { document.documentElement.dataset.seCharts = 'done'; });
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start); else start();
+})();
+"""
+
+
+@lru_cache(maxsize=1)
+def page_script():
+    """Vega, Vega-Lite, vega-embed and the page code, as one classic script (about 1 MB)."""
+    import vl_convert as vlc
+
+    try:
+        from altair.utils._importers import vl_version_for_vl_convert
+
+        version = vl_version_for_vl_convert()
+    except Exception:  # an altair without the helper: vl-convert's newest Vega-Lite
+        version = None
+    return vlc.javascript_bundle(_PAGE_JS, vl_version=version)
+
+
+def _nav(names, prev, nxt):
+    parts = ['<nav class="se-nav"><a class="se-home" href="index.html">straggle-edu: all notebooks</a>']
+    if prev is not None:
+        parts.append(f'<a href="{_esc(names[prev.name])}">&larr; {_esc(prev.stem)}</a>')
+    if nxt is not None:
+        parts.append(f'<a href="{_esc(names[nxt.name])}">{_esc(nxt.stem)} &rarr;</a>')
+    parts.append('<span class="se-hint">Charts are live; controls in grey need a kernel.</span></nav>')
+    return "".join(parts)
+
+
+def _rewrite_links(text, names):
+    def repl(m):
+        target = m.group(2)
+        return f'{m.group(1)}"{names[target]}{m.group(3) or ""}"' if target in names else m.group(0)
+
+    return re.sub(r'(href=)"(?:\./)?([^"/:#?]+\.ipynb)(#[^"]*)?"', repl, text)
+
+
+def _write_page(nb, path, out, names, prev, nxt):
+    from jinja2 import DictLoader
+    from nbconvert import HTMLExporter
+
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    widgets = _WidgetPage(state)
+    errors = []
+    for cell in nb.cells:
+        for out_ in cell.get("outputs", []):
+            if out_.get("output_type") == "error":
+                errors.append(f"{out_.get('ename')}: {out_.get('evalue')}")
+            data = out_.get("data")
+            if data and WIDGET_VIEW in data:
+                out_["data"] = {"text/html": widgets.output(data[WIDGET_VIEW])}
+                out_.get("metadata", {}).pop(WIDGET_VIEW, None)
+    nb.metadata.pop("widgets", None)
+    title, summary = _title_and_summary(nb, path.stem)
+    nb.metadata["title"] = f"{title} · straggle-edu"
+    exporter = HTMLExporter(template_name="lab", extra_loaders=[DictLoader({"straggle_site.html.j2": _TEMPLATE})],
+                            template_file="straggle_site.html.j2", embed_images=True)
+    resources = {"metadata": {"name": path.stem, "path": str(path.parent)},
+                 "se_css": _CSS, "se_nav": _nav(names, prev, nxt), "se_script": SCRIPT}
+    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    body = _rewrite_links(body, names)
+    target = out / names[path.name]
+    target.write_text(body, encoding="utf-8")
+    return SitePage(name=path.name, title=title, path=target, charts=widgets.charts,
+                    interactive_charts=widgets.interactive_charts, bound_controls=widgets.bound_controls,
+                    kernel_controls=widgets.kernel_controls, summary=summary, errors=errors)
+
+
+def _index_html(pages):
+    rows = []
+    for p in pages:
+        live = (f"{p.interactive_charts} of {p.charts} charts work without a kernel" if p.interactive_charts
+                else f"{p.charts} chart{'s' if p.charts != 1 else ''}")
+        rows.append(f'<li><a href="{_esc(p.path.name)}">{_esc(p.title)}</a> <span class="file">{_esc(p.name)}</span>'
+                    f'<div class="summary">{_esc(p.summary)}</div><div class="meta">{_esc(live)}</div></li>')
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>straggle-edu: the notebooks</title>
+<style>
+body {{ font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 52em; margin: 2em auto; padding: 0 1em;
+  color: #222; line-height: 1.5; }}
+h1 {{ margin-bottom: 0.2em; }}
+ol {{ padding-left: 1.4em; }}
+li {{ margin: 0.9em 0; }}
+li a {{ font-size: 1.1em; font-weight: 600; }}
+.file {{ color: #888; font-size: 0.85em; margin-left: 0.4em; }}
+.summary {{ color: #333; }}
+.meta {{ color: #777; font-size: 0.85em; }}
+.run {{ background: #f5f7fa; border-left: 3px solid #4c78a8; padding: 0.6em 1em; }}
+code {{ background: #eee; padding: 0 0.3em; }}
+</style>
+</head>
+<body>
+<h1>straggle-edu</h1>
+<p>In a synchronous job every worker meets at a barrier each step, so the job runs at the speed of its
+slowest worker, not the average one. These pages are the notebooks, run once, with their outputs.</p>
+<p class="run">The charts are live in these pages. Sliders next to a closed-form chart move it with no kernel;
+controls in grey need Python: run the notebook in JupyterLab (<code>straggle-edu lab</code>) to use them.</p>
+<ol>
+{"".join(rows)}
+</ol>
+</body>
+</html>
+"""
+
+
+def main(argv=None):  # pragma: no cover - the CLI dispatcher is the way in
+    parser = argparse.ArgumentParser(prog="straggle-edu site")
+    configure(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

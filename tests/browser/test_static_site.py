@@ -1,0 +1,135 @@
+"""The static site (``straggle-edu site``), opened in Chromium with the network blocked.
+
+The site is built once for every notebook that exists, into a temporary
+folder, and served from 127.0.0.1 by a local HTTP server (stopped after).
+Every page must draw every chart with no CDN, and the bound sliders of the
+closed-form charts must move their charts with no kernel: at least three
+such charts across the site.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+import labdriver
+from straggle_edu.site import build_site
+
+pytestmark = pytest.mark.browser
+
+NOTEBOOKS = [p.name for p in labdriver.notebook_paths()]
+# The one network request a page may make: MathJax, for typeset math (documented).
+ALLOWED_BLOCKED = re.compile(r"^https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/")
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory, figures):
+    out = tmp_path_factory.mktemp("site")
+    t0 = time.monotonic()
+    pages = build_site(out, labdriver.NOTEBOOKS, jobs=2, log=lambda line: print(line, flush=True))
+    figures["site"]["build_s"] = round(time.monotonic() - t0, 1)
+    figures["site"]["interactive_charts"] = sum(p.interactive_charts for p in pages)
+    figures["site"]["charts"] = sum(p.charts for p in pages)
+    return out, {p.name: p for p in pages}
+
+
+@pytest.fixture(scope="session")
+def site_server(built_site):
+    with labdriver.StaticServer(built_site[0]) as server:
+        yield server
+
+
+def _open(context, url, errors):
+    page = context.new_page()
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(url, wait_until="load")
+    page.evaluate(labdriver.JS_HELPERS)
+    page.wait_for_function("() => !document.querySelector('.se-chart') || document.documentElement.dataset.seCharts === 'done'",
+                           timeout=60_000)
+    return page
+
+
+def test_site_index_links_every_notebook(built_site, site_server, browser_context, blocked_requests):
+    out, pages = built_site
+    blocked_requests.clear()
+    page = _open(browser_context, f"{site_server.base_url}/index.html", [])
+    try:
+        hrefs = page.eval_on_selector_all("ol li > a", "els => els.map((a) => a.getAttribute('href'))")
+    finally:
+        page.close()
+    assert hrefs == [Path(n).stem + ".html" for n in NOTEBOOKS]
+    for href in hrefs:
+        assert (out / href).is_file(), f"index links {href}, which was not written"
+    assert (out / "static" / "vega-site.js").stat().st_size > 100_000, "the Vega bundle is missing"
+    assert not blocked_requests, f"the index tried to reach the network: {blocked_requests}"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_site_page_draws_every_chart_offline(name, built_site, site_server, browser_context, blocked_requests):
+    out, pages = built_site
+    info = pages[name]
+    blocked_requests.clear()
+    errors = []
+    page = _open(browser_context, f"{site_server.base_url}/{Path(name).stem}.html", errors)
+    try:
+        charts = page.evaluate(labdriver.JS_SITE_CHARTS)
+        text = page.evaluate("() => document.body.innerText")
+        shot = labdriver.SCREENSHOTS / f"site-{Path(name).stem}.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot), full_page=True)
+        print(f"\nscreenshot of the site page for {name}: {shot}")
+    finally:
+        page.close()
+    assert len(charts) == info.charts, f"{name}: {info.charts} charts written, {len(charts)} on the page"
+    bad = [c for c in charts if c["state"] != "drawn" or not c["ok"]]
+    assert not bad, f"{name}: charts not drawn on the static page: {bad[:3]}"
+    assert not info.errors, f"{name}: cells failed while building the site: {info.errors}"
+    assert "Traceback (most recent call last)" not in text, f"{name}: the page shows a traceback"
+    assert "Error displaying widget" not in text and "Loading widget" not in text
+    assert not errors, f"{name}: JavaScript errors on the static page: {errors[:3]}"
+    unexpected = [u for u in blocked_requests if not ALLOWED_BLOCKED.match(u)]
+    assert not unexpected, f"{name}: the static page tried to reach the network: {unexpected[:5]}"
+
+
+def test_site_sliders_move_charts_without_a_kernel(built_site, site_server, browser_context, blocked_requests, figures):
+    out, pages = built_site
+    interactive = sum(p.interactive_charts for p in pages.values())
+    assert interactive >= 3, f"only {interactive} charts on the site are interactive without a kernel"
+    moved = {}
+    for name, info in pages.items():
+        if not info.interactive_charts:
+            continue
+        errors = []
+        page = _open(browser_context, f"{site_server.base_url}/{Path(name).stem}.html", errors)
+        try:
+            inputs = page.evaluate(labdriver.JS_SITE_INPUTS)
+            assert inputs, f"{name}: {info.interactive_charts} interactive charts but no bound input on the page"
+            ranges = [i for i in inputs if i["type"] == "range"] or inputs
+            control = ranges[0]
+            latencies = []
+            for step in range(5):
+                charts = {"attr": "id", "ids": control["charts"]}
+                page.evaluate(labdriver.JS_ARM, charts)
+                loc = page.locator(f"#{control['id']}")
+                if control["tag"] == "select":
+                    loc.select_option(index=(step + 1) % max(control["options"], 1))
+                elif control["type"] == "range":
+                    loc.focus()
+                    at_max = loc.evaluate("e => Number(e.value) >= Number(e.max)")
+                    loc.press("ArrowLeft" if at_max or step % 2 else "ArrowRight")
+                else:
+                    loc.fill(str(float(loc.input_value() or 0) + 1))
+                page.wait_for_function(labdriver.JS_CHANGED, arg=charts, timeout=10_000, polling="raf")
+                latencies.append(page.evaluate("() => window.__seT1 - window.__seT0"))
+            moved[name] = (control["label"], latencies)
+        finally:
+            page.close()
+        assert not errors, f"{name}: JavaScript errors while moving {control['label']}: {errors[:3]}"
+    for name, (label, latencies) in moved.items():
+        print(f"site {name}: moving '{label}' redrew the chart with no kernel; latencies (ms) "
+              f"{[round(v, 1) for v in latencies]}")
+        figures["site"][f"{name} median ms"] = round(labdriver.median(latencies), 1)
+    assert moved, "no page of the site has a bound input"
