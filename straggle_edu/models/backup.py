@@ -191,10 +191,15 @@ class BackupPlan:
 
     @property
     def stop_paying(self):
-        """The first b after which one more backup no longer saves worker-time
-        (max_backups if every backup in range pays)."""
-        bad = np.flatnonzero(~self.pays_in_cost)
-        return int(bad[0]) if bad.size else int(self.backups[-1])
+        """The number of backups beyond which no added backup (in range) saves
+        worker-time: one past the last backup that pays, 0 if none does.
+
+        Usually the best normalized speedup. Not always: when many workers
+        stall on every step (p N large), the first backups barely help, the
+        curve dips before it rises, and it pays only once b exceeds p N.
+        """
+        good = np.flatnonzero(self.pays_in_cost)
+        return int(good[-1]) + 1 if good.size else 0
 
     def with_costs(self, sync_per_worker=None, price=None):
         """The same plan with another per-worker communication or price.
