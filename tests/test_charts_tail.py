@@ -84,29 +84,56 @@ def test_tail_budget_chart_bad_input():
 
 def _median_label(texts):
     (label,) = [t for t in texts if t.startswith("job median")]
-    return float(re.fullmatch(r"job median = worker p([\d.]+)", label).group(1))
+    t, level = re.fullmatch(r"job median ([\d.]+) s = worker p([\d.]+)", label).groups()
+    return float(t), level
 
 
-@pytest.mark.parametrize("n", [1, 69, 100, 4096])
-def test_tail_percentile_chart_job_median_level(n):
-    chart = with_params(tail_percentile_chart(stats.norm(1.0, 0.05)), n=n)
-    want = 100 * (1 - per_worker_budget(n, 0.5))
-    assert _median_label(drawn_texts(chart)) == pytest.approx(want, abs=0.005)
+def _percentile_labels(texts):
+    found = [re.fullmatch(r"(p\d+) ([\d.]+) s", t) for t in texts]
+    return {m.group(1): float(m.group(2)) for m in found if m}
 
 
-def test_tail_percentile_chart_marks_the_worker_percentiles():
-    dist = StepTime(1.0, jitter=0.05, pause_prob=0.01, pause=0.5)
-    spec = tail_percentile_chart(dist, levels=(0.5, 0.99)).to_dict()
-    rows = spec["datasets"]["step_time_density"]
-    t = np.array([r["t"] for r in rows])
-    np.testing.assert_allclose([r["F"] for r in rows], dist.cdf(t), rtol=1e-12)
-    np.testing.assert_allclose([r["f"] for r in rows], dist.pdf(t), rtol=1e-12)
-    texts = drawn_texts(tail_percentile_chart(dist, levels=(0.5, 0.99)))
-    assert texts.count("p50") == 2 and texts.count("p99") == 2  # in both panels
+@pytest.mark.parametrize("n, shown", [(1, "50.00"), (69, "99.00"), (100, "99.31"), (4096, "99.983"), (100_000, "99.99931")])
+def test_tail_percentile_chart_job_median_level(n, shown):
+    chart = with_params(tail_percentile_chart(StepTime(1.0, jitter=0.05)), n=n)
+    level = 100 * (1 - per_worker_budget(n, 0.5))
+    assert _median_label(drawn_texts(chart))[1] == shown
+    assert float(shown) == pytest.approx(level, abs=10 ** -(len(shown.split(".")[1])))
+
+
+@pytest.mark.parametrize(
+    "jitter, pause_prob, pause, n",
+    [(0.05, 0.005, 0.5, 100), (0.1, 0.0, 0.0, 10), (0.02, 0.2, 2.0, 4096), (0.2, 0.05, 1.0, 100_000)],
+)
+def test_tail_percentile_chart_params_compute_the_step_time_model(jitter, pause_prob, pause, n):
+    """The chart's own CDF, read through its percentile and job-median labels, matches StepTime's."""
+    worker = StepTime(1.0, jitter=jitter, pause_prob=pause_prob, pause=pause)
+    start = tail_percentile_chart(StepTime(1.0, jitter=0.05))
+    chart = with_params(start, n=n, jitter=jitter, pause_prob=pause_prob, pause=pause)
+    step = (11 * jitter + pause) / (len(chart.to_dict()["datasets"]["percentile_grid"]) - 1)
+    texts = drawn_texts(chart)
+    marks = _percentile_labels(texts)
+    assert set(marks) == {"p50", "p95", "p99"}
+    for label, q in [("p50", 0.5), ("p95", 0.95), ("p99", 0.99)]:
+        assert marks[label] == pytest.approx(float(worker.ppf(q)), abs=step + 5e-4)
+    assert _median_label(texts)[0] == pytest.approx(float(worker.ppf(0.5 ** (1 / n))), abs=step + 5e-4)
+
+
+def test_tail_percentile_chart_params_and_grid():
+    spec = tail_percentile_chart(StepTime(1.0, jitter=0.05, pause_prob=0.01, pause=0.5), n=30, points=200).to_dict()
+    params = {p["name"]: p.get("value") for p in spec["params"]}
+    assert {"n": 30.0, "jitter": 0.05, "pause_prob": 0.01, "pause": 0.5}.items() <= params.items()
+    assert [r["i"] for r in spec["datasets"]["percentile_grid"]] == list(range(200))
+
+
+def test_tail_percentile_chart_marks_the_percentiles_in_both_panels():
+    texts = drawn_texts(tail_percentile_chart(StepTime(1.0, jitter=0.05), levels=(0.5, 0.99)))
+    labels = [t.split()[0] for t in texts if re.fullmatch(r"p\d+ [\d.]+ s", t)]
+    assert sorted(labels) == ["p50", "p50", "p99", "p99"]  # in both panels
 
 
 def test_tail_percentile_chart_hover_is_shared():
-    spec = tail_percentile_chart(stats.norm()).to_dict()
+    spec = tail_percentile_chart(StepTime(1.0)).to_dict()
     (hover,) = [p for p in spec["params"] if p["name"] == "t_hover"]
     assert hover["views"] == ["worker_0", "job_1"]
     names = {layer.get("name") for panel in spec["vconcat"] for layer in _walk(panel)}
@@ -120,17 +147,18 @@ def _walk(spec):
 
 
 @pytest.mark.parametrize(
-    "dist, kwargs, message",
+    "step_time, kwargs, message",
     [
-        (stats.poisson(3), {}, "dist must be a continuous distribution"),
-        (stats.norm(), dict(levels=(0.5, 1.0)), r"levels must be in \(0, 1\), got 1.0"),
-        (stats.norm(), dict(points=10), "points must be a whole number in 50..2000, got 10"),
-        (stats.norm(), dict(n=0), "n must be > 0, got 0"),
+        (stats.norm(), {}, "step_time must be a StepTime"),
+        (StepTime(1.0, jitter=0.0), {}, "step_time must be a StepTime with jitter > 0"),
+        (StepTime(1.0), dict(levels=(0.5, 1.0)), r"levels must be in \(0, 1\), got 1.0"),
+        (StepTime(1.0), dict(points=10), "points must be a whole number in 50..2000, got 10"),
+        (StepTime(1.0), dict(n=0), r"n must be >= 1, got 0"),
     ],
 )
-def test_tail_percentile_chart_bad_input(dist, kwargs, message):
+def test_tail_percentile_chart_bad_input(step_time, kwargs, message):
     with pytest.raises(ValueError, match=message):
-        tail_percentile_chart(dist, **kwargs)
+        tail_percentile_chart(step_time, **kwargs)
 
 
 @given(st.integers(1, 10**9), st.integers(2, 5000))

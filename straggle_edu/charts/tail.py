@@ -20,7 +20,6 @@ import altair as alt
 import numpy as np
 
 from .._validate import in_range, positive, probability, require, whole
-from ..math.order_stats import check_dist
 from ..math.tail import p_any_slow
 from ._linked import share_selection
 
@@ -152,19 +151,27 @@ def tail_budget_chart(n=4096, target=0.01, n_max=100_000):
     return chart
 
 
-def tail_percentile_chart(dist, n=100, levels=(0.5, 0.95, 0.99), points=600, unit="s"):
+def tail_percentile_chart(step_time, n=100, levels=(0.5, 0.95, 0.99), points=1000, unit="s"):
     """One worker's step time against the job's: the job samples the tail.
 
     Top: the density of one worker's step time, with its percentiles marked.
     Bottom: the density of the job's step time, the slowest of n
-    (``n F^(n-1) f``, computed in the chart from the param ``n``), with the
-    same percentiles and the job's median. Hover either panel to read, at
-    that time, the share of worker steps and of job steps that are faster.
+    (``n F^(n-1) f``), with the same percentiles and the job's median. Hover
+    either panel to read, at that time, the share of worker steps and of job
+    steps that are faster.
+
+    Everything is computed in the chart from four params: ``n``, ``jitter``,
+    ``pause_prob`` and ``pause``, the knobs of a
+    :class:`~straggle_edu.models.step_time.StepTime` (a mixture of two
+    normals, whose CDF and density Vega evaluates with ``cumulativeNormal``
+    and ``densityNormal``). The grid follows the params, and the percentiles
+    are read off it, so they are exact to within one grid step.
 
     Parameters
     ----------
-    dist : frozen scipy.stats distribution or step-time model
-        One worker's step time, in seconds; needs ``pdf``, ``cdf``, ``ppf`` and ``isf``.
+    step_time : StepTime
+        The worker's starting step time, in seconds; its ``base * slowdown``
+        stays fixed, the other knobs are params. Its jitter must be > 0.
     n : float
         Starting value of the param ``n`` (workers), >= 1.
     levels : sequence of float
@@ -178,41 +185,48 @@ def tail_percentile_chart(dist, n=100, levels=(0.5, 0.95, 0.99), points=600, uni
     -------
     altair.VConcatChart
     """
-    dist = check_dist(dist)
-    require(all(callable(getattr(dist, m, None)) for m in ("pdf", "cdf")), "dist", dist, "a distribution with pdf and cdf")
-    n = positive("n", n)
+    from ..models.step_time import StepTime
+
+    require(isinstance(step_time, StepTime), "step_time", step_time, "a StepTime")
+    require(step_time.jitter > 0, "step_time", step_time, "a StepTime with jitter > 0 (the density needs a spread)")
+    n = in_range("n", n, 1)
     levels = np.atleast_1d(in_range("levels", levels, 0, 1, low_open=True, high_open=True))
     points = whole("points", points, low=50, high=2000)
-    lo, hi = float(dist.ppf(1e-4)), float(dist.isf(1e-7))
-    t = np.linspace(lo, hi, points)
-    pdf, cdf = np.asarray(dist.pdf(t), dtype=float), np.asarray(dist.cdf(t), dtype=float)
-    require(np.isfinite(pdf).all() and np.isfinite(cdf).all(), "dist", dist, "a distribution with a finite density")
-    rows = [{"t": float(a), "f": float(b), "F": float(c)} for a, b, c in zip(t, pdf, cdf)]
-    marks = [{"t": float(dist.ppf(q)), "label": f"p{100 * q:g}"} for q in levels]
+    mu = float(step_time.base * step_time.slowdown)
+    params = [alt.param(name="n", value=n), alt.param(name="jitter", value=float(step_time.jitter)),
+              alt.param(name="pause_prob", value=float(step_time.pause_prob)), alt.param(name="pause", value=float(step_time.pause))]
     hover = alt.selection_point(name="t_hover", nearest=True, on="pointerover", fields=["t"], empty=False)
-    x = alt.X("t:Q", scale=alt.Scale(domain=[lo, hi], nice=False), title=f"step time ({unit})")
-    data = alt.Data(name="step_time_density")
-    rules = alt.Chart(alt.Data(values=marks)).mark_rule(strokeDash=[4, 3], color="gray").encode(x=x) + alt.Chart(
-        alt.Data(values=marks)).mark_text(align="left", dx=3, dy=-4, baseline="bottom", color="dimgray").encode(
-        x=x, y=alt.value(0), text="label:N")
+    x = alt.X("t:Q", scale=alt.Scale(nice=False, zero=False), title=f"step time ({unit})")
+    job = "max(1, round(n))"
+    mix = "(1 - pause_prob) * {f}(datum.t, {mu}, {mu} * jitter) + pause_prob * {f}(datum.t, {mu} + pause, {mu} * jitter)"
+    grid = alt.Chart(alt.Data(name="percentile_grid")).transform_calculate(
+        t=f"{mu} * (1 - 4.5 * jitter) + datum.i * ({mu} * 11 * jitter + pause) / {points - 1}"
+    ).transform_calculate(F=mix.format(f="cumulativeNormal", mu=mu), f=mix.format(f="densityNormal", mu=mu))
+    names = [f"p{100 * q:g}" for q in levels]
+    marks = grid.transform_calculate(**{k: f"datum.F >= {float(q)!r} ? datum.t : null" for k, q in zip(names, levels)}).transform_aggregate(
+        **{k: f"min({k})" for k in names}).transform_fold(names, as_=["label", "t"]).transform_window(
+        rank="row_number()").transform_calculate(y="-2 - 11 * (datum.rank - 1)")
+    rules = [marks.mark_rule(strokeDash=[4, 3], color="gray").encode(x=x),
+             marks.transform_calculate(text=f"datum.label + ' ' + format(datum.t, '.3f') + ' {unit}'").mark_text(
+                 align="left", dx=3, baseline="bottom", color="dimgray").encode(x=x, y=alt.Y("y:Q", scale=None), text="text:N")]
 
     def panel(name, density, share, title, who, color, *extra):
-        base = alt.Chart(data).transform_calculate(d=density, share=share)
+        base = grid.transform_calculate(d=density, share=share)
         area = base.mark_area(opacity=0.6, color=color).encode(x=x, y=alt.Y("d:Q", title=title, axis=alt.Axis(labels=False, ticks=False)))
         pts = base.mark_point(opacity=0).encode(x=x, y="d:Q").properties(name=name)
         cursor = base.mark_rule(color="black").encode(x=x).transform_filter(hover)
-        text = base.mark_text(align="left", dx=5, y=12, fontWeight="bold").encode(
-            x=x, text=alt.Text("label:N")).transform_filter(hover).transform_calculate(
-            label=f"format(datum.share, '.1%') + ' of {who} steps are faster'")
-        return alt.layer(area, pts, rules, cursor, text, *extra).properties(width=460, height=130)
+        text = base.mark_text(align="left", dx=5, y=12, fontWeight="bold").encode(x=x, text=alt.Text("label:N")).transform_filter(
+            hover).transform_calculate(label=f"format(datum.share, '.1%') + ' of {who} steps are faster'")
+        return alt.layer(area, pts, *rules, cursor, text, *extra).properties(width=460, height=130)
 
-    job = "max(1, round(n))"
-    median = alt.Chart(data).transform_calculate(share=f"pow(datum.F, {job})").transform_filter("datum.share >= 0.5").transform_aggregate(
-        t="min(t)").transform_calculate(label=f"'job median = worker p' + format(100 * pow(0.5, 1 / {job}), '.2f')")
-    top = panel("worker_0", "datum.f", "datum.F", "one worker", "worker", "#4c78a8")
-    bottom = panel("job_1", f"{job} * pow(datum.F, {job} - 1) * datum.f", f"pow(datum.F, {job})", "the job (slowest of n)", "job", "#e45756",
-                   median.mark_rule(color="#e45756", strokeWidth=2).encode(x=x),
+    median = grid.transform_calculate(share=f"pow(datum.F, {job})").transform_filter("datum.share >= 0.5").transform_aggregate(
+        t="min(t)").transform_calculate(level=f"pow(0.5, 1 / {job})").transform_calculate(
+        label=f"'job median ' + format(datum.t, '.3f') + ' {unit} = worker p' + "
+              "format(100 * datum.level, '.' + max(2, ceil(-log(1 - datum.level) / LN10) - 1) + 'f')")
+    top = panel("worker_0", "datum.f", "datum.F", "one worker", "worker", "#4c78a8").add_params(*params)
+    bottom = panel("job_1", f"{job} * pow(datum.F, {job} - 1) * datum.f", f"pow(datum.F, {job})", "the job (slowest of n)", "job",
+                   "#e45756", median.mark_rule(color="#e45756", strokeWidth=2).encode(x=x),
                    median.mark_text(align="left", dx=4, y=30, color="#e45756", fontWeight="bold").encode(x=x, text="label:N"))
-    chart = alt.vconcat(top, bottom.add_params(alt.param(name="n", value=n)))
-    chart.datasets = {"step_time_density": rows}
+    chart = alt.vconcat(top, bottom)
+    chart.datasets = {"percentile_grid": [{"i": i} for i in range(points)]}
     return share_selection(chart, hover, ["worker_0", "job_1"])
