@@ -122,6 +122,32 @@ def naive_vs_vectorised(trace):
     return vec, naive, n_variants
 
 
+def explorer_callbacks(repeat=7):
+    """Median milliseconds of the debug-job explorer's callbacks (Python side)."""
+    from straggle_edu.explorers.debug_job import debug_job_explorer
+
+    ex = debug_job_explorer()
+    workers = [w for _, w in ex.controls["worker"].options]
+    steps = list(ex.controls["step"].options)
+    causes = ["last-stage", "gc-pauses", "seq-imbalance", "slow-link", "none", "slow-worker"]
+
+    def timed(action, n):
+        out = []
+        for i in range(n):
+            t = time.perf_counter()
+            action(i)
+            out.append(1000 * (time.perf_counter() - t))
+        return statistics.median(out)
+
+    return {
+        "pick a worker (replay one step, redraw its ops)": timed(
+            lambda i: setattr(ex.controls["worker"], "value", workers[(i + 1) % len(workers)]), repeat),
+        "pick a step": timed(lambda i: setattr(ex.controls["step"], "value", steps[(i + 1) % len(steps)]), repeat),
+        "switch example (generate, analyse, redraw all)": timed(
+            lambda i: setattr(ex.controls["example"], "value", causes[i % len(causes)]), len(causes)),
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -157,6 +183,10 @@ def main(argv=None):
         print(f"  vectorised (all variants, steps, DP ranks at once): {vec:8.3f} s")
         print(f"  naive per-op Python replay (extrapolated from 3 steps): {naive:8.1f} s")
         print(f"  ratio naive / vectorised: {naive / vec:8.0f}x")
+    print()
+    print("debug-job explorer callbacks (median, Python side; budget 150 ms):")
+    for name, ms in explorer_callbacks().items():
+        print(f"  {name:52} {ms:7.1f} ms")
     return 0
 
 

@@ -15,11 +15,19 @@ from straggle_edu.traces.whatif import worker_timeline
 
 
 def data_of(spec, panel=None):
-    """The inline rows a chart (or one of its panels / layers) draws; Altair lifts shared data to the top."""
-    node = spec if panel is None else panel
-    if isinstance(node.get("data"), dict) and "values" in node["data"]:
-        return node["data"]["values"]
-    return spec["data"]["values"]
+    """The inline rows a chart (or one of its panels / layers) draws.
+
+    Altair lifts shared data to the top level and turns inline values into
+    named ``datasets``; follow either.
+    """
+    for node in (panel, spec):
+        data = None if node is None else node.get("data")
+        if isinstance(data, dict):
+            if "values" in data:
+                return data["values"]
+            if "name" in data:
+                return spec["datasets"][data["name"]]
+    raise KeyError("no data")
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +63,9 @@ def test_heatmap_of_a_per_rank_trace():
 @pytest.mark.parametrize("by", ["by_optype", "by_stage", "by_dp_rank", "by_worker"])
 def test_attribution_chart_sorted_with_the_job_line(slow, by):
     spec = trace_attribution_chart(slow, by).to_dict()
-    bars = spec["layer"][0]["data"]["values"]
+    bars = data_of(spec, spec["layer"][0])
     assert [r["S"] for r in bars] == sorted((r["S"] for r in bars), reverse=True)
-    assert spec["layer"][1]["data"]["values"] == [{"S": slow.slowdown}]
+    assert data_of(spec, spec["layer"][1]) == [{"S": slow.slowdown}]
 
 
 def test_attribution_chart_rejects_a_missing_attribution(slow):
@@ -67,7 +75,8 @@ def test_attribution_chart_rejects_a_missing_attribution(slow):
 
 def test_worker_ops_chart_has_both_lanes_and_marks_long_ops(slow):
     ops = worker_timeline(slow, 1, 1, int(slow.steps[0]))
-    rows = worker_ops_chart(ops).to_dict()["data"]["values"]
+    spec = worker_ops_chart(ops).to_dict()
+    rows = data_of(spec)
     assert len(rows) == 2 * len(ops)
     long = [r for r in rows if r["kind"] == "ran long"]
     assert long and all(r["op"] in ("forward-compute", "backward-compute") for r in long)

@@ -147,3 +147,29 @@ def test_worker_timeline_drills_into_one_worker():
     assert all(r["ideal_end"] >= r["ideal_start"] for r in rows)
     with pytest.raises(ValueError, match="dp_rank must be in 0..1"):
         worker_timeline(a, 5, 0, 1)
+
+
+def test_interleaved_pipeline_is_refused_clearly():
+    t = synthetic_trace(1, 2, 2, 1)
+    cols = t.columns()
+    cols["mc"] = cols["mc"].copy()
+    cols["mc"][cols["optype"] == "forward-compute"] = 1
+    with pytest.raises(TraceError, match="interleaved .* 2 model chunks"):
+        analyze(op_trace_from_columns(cols, source="v.csv"))
+
+
+def test_send_recv_without_peers_is_a_local_no_op():
+    # a first stage that records forward-recv ops, as some profilers do: they moved no data
+    t = synthetic_trace(2, 2, 2, 2, rng=0)
+    cols = {k: v.copy() for k, v in t.columns().items()}
+    first = np.flatnonzero((cols["optype"] == "forward-compute") & (cols["stage"] == 0))
+    extra = {k: v[first].copy() for k, v in cols.items()}
+    extra["optype"][:] = "forward-recv"
+    extra["duration"][:] = 0.0
+    extra["mb_id"][:] = -1
+    both = {k: np.concatenate([cols[k], extra[k]]) for k in cols}
+    model = build_model(op_trace_from_columns(both))
+    noops = [model.node_label[n] for n in range(model.n_nodes) if model.node_noop[n]]
+    assert noops and all(lab == "forward-recv (no peer)" for lab in noops)
+    a = analyze(op_trace_from_columns(both))
+    assert a.replay_error < 1e-9

@@ -26,6 +26,9 @@ __all__ = ["trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart",
            "TRACE_MAX_ROWS"]
 
 TRACE_MAX_ROWS = 5000
+# Data go in as plain {"values": rows} dicts: alt.Data wraps every row in a
+# schema object, which doubles the time to build and serialise a chart, and
+# the explorer rebuilds these on every click. The spec is the same.
 _SCALE = alt.Scale(scheme="reds", domainMin=1.0)
 
 
@@ -77,7 +80,7 @@ def trace_heatmap_chart(analysis, *, width=520, max_rows=TRACE_MAX_ROWS):
     rows, trimmed = _heatmap_rows(analysis, max_rows)
     n_workers = len({r["worker"] for r in rows})
     pick = alt.selection_point(name="worker", fields=["worker"], on="click", clear="dblclick", empty=False)
-    base = alt.Chart(alt.Data(values=rows))
+    base = alt.Chart()
     y = alt.Y("worker:N", sort=alt.EncodingSortField("order", order="ascending"), title=None)
     heat = base.mark_rect().encode(
         x=alt.X("step:O", title="step"), y=y,
@@ -91,7 +94,8 @@ def trace_heatmap_chart(analysis, *, width=520, max_rows=TRACE_MAX_ROWS):
     mine = base.transform_filter(pick).mark_line(point=True, color="#d62728").encode(
         x="step:O", y="S:Q", tooltip=["worker:N", "step:O", alt.Tooltip("S:Q", format=".3f")])
     return alt.vconcat(heat, (job + mine).properties(width=width, height=120,
-                                                        title="the clicked worker (red) and the job (grey)"))
+                                                        title="the clicked worker (red) and the job (grey)"),
+                       data={"values": rows})
 
 
 def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
@@ -114,11 +118,11 @@ def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
     items = analysis.ranking(by)[:top]
     rows = [{"x": _worker_label(k) if isinstance(k, tuple) else str(k), "S": float(v), "order": i}
             for i, (k, v) in enumerate(items)]
-    bars = alt.Chart(alt.Data(values=rows)).mark_bar(color="#4c78a8").encode(
+    bars = alt.Chart({"values": rows}).mark_bar(color="#4c78a8").encode(
         x=alt.X("S:Q", title="S_X: slowdown with only X at its recorded durations", scale=alt.Scale(zero=False)),
         y=alt.Y("x:N", sort=alt.EncodingSortField("order", order="ascending"), title=None),
         tooltip=["x:N", alt.Tooltip("S:Q", format=".4f")])
-    job = alt.Chart(alt.Data(values=[{"S": float(analysis.slowdown)}])).mark_rule(color="#d62728", strokeDash=[4, 3]).encode(
+    job = alt.Chart({"values": [{"S": float(analysis.slowdown)}]}).mark_rule(color="#d62728", strokeDash=[4, 3]).encode(
         x="S:Q", tooltip=[alt.Tooltip("S:Q", format=".4f", title="job S")])
     return (bars + job).properties(width=width, height=18 * len(rows) + 10, title=by.replace("_", " "))
 
@@ -162,7 +166,7 @@ def worker_ops_chart(ops, *, title="", long_factor=1.2, width=620):
         rows.append(dict(common, lane="recorded", start=r["recorded_start"],
                          end=r["recorded_start"] + r["recorded_duration"]))
         rows.append(dict(common, lane="ideal replay", start=r["ideal_start"], end=r["ideal_end"]))
-    return alt.Chart(alt.Data(values=rows)).mark_bar(height={"band": 0.7}).encode(
+    return alt.Chart({"values": rows}).mark_bar(height={"band": 0.7}).encode(
         x=alt.X("start:Q", title="seconds from the start of the step"), x2="end:Q",
         y=alt.Y("lane:N", sort=["recorded", "ideal replay"], title=None),
         color=alt.Color("kind:N", scale=_OP_COLORS, title=None),
@@ -195,7 +199,7 @@ def cause_gallery_chart(rows, *, width=360):
             v = r.get(key)
             cells.append({"cause": r["cause"], "order": i, "metric": label, "value": None if v is None else float(v),
                           "text": "n/a" if v is None else f"{v:.2f}", "optype": str(r.get("optype", ""))})
-    base = alt.Chart(alt.Data(values=cells)).encode(
+    base = alt.Chart({"values": cells}).encode(
         x=alt.X("metric:N", sort=[lab for _, lab in _GALLERY], title=None, axis=alt.Axis(orient="top", labelAngle=0)),
         y=alt.Y("cause:N", sort=alt.EncodingSortField("order", order="ascending"), title=None))
     rect = base.mark_rect().encode(

@@ -129,6 +129,13 @@ def build_model(trace):
     shown = display_path(trace.source) if trace.source != "<memory>" else trace.source
     L = trace.layout
     D, P = L.dp_size, L.pp_size
+    chunks = int(trace.mc.max()) + 1
+    if chunks > 1 or L.vpp_size > 1:
+        raise TraceError(
+            f"{shown}: column 'mc': this trace uses an interleaved (virtual) pipeline with "
+            f"{max(chunks, L.vpp_size)} model chunks per stage; the replay supports the plain 1F1B schedule "
+            f"(vpp_size = 1, mc = 0) so far"
+        )
     steps, si = dense_codes(trace.step)
     S = len(steps)
     n_ops = len(trace)
@@ -239,10 +246,9 @@ def build_model(trace):
                 linked[a] = linked[b] = True
     p2p_keys = np.flatnonzero(np.isin(k_code, P2P_CODES))
     for k in p2p_keys:
-        if not linked[k]:
-            n = node_of_key[k]
-            if len(members[n]) == 1:
-                noop[n] = True
+        n = node_of_key[k]
+        if not peers[n]:
+            noop[n] = True  # moved no data: a send/recv (or pair) without any peer
     if P == 1 and len(p2p_keys):
         notes.append("a single stage has no pipeline peers: its send/recv ops are treated as local")
 
