@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _chartdata import layer_rows
 
 from straggle_edu.charts.causes import (
     attribution_chart,
@@ -24,9 +25,8 @@ from straggle_edu.models.osdi2025 import STUDY
 
 
 def _layer_values(spec, i=0):
-    """Inline data of layer i (or of the whole chart, when Altair hoisted it)."""
-    data = spec["layer"][i].get("data") or spec["data"]
-    return data["values"]
+    """Rows of layer i (or of the whole chart, when Altair hoisted them)."""
+    return layer_rows(spec, i)
 
 
 def test_study_waste_chart_uses_the_study_constants():
@@ -75,9 +75,9 @@ def test_gc_chart_means():
 def test_diagnosis_charts():
     dx = diagnose(straggler_scenario("slow worker", rng=0))
     spec = attribution_chart(dx).to_dict()
-    rows = spec["data"]["values"]
+    rows = layer_rows(spec)
     assert len(rows) == 4 + 4 + 8 + 3
-    heat = worker_heatmap_chart(dx).to_dict()["data"]["values"]
+    heat = layer_rows(worker_heatmap_chart(dx).to_dict())
     assert (max(heat, key=lambda r: r["S"])["dp"], max(heat, key=lambda r: r["S"])["stage"]) == (1, 0)
     steps = _layer_values(per_step_chart(dx).to_dict())
     assert len(steps) == 20

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _chartdata import layer_rows
 
 from straggle_edu.charts.pipeline import (
     delay_response_chart,
@@ -16,14 +17,8 @@ from straggle_edu.models.training_step import data_parallel_scaling
 
 
 def _values(spec):
-    """The inline data of a layered chart spec (inline, or a named dataset)."""
-    for layer in [*spec.get("layer", []), spec]:
-        data = layer.get("data")
-        if data and "values" in data:
-            return data["values"]
-        if data and "name" in data:
-            return spec["datasets"][data["name"]]
-    raise AssertionError("no data in spec")
+    """The rows of a chart spec (its first layer's, for a layered chart)."""
+    return layer_rows(spec)
 
 
 def test_pipeline_gantt_chart_rows_and_layers():
@@ -73,9 +68,9 @@ def test_dp_scaling_and_breakdown_charts():
     assert any(p["name"] == "n_mark" and p["value"] == 64 for p in params)
     spec = dp_scaling_chart({"a": s}, measure="speedup").to_dict()
     assert spec["layer"][1]["encoding"]["y"]["title"] == "speed-up over one worker"
-    bars = dp_breakdown_chart(s, [1, 512]).to_dict()
-    assert {r["part"] for r in bars["data"]["values"]} == {"compute", "wait", "sync"}
-    assert len(bars["data"]["values"]) == 6
+    bars = layer_rows(dp_breakdown_chart(s, [1, 512]).to_dict())
+    assert {r["part"] for r in bars} == {"compute", "wait", "sync"}
+    assert len(bars) == 6
     with pytest.raises(ValueError, match="measure must be"):
         dp_scaling_chart({"a": s}, measure="cost")
     with pytest.raises(ValueError, match="ns must be between 1 and 30"):

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+from _chartdata import layer_rows
 
 from straggle_edu.explorers.root_causes import (
     MYSTERY,
@@ -15,9 +16,8 @@ from straggle_edu.models.causes import CAUSES, DEBUG_QUESTIONS, gc_expected_step
 
 
 def _rows(jchart, layer=0):
-    spec = jchart.chart.to_dict()
-    data = spec.get("data") or spec["layer"][layer]["data"]
-    return data["values"] if "values" in data else spec["datasets"][data["name"]]
+    """What the browser draws: the JupyterChart's spec (explorers patch it in place)."""
+    return layer_rows(jchart.spec, layer)
 
 
 def test_sequence_imbalance_explorer_packing_and_bounds():
@@ -47,6 +47,8 @@ def test_stage_imbalance_explorer_moving_layers():
     ex.controls["moved"].value = 2
     assert ex.result().layers_per_stage.tolist() == [9, 9, 8, 6]
     assert ex.result().slowdown < before
+    assert ex.charts["stages"].spec["title"] == f"slowdown {ex.result().slowdown:.3f}x"
+    assert sorted(r["layers"] for r in _rows(ex.charts["stages"]) if r["part"] == "layers") == [6, 8, 9, 9]
     ex.controls["vocab"].value = 32000
     assert math.isclose(ex.result().extra_costs[-1], output_layer_cost(4096, 32000, 4096))
     # no range errors: the most stages on the fewest layers, every move
@@ -81,6 +83,9 @@ def test_debug_checklist_reveals_answers_only_when_ticked():
     ex.controls["cause"].value = "last stage"
     assert "no single worker" in ex.answers["Which worker?"].value
     assert "last stage" in ex.answers["cause"].value
+    stage_s = {r["id"]: r["S"] for r in layer_rows(ex.charts["attribution"].spec) if r["group"] == "stage"}
+    assert max(stage_s, key=stage_s.get) == "3"
+    assert len(_rows(ex.charts["steps"])) == 20
 
 
 def test_debug_checklist_mystery_is_seeded_and_every_choice_works():

@@ -4,6 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
+from _chartdata import layer_rows
 
 from straggle_edu.explorers.training_step import (
     SCHEDULE_CHOICES,
@@ -14,10 +15,9 @@ from straggle_edu.explorers.training_step import (
 )
 
 
-def _rows(jchart):
-    spec = jchart.chart.to_dict()
-    data = spec["data"]
-    return data["values"] if "values" in data else spec["datasets"][data["name"]]
+def _rows(jchart, layer=None):
+    """What the browser draws: the JupyterChart's spec (explorers patch it in place)."""
+    return layer_rows(jchart.spec, layer)
 
 
 def test_pipeline_explorer_slowing_one_op_lengthens_the_step_by_delay_minus_slack():
@@ -69,9 +69,7 @@ def test_pipeline_explorer_clamps_indices_and_never_errors():
 def test_pipeline_explorer_response_curve():
     ex = pipeline_explorer(dp=1, stages=2, microbatches=2, target="one microbatch's op", slow_stage=0,
                            slow_microbatch=1, op="forward")
-    spec = ex.charts["response"].chart.to_dict()
-    data = spec["data"] if "data" in spec else spec["layer"][0]["data"]
-    rows = data["values"] if "values" in data else spec["datasets"][data["name"]]
+    rows = _rows(ex.charts["response"])
     inc = [r["increase"] for r in rows]
     extra = [r["extra"] for r in rows]
     assert np.allclose(inc, np.maximum(0, np.array(extra) - 2.0))  # slack of F1 on stage 0 is 2 s
@@ -99,6 +97,26 @@ def test_dp_scaling_explorer_controls():
     ex.controls["n"].value = 1000
     assert ex.charts["scaling"].params.n_mark == 1000
     ex.controls["measure"].value = "speedup"
-    assert ex.charts["scaling"].chart.to_dict()["layer"][1]["encoding"]["y"]["title"] == "speed-up over one worker"
+    assert ex.charts["scaling"].spec["layer"][1]["encoding"]["y"]["title"] == "speed-up over one worker"
+    # a patch after the rebuild keeps the new measure
+    ex.controls["jitter"].value = 0.1
+    assert max(r["value"] for r in _rows(ex.charts["scaling"], 1)) > 1000
     ex.controls["gradient_gb"].value = 0.0
     assert "all-reduce 0.000" in ex.readout.value or "all-reduce 0.01" in ex.readout.value
+
+
+def test_pipeline_explorer_patches_rows_without_rebuilding():
+    ex = pipeline_explorer(dp=2, stages=2, microbatches=4, target="one worker", slow_dp=1, slow_stage=1, op="both")
+    built = ex.charts["gantt"].chart
+    height = ex.charts["gantt"].spec["height"]
+    ex.controls["factor"].value = 2.0
+    assert ex.charts["gantt"].chart is built  # the spec is edited, the chart object kept
+    assert ex.charts["gantt"].spec["title"] == f"step time {ex.run().step_time:.4g} s"
+    ends = max(r["end"] for r in _rows(ex.charts["gantt"]))
+    assert ends == ex.run().step_time
+    ex.controls["microbatches"].value = 5  # new layout: a new spec
+    assert max(r["microbatch"] for r in _rows(ex.charts["gantt"])) == 4
+    domain = ex.charts["gantt"].spec["layer"][0]["encoding"]["color"]["scale"]["domain"]
+    assert "mb 4" in domain
+    ex.controls["dp"].value = 1
+    assert ex.charts["gantt"].spec["height"] == height // 2

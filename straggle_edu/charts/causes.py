@@ -12,6 +12,11 @@
 - :func:`attribution_chart`, :func:`worker_heatmap_chart`,
   :func:`per_step_chart`: a :class:`~straggle_edu.models.causes.Diagnosis`
   drawn three ways (what-if slowdown by group, by worker, by step).
+
+Each chart has a ``*_rows`` twin returning the rows it draws, so an explorer
+can swap new numbers into a drawn chart without rebuilding it. Rows go in as
+plain ``{"values": rows}`` dicts, not ``alt.Data``, which Altair would wrap and
+validate row by row.
 """
 
 from __future__ import annotations
@@ -25,13 +30,20 @@ from ..models.osdi2025 import STUDY
 
 __all__ = [
     "attribution_chart",
+    "attribution_rows",
     "gc_chart",
+    "gc_rows",
+    "heatmap_rows",
     "per_step_chart",
+    "per_step_rows",
     "sequence_lengths_chart",
+    "sequence_lengths_rows",
     "stage_costs_chart",
+    "stage_costs_rows",
     "study_waste_chart",
     "worker_heatmap_chart",
     "worker_load_chart",
+    "worker_load_rows",
 ]
 
 _GC = alt.Scale(domain=["random GC", "planned GC"], range=["#e45756", "#54a24b"])
@@ -47,12 +59,24 @@ def study_waste_chart():
     keys = [("waste_median", "median job"), ("waste_p90", "p90 job"), ("waste_p99", "p99 job"),
             ("gpu_hours_wasted", "all GPU-hours")]
     rows = [{"what": label, "waste": float(STUDY[k]), "order": i} for i, (k, label) in enumerate(keys)]
-    base = alt.Chart(alt.Data(values=rows)).encode(
+    base = alt.Chart({"values": rows}).encode(
         y=alt.Y("what:N", sort=alt.EncodingSortField("order"), title=None),
         x=alt.X("waste:Q", axis=alt.Axis(format="%"), title="resources wasted by stragglers"))
     bars = base.mark_bar(color="#e45756")
     text = base.mark_text(align="left", dx=4).encode(text=alt.Text("waste:Q", format=".1%"))
     return (bars + text).properties(width=360, height=140, title="OSDI 2025: 3,079 jobs of >= 128 GPUs")
+
+
+def sequence_lengths_rows(lengths, bins=40):
+    """(histogram rows, quantile rows) of :func:`sequence_lengths_chart`."""
+    x = np.asarray(lengths, dtype=float).ravel()
+    require(x.size > 0 and np.isfinite(x).all() and (x >= 1).all(), "lengths", x, "tokens >= 1")
+    bins = whole("bins", bins, low=5, high=200)
+    edges = np.geomspace(x.min(), x.max() * 1.0001 + 1, bins + 1)
+    counts, _ = np.histogram(x, edges)
+    rows = [{"lo": float(a), "hi": float(b), "share": float(c / x.size)} for a, b, c in zip(edges, edges[1:], counts)]
+    marks = [{"q": q, "tokens": float(np.quantile(x, p))} for q, p in (("median", 0.5), ("p99", 0.99))]
+    return rows, marks
 
 
 def sequence_lengths_chart(lengths, bins=40):
@@ -69,19 +93,23 @@ def sequence_lengths_chart(lengths, bins=40):
     -------
     altair.LayerChart
     """
-    x = np.asarray(lengths, dtype=float).ravel()
-    require(x.size > 0 and np.isfinite(x).all() and (x >= 1).all(), "lengths", x, "tokens >= 1")
-    bins = whole("bins", bins, low=5, high=200)
-    edges = np.geomspace(x.min(), x.max() * 1.0001 + 1, bins + 1)
-    counts, _ = np.histogram(x, edges)
-    rows = [{"lo": float(a), "hi": float(b), "share": float(c / x.size)} for a, b, c in zip(edges, edges[1:], counts)]
-    marks = [{"q": q, "tokens": float(np.quantile(x, p))} for q, p in (("median", 0.5), ("p99", 0.99))]
+    rows, marks = sequence_lengths_rows(lengths, bins)
     scale = alt.Scale(type="log")
-    bars = alt.Chart(alt.Data(values=rows)).mark_rect(color="#4c78a8").encode(
+    bars = alt.Chart({"values": rows}).mark_rect(color="#4c78a8").encode(
         x=alt.X("lo:Q", scale=scale, title="sequence length (tokens)"), x2="hi:Q", y=alt.Y("share:Q", title="share of sequences"), y2=alt.datum(0))
-    rules = alt.Chart(alt.Data(values=marks)).mark_rule(strokeDash=[4, 3], color="#e45756").encode(
+    rules = alt.Chart({"values": marks}).mark_rule(strokeDash=[4, 3], color="#e45756").encode(
         x=alt.X("tokens:Q", scale=scale), tooltip=["q:N", alt.Tooltip("tokens:Q", format=",.0f")])
     return (bars + rules).properties(width=380, height=200)
+
+
+def worker_load_rows(worker_times):
+    """(bar rows, rule rows) of :func:`worker_load_chart`."""
+    t = np.asarray(worker_times, dtype=float).ravel()
+    require(0 < t.size <= 1024 and np.isfinite(t).all(), "worker_times", t, "1 to 1024 finite seconds")
+    slowest = int(np.argmax(t))
+    rows = [{"worker": i, "time": float(v), "slowest": i == slowest} for i, v in enumerate(t)]
+    lines = [{"what": "balanced (mean)", "time": float(t.mean())}, {"what": "step (slowest)", "time": float(t.max())}]
+    return rows, lines
 
 
 def worker_load_chart(worker_times, *, label="compute time (s)"):
@@ -98,17 +126,25 @@ def worker_load_chart(worker_times, *, label="compute time (s)"):
     -------
     altair.LayerChart
     """
-    t = np.asarray(worker_times, dtype=float).ravel()
-    require(0 < t.size <= 1024 and np.isfinite(t).all(), "worker_times", t, "1 to 1024 finite seconds")
-    rows = [{"worker": i, "time": float(v), "slowest": bool(i == int(np.argmax(t)))} for i, v in enumerate(t)]
-    lines = [{"what": "balanced (mean)", "time": float(t.mean())}, {"what": "step (slowest)", "time": float(t.max())}]
-    bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
-        x=alt.X("worker:O", axis=alt.Axis(labels=t.size <= 32), title="worker"), y=alt.Y("time:Q", title=label),
+    rows, lines = worker_load_rows(worker_times)
+    bars = alt.Chart({"values": rows}).mark_bar().encode(
+        x=alt.X("worker:O", axis=alt.Axis(labels=len(rows) <= 32), title="worker"), y=alt.Y("time:Q", title=label),
         color=alt.condition("datum.slowest", alt.value("#e45756"), alt.value("#4c78a8")),
         tooltip=["worker:O", alt.Tooltip("time:Q", format=".4g")])
-    rules = alt.Chart(alt.Data(values=lines)).mark_rule(strokeDash=[4, 3]).encode(
+    rules = alt.Chart({"values": lines}).mark_rule(strokeDash=[4, 3]).encode(
         y="time:Q", color=alt.Color("what:N", scale=alt.Scale(range=["#54a24b", "#e45756"]), title=None))
     return (bars + rules).properties(width=420, height=200).resolve_scale(color="independent")
+
+
+def stage_costs_rows(result):
+    """(bar rows, balanced-line rows) of :func:`stage_costs_chart`."""
+    require(isinstance(result, StageImbalance), "result", result, "a StageImbalance from stage_imbalance()")
+    layers = result.layers_per_stage * result.layer_time
+    rows = [{"stage": s, "part": "layers", "seconds": float(v), "layers": int(n)} for s, (v, n) in
+            enumerate(zip(layers, result.layers_per_stage))]
+    rows += [{"stage": s, "part": "embedding / output layer", "seconds": float(v), "layers": int(n)}
+             for s, (v, n) in enumerate(zip(result.extra_costs, result.layers_per_stage)) if v > 0]
+    return rows, [{"ideal": float(result.stage_costs.mean())}]
 
 
 def stage_costs_chart(result):
@@ -122,20 +158,26 @@ def stage_costs_chart(result):
     -------
     altair.LayerChart
     """
-    require(isinstance(result, StageImbalance), "result", result, "a StageImbalance from stage_imbalance()")
-    layers = result.layers_per_stage * result.layer_time
-    rows = [{"stage": s, "part": "layers", "seconds": float(v), "layers": int(n)} for s, (v, n) in
-            enumerate(zip(layers, result.layers_per_stage))]
-    rows += [{"stage": s, "part": "embedding / output layer", "seconds": float(v), "layers": int(n)}
-             for s, (v, n) in enumerate(zip(result.extra_costs, result.layers_per_stage)) if v > 0]
-    mean = [{"ideal": float(result.stage_costs.mean())}]
-    bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+    rows, mean = stage_costs_rows(result)
+    bars = alt.Chart({"values": rows}).mark_bar().encode(
         x=alt.X("stage:O", title="pipeline stage"), y=alt.Y("sum(seconds):Q", title="seconds per microbatch"),
         color=alt.Color("part:N", scale=alt.Scale(domain=["layers", "embedding / output layer"], range=["#4c78a8", "#f58518"]), title=None),
         tooltip=["stage:O", "part:N", "layers:Q", alt.Tooltip("seconds:Q", format=".3g")])
-    rule = alt.Chart(alt.Data(values=mean)).mark_rule(strokeDash=[4, 3], color="#54a24b").encode(
+    rule = alt.Chart({"values": mean}).mark_rule(strokeDash=[4, 3], color="#54a24b").encode(
         y="ideal:Q", tooltip=[alt.Tooltip("ideal:Q", format=".3g", title="balanced")])
     return (bars + rule).properties(width=300, height=220, title=f"slowdown {result.slowdown:.3f}x")
+
+
+def gc_rows(random_steps, planned_steps, *, max_points=400):
+    """(step rows, mean rows) of :func:`gc_chart`."""
+    max_points = whole("max_points", max_points, low=10, high=2000)
+    rows, means = [], []
+    for label, x in (("random GC", random_steps), ("planned GC", planned_steps)):
+        x = np.asarray(x, dtype=float).ravel()
+        require(x.size > 0 and np.isfinite(x).all(), label, x, "finite step times")
+        rows += [{"step": i, "time": float(v), "mode": label} for i, v in enumerate(x[:max_points])]
+        means.append({"mode": label, "mean": float(x.mean())})
+    return rows, means
 
 
 def gc_chart(random_steps, planned_steps, *, max_points=400):
@@ -153,23 +195,41 @@ def gc_chart(random_steps, planned_steps, *, max_points=400):
     -------
     altair.LayerChart
     """
-    max_points = whole("max_points", max_points, low=10, high=2000)
-    rows, means = [], []
-    for label, x in (("random GC", random_steps), ("planned GC", planned_steps)):
-        x = np.asarray(x, dtype=float).ravel()
-        require(x.size > 0 and np.isfinite(x).all(), label, x, "finite step times")
-        rows += [{"step": i, "time": float(v), "mode": label} for i, v in enumerate(x[:max_points])]
-        means.append({"mode": label, "mean": float(x.mean())})
+    rows, means = gc_rows(random_steps, planned_steps, max_points=max_points)
     color = alt.Color("mode:N", scale=_GC, title=None)
-    points = alt.Chart(alt.Data(values=rows)).mark_line(point=True, strokeWidth=1).encode(
+    points = alt.Chart({"values": rows}).mark_line(point=True, strokeWidth=1).encode(
         x=alt.X("step:Q", title="step"), y=alt.Y("time:Q", title="step time (s)", scale=alt.Scale(zero=False)), color=color)
-    rules = alt.Chart(alt.Data(values=means)).mark_rule(strokeDash=[6, 3], strokeWidth=2).encode(
+    rules = alt.Chart({"values": means}).mark_rule(strokeDash=[6, 3], strokeWidth=2).encode(
         y="mean:Q", color=color, tooltip=["mode:N", alt.Tooltip("mean:Q", format=".4g")])
     return (points + rules).properties(width=460, height=200)
 
 
 def _check_dx(dx):
     require(isinstance(dx, Diagnosis), "diagnosis", dx, "a Diagnosis from diagnose()")
+
+
+def attribution_rows(diagnosis):
+    """Rows ``{"group", "id", "S"}`` of :func:`attribution_chart`."""
+    _check_dx(diagnosis)
+    d = diagnosis
+    rows = [{"group": "dp rank", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_dp)]
+    rows += [{"group": "stage", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_stage)]
+    rows += [{"group": "microbatch", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_microbatch)]
+    rows += [{"group": "op", "id": k, "S": float(v)} for k, v in d.by_op.items()]
+    return rows
+
+
+def heatmap_rows(diagnosis):
+    """Rows ``{"dp", "stage", "S"}`` of :func:`worker_heatmap_chart`."""
+    _check_dx(diagnosis)
+    w = diagnosis.by_worker
+    return [{"dp": d, "stage": s, "S": float(w[d, s])} for d in range(w.shape[0]) for s in range(w.shape[1])]
+
+
+def per_step_rows(diagnosis):
+    """Rows ``{"step", "S"}`` of :func:`per_step_chart`'s line."""
+    _check_dx(diagnosis)
+    return [{"step": i, "S": float(v)} for i, v in enumerate(diagnosis.per_step)]
 
 
 def attribution_chart(diagnosis):
@@ -183,13 +243,8 @@ def attribution_chart(diagnosis):
     -------
     altair.FacetChart
     """
-    _check_dx(diagnosis)
-    d = diagnosis
-    rows = [{"group": "dp rank", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_dp)]
-    rows += [{"group": "stage", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_stage)]
-    rows += [{"group": "microbatch", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_microbatch)]
-    rows += [{"group": "op", "id": k, "S": float(v)} for k, v in d.by_op.items()]
-    base = alt.Chart(alt.Data(values=rows)).mark_bar(color="#4c78a8").encode(
+    rows = attribution_rows(diagnosis)
+    base = alt.Chart({"values": rows}).mark_bar(color="#4c78a8").encode(
         x=alt.X("id:N", title=None, sort=None),
         y=alt.Y("S:Q", title="S_X", scale=alt.Scale(zero=False)),
         color=alt.condition("datum.S >= 1.05", alt.value("#e45756"), alt.value("#4c78a8")),
@@ -209,10 +264,8 @@ def worker_heatmap_chart(diagnosis):
     -------
     altair.Chart
     """
-    _check_dx(diagnosis)
-    w = diagnosis.by_worker
-    rows = [{"dp": d, "stage": s, "S": float(w[d, s])} for d in range(w.shape[0]) for s in range(w.shape[1])]
-    return alt.Chart(alt.Data(values=rows)).mark_rect().encode(
+    rows = heatmap_rows(diagnosis)
+    return alt.Chart({"values": rows}).mark_rect().encode(
         x=alt.X("stage:O", title="stage"), y=alt.Y("dp:O", title="dp rank"),
         color=alt.Color("S:Q", scale=alt.Scale(scheme="reds", domainMin=1), title="S"),
         tooltip=["dp:O", "stage:O", alt.Tooltip("S:Q", format=".3f")],
@@ -232,10 +285,9 @@ def per_step_chart(diagnosis, threshold=1.05):
     -------
     altair.LayerChart
     """
-    _check_dx(diagnosis)
-    rows = [{"step": i, "S": float(v)} for i, v in enumerate(diagnosis.per_step)]
-    line = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
+    rows = per_step_rows(diagnosis)
+    line = alt.Chart({"values": rows}).mark_line(point=True).encode(
         x=alt.X("step:Q", title="step"), y=alt.Y("S:Q", title="step slowdown S", scale=alt.Scale(zero=False)),
         tooltip=["step:Q", alt.Tooltip("S:Q", format=".3f")])
-    rule = alt.Chart(alt.Data(values=[{"t": float(threshold)}])).mark_rule(strokeDash=[4, 3], color="#e45756").encode(y="t:Q")
+    rule = alt.Chart({"values": [{"t": float(threshold)}]}).mark_rule(strokeDash=[4, 3], color="#e45756").encode(y="t:Q")
     return (line + rule).properties(width=300, height=160)

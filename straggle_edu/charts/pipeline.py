@@ -10,6 +10,11 @@
   line per scenario, with the perfect line for reference.
 - :func:`dp_breakdown_chart`: each step split into compute, waiting for the
   slowest, and sync, at a few n.
+
+Rows go in as plain ``{"values": rows}`` dicts rather than ``alt.Data``: the
+Vega-Lite spec is the same, but Altair wraps every row of an ``alt.Data`` in
+schema objects and validates it, which costs about 0.3 s per 1,000 rows, far
+over an explorer's callback budget.
 """
 
 from __future__ import annotations
@@ -24,8 +29,12 @@ from ..models.training_step import DataParallelScaling
 __all__ = [
     "PIPELINE_COLORS",
     "delay_response_chart",
+    "delay_response_rows",
     "dp_breakdown_chart",
+    "dp_breakdown_rows",
     "dp_scaling_chart",
+    "dp_scaling_rows",
+    "gantt_rows",
     "pipeline_gantt_chart",
 ]
 
@@ -37,7 +46,15 @@ _OP_COLORS = {"forward": "#9ecae9", "backward": "#4c78a8"}
 _PARTS = alt.Scale(domain=["compute", "wait", "sync"], range=["#4c78a8", "#e45756", "#7f7f7f"])
 
 
-def _gantt_rows(run, color, slowed):
+def gantt_rows(run, color="microbatch", slowed=None):
+    """The rows :func:`pipeline_gantt_chart` draws: one per compute op,
+    all-reduce and optimizer, plus each worker's wait at the DP barrier.
+
+    An explorer that only changes durations can swap these rows into the
+    chart's spec instead of rebuilding it.
+    """
+    require(isinstance(run, PipelineRun), "run", run, "a PipelineRun from simulate_pipeline()")
+    require(color in ("microbatch", "op"), "color", color, "'microbatch' or 'op'")
     ops = run.ops
     keep = np.isin(ops["kind"], ["F", "B", "allreduce", "optimizer"])
     mark = np.zeros(len(ops), bool) if slowed is None else np.asarray(slowed, bool)
@@ -85,9 +102,8 @@ def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
     altair.LayerChart
     """
     require(isinstance(run, PipelineRun), "run", run, "a PipelineRun from simulate_pipeline()")
-    require(color in ("microbatch", "op"), "color", color, "'microbatch' or 'op'")
     require(len(run.ops) <= 5000, "run", f"{len(run.ops)} ops", "a step of at most 5000 ops to draw")
-    rows = _gantt_rows(run, color, slowed)
+    rows = gantt_rows(run, color, slowed)
     compute = sorted({r["label"] for r in rows if r["op"] in ("forward", "backward")}, key=lambda s: (len(s), s))
     palette = [_MB_PALETTE[i % 10] for i in range(len(compute))] if color == "microbatch" else [_OP_COLORS[c] for c in compute]
     scale = alt.Scale(domain=compute + list(PIPELINE_COLORS), range=palette + list(PIPELINE_COLORS.values()))
@@ -104,10 +120,16 @@ def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
     marks = base.transform_filter("datum.slowed").transform_calculate(mid="(datum.start + datum.end) / 2").mark_point(
         shape="triangle-down", filled=True, color="#d62728", size=80, yOffset=-9, opacity=1).encode(x="mid:Q")
     height = 22 * run.dp * run.stages
-    # A plain dict, not alt.Data: Altair wraps every row of alt.Data in schema
-    # objects, which costs ~0.5 s for 1500 rows; the spec is the same.
     chart = alt.layer(bars, critical, marks, data={"values": rows})
     return chart.properties(width=width, height=height, title=f"step time {run.step_time:.4g} s")
+
+
+def delay_response_rows(extra, step_increase):
+    """Rows ``{"extra", "increase"}`` of :func:`delay_response_chart`."""
+    x = np.asarray(extra, dtype=float).ravel()
+    y = np.asarray(step_increase, dtype=float).ravel()
+    require(x.size == y.size and x.size >= 2, "step_increase", y, f"{x.size} values, one per delay")
+    return [{"extra": float(a), "increase": float(b)} for a, b in zip(x, y)]
 
 
 def delay_response_chart(extra, step_increase, *, slack=None, label="the slowed op"):
@@ -129,18 +151,26 @@ def delay_response_chart(extra, step_increase, *, slack=None, label="the slowed 
     -------
     altair.LayerChart
     """
-    x = np.asarray(extra, dtype=float).ravel()
-    y = np.asarray(step_increase, dtype=float).ravel()
-    require(x.size == y.size and x.size >= 2, "step_increase", y, f"{x.size} values, one per delay")
-    rows = [{"extra": float(a), "increase": float(b)} for a, b in zip(x, y)]
-    base = alt.Chart(alt.Data(values=rows)).encode(x=alt.X("extra:Q", title="delay added (s)"))
+    rows = delay_response_rows(extra, step_increase)
+    base = alt.Chart({"values": rows}).encode(x=alt.X("extra:Q", title="delay added (s)"))
     line = base.mark_line(point=True).encode(y=alt.Y("increase:Q", title="step gets longer by (s)"))
     diag = base.mark_line(strokeDash=[2, 2], color="#bbbbbb").encode(y="extra:Q")
     chart = diag + line
     if slack is not None:
-        rule = alt.Chart(alt.Data(values=[{"slack": float(slack)}])).mark_rule(strokeDash=[6, 3], color="#e45756")
+        rule = alt.Chart({"values": [{"slack": float(slack)}]}).mark_rule(strokeDash=[6, 3], color="#e45756")
         chart = chart + rule.encode(x="slack:Q", tooltip=[alt.Tooltip("slack:Q", format=".3g")])
     return chart.properties(width=360, height=220, title=f"delaying {label}")
+
+
+def dp_scaling_rows(scenarios, measure="efficiency"):
+    """Rows ``{"n", "scenario", "value"}`` of :func:`dp_scaling_chart`'s curves."""
+    require(measure in ("efficiency", "speedup"), "measure", measure, "'efficiency' or 'speedup'")
+    rows = []
+    for label, s in dict(scenarios).items():
+        require(isinstance(s, DataParallelScaling), f"scenario {label!r}", s, "a DataParallelScaling")
+        values = s.efficiency if measure == "efficiency" else s.speedup
+        rows += [{"n": int(k), "scenario": str(label), "value": float(v)} for k, v in zip(s.n, values)]
+    return rows
 
 
 def dp_scaling_chart(scenarios, *, measure="efficiency", n=None):
@@ -159,25 +189,32 @@ def dp_scaling_chart(scenarios, *, measure="efficiency", n=None):
     -------
     altair.LayerChart
     """
-    require(measure in ("efficiency", "speedup"), "measure", measure, "'efficiency' or 'speedup'")
-    rows = []
-    for label, s in dict(scenarios).items():
-        require(isinstance(s, DataParallelScaling), f"scenario {label!r}", s, "a DataParallelScaling")
-        values = s.efficiency if measure == "efficiency" else s.speedup
-        rows += [{"n": int(k), "scenario": str(label), "value": float(v)} for k, v in zip(s.n, values)]
+    rows = dp_scaling_rows(scenarios, measure)
     ns = sorted({r["n"] for r in rows})
     perfect = [{"n": k, "value": 1.0 if measure == "efficiency" else float(k)} for k in ns]
     x = alt.X("n:Q", scale=alt.Scale(type="log"), title="workers n")
     title = "scaling efficiency" if measure == "efficiency" else "speed-up over one worker"
     yscale = alt.Scale(domain=[0, 1.02]) if measure == "efficiency" else alt.Scale(type="log")
-    ideal = alt.Chart(alt.Data(values=perfect)).mark_line(strokeDash=[4, 4], color="#999999").encode(x=x, y="value:Q")
-    lines = alt.Chart(alt.Data(values=rows)).mark_line().encode(
+    ideal = alt.Chart({"values": perfect}).mark_line(strokeDash=[4, 4], color="#999999").encode(x=x, y="value:Q")
+    lines = alt.Chart({"values": rows}).mark_line().encode(
         x=x, y=alt.Y("value:Q", title=title, scale=yscale), color=alt.Color("scenario:N", title=None),
         tooltip=["scenario:N", "n:Q", alt.Tooltip("value:Q", format=".3f")])
     mark = alt.param(name="n_mark", value=float(n if n is not None else ns[-1]))
-    rule = alt.Chart(alt.Data(values=[{}])).mark_rule(color="#e45756").encode(x=alt.X("n_mark:Q", scale=alt.Scale(type="log")))
+    rule = alt.Chart({"values": [{}]}).mark_rule(color="#e45756").encode(x=alt.X("n_mark:Q", scale=alt.Scale(type="log")))
     rule = rule.transform_calculate(n_mark="n_mark").add_params(mark)
     return (ideal + lines + rule).properties(width=420, height=260)
+
+
+def dp_breakdown_rows(scaling, ns=None):
+    """Rows ``{"n", "part", "seconds", "order"}`` of :func:`dp_breakdown_chart`."""
+    require(isinstance(scaling, DataParallelScaling), "scaling", scaling, "a DataParallelScaling")
+    rows = scaling.rows()
+    if ns is not None:
+        keep = {int(k) for k in ns}
+        rows = [r for r in rows if r["n"] in keep]
+    require(0 < len(rows) <= 90, "ns", ns, "between 1 and 30 worker counts present in scaling.n")
+    order = {"compute": 0, "wait": 1, "sync": 2}
+    return [dict(r, order=order[r["part"]]) for r in rows]
 
 
 def dp_breakdown_chart(scaling, ns=None):
@@ -193,15 +230,8 @@ def dp_breakdown_chart(scaling, ns=None):
     -------
     altair.Chart
     """
-    require(isinstance(scaling, DataParallelScaling), "scaling", scaling, "a DataParallelScaling")
-    rows = scaling.rows()
-    if ns is not None:
-        keep = {int(k) for k in ns}
-        rows = [r for r in rows if r["n"] in keep]
-    require(0 < len(rows) <= 90, "ns", ns, "between 1 and 30 worker counts present in scaling.n")
-    order = {"compute": 0, "wait": 1, "sync": 2}
-    rows = [dict(r, order=order[r["part"]]) for r in rows]
-    return alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+    rows = dp_breakdown_rows(scaling, ns)
+    return alt.Chart({"values": rows}).mark_bar().encode(
         x=alt.X("n:O", title="workers n"),
         y=alt.Y("seconds:Q", title="expected step (s)"),
         color=alt.Color("part:N", scale=_PARTS, title=None),

@@ -22,12 +22,19 @@ import numpy as np
 
 from ..charts.causes import (
     attribution_chart,
+    attribution_rows,
     gc_chart,
+    gc_rows,
+    heatmap_rows,
     per_step_chart,
+    per_step_rows,
     sequence_lengths_chart,
+    sequence_lengths_rows,
     stage_costs_chart,
+    stage_costs_rows,
     worker_heatmap_chart,
     worker_load_chart,
+    worker_load_rows,
 )
 from ..models.causes import (
     CAUSES,
@@ -42,6 +49,7 @@ from ..models.causes import (
     straggler_scenario,
 )
 from ._base import Explorer
+from ._patch import patch_rows
 
 __all__ = [
     "MYSTERY",
@@ -139,20 +147,27 @@ def sequence_imbalance_explorer(workers=64, median=1024, sigma=1.0, packed=False
             median=c["median"].value, sigma=c["sigma"].value, attention=4e-9 * c["attention"].value,
             rng=c["seed"].value)
 
-    def charts():
-        r = result()
-        lengths = sequence_lengths(5000, median=c["median"].value, sigma=c["sigma"].value, rng=c["seed"].value)
-        return r, worker_load_chart(r.worker_times[0]), sequence_lengths_chart(lengths)
+    def lengths():
+        return sequence_lengths(5000, median=c["median"].value, sigma=c["sigma"].value, rng=c["seed"].value)
 
-    r, load, lengths = charts()
+    r = result()
     readout = widgets.HTML()
-    ex = Explorer(c, {"load": load, "lengths": lengths}, extra=[readout])
+    ex = Explorer(c, {"load": worker_load_chart(r.worker_times[0]), "lengths": sequence_lengths_chart(lengths())},
+                  extra=[readout])
     ex.readout, ex.result = readout, result
+    labelled = {"few": r.worker_times.shape[1] <= 32}
 
     def refresh(_=None):
-        r, load, lengths = charts()
-        ex.charts["load"].chart = load
-        ex.charts["lengths"].chart = lengths
+        r = result()
+        few = r.worker_times.shape[1] <= 32
+        if few != labelled["few"]:  # axis labels on or off: a new layout
+            ex.charts["load"].chart = worker_load_chart(r.worker_times[0])
+            labelled["few"] = few
+        else:
+            bars, lines = worker_load_rows(r.worker_times[0])
+            patch_rows(ex.charts["load"], {0: bars, 1: lines})
+        hist, marks = sequence_lengths_rows(lengths())
+        patch_rows(ex.charts["lengths"], {0: hist, 1: marks})
         c["sequences"].disabled = c["batching"].value == "packed"
         c["token_budget"].disabled = c["batching"].value != "packed"
         readout.value = (f"slowdown S = <b>{r.slowdown:.2f}x</b> (waste {r.waste:.0%}) · busiest worker has "
@@ -233,7 +248,8 @@ def stage_imbalance_explorer(layers=32, stages=4, microbatches=8, hidden=4096, v
         P = min(c["stages"].value, c["layers"].value)
         c["moved"].max = max(1, c["layers"].value // P - 1)
         r = result()
-        ex.charts["stages"].chart = stage_costs_chart(r)
+        bars, rule = stage_costs_rows(r)
+        patch_rows(ex.charts["stages"], {0: bars, 1: rule}, title=f"slowdown {r.slowdown:.3f}x")
         out = output_layer_cost(c["hidden"].value, c["vocab"].value, seq)
         readout.value = (f"output layer = <b>{out:.2f} layers</b> of work · layers per stage "
                          f"{r.layers_per_stage.tolist()} · step {r.step_time:.4g} vs balanced {r.ideal_step_time:.4g} "
@@ -297,18 +313,19 @@ def gc_explorer(workers=64, pause=0.3, interval=10, jitter=0.02, seed=0):
         n = int(c["workers"].value)
         return gc_expected_step_time(n, **args()) / gc_expected_step_time(n, planned=True, **args()) - 1.0
 
-    def chart():
+    def steps():
         n = int(c["workers"].value)
         rnd = gc_step_times(n, 200, jitter=c["jitter"].value, rng=c["seed"].value, **args())
         pln = gc_step_times(n, 200, planned=True, jitter=c["jitter"].value, rng=c["seed"].value, **args())
-        return gc_chart(rnd, pln, max_points=100)
+        return rnd, pln
 
     readout = widgets.HTML()
-    ex = Explorer(c, {"steps": chart()}, extra=[readout])
+    ex = Explorer(c, {"steps": gc_chart(*steps(), max_points=100)}, extra=[readout])
     ex.readout, ex.gain = readout, gain
 
     def refresh(_=None):
-        ex.charts["steps"].chart = chart()
+        rows, means = gc_rows(*steps(), max_points=100)
+        patch_rows(ex.charts["steps"], {0: rows, 1: means})
         n = int(c["workers"].value)
         r, p = gc_expected_step_time(n, **args()), gc_expected_step_time(n, planned=True, **args())
         readout.value = (f"E[step]: random GC <b>{r:.3f} s</b>, planned GC <b>{p:.3f} s</b> · planned GC gives "
@@ -417,9 +434,9 @@ def debug_checklist_explorer(cause=MYSTERY, seed=0, severity=1.0):
     def refresh(_=None):
         compute()
         dx = state["dx"]
-        ex.charts["attribution"].chart = attribution_chart(dx)
-        ex.charts["workers"].chart = worker_heatmap_chart(dx)
-        ex.charts["steps"].chart = per_step_chart(dx)
+        patch_rows(ex.charts["attribution"], {None: attribution_rows(dx)})
+        patch_rows(ex.charts["workers"], {None: heatmap_rows(dx)})
+        patch_rows(ex.charts["steps"], {0: per_step_rows(dx)})
         summary.value = (f"job slowdown S = <b>{dx.slowdown:.3f}x</b> (waste {dx.waste:.1%}); "
                          "tick a question to check your answer")
         reveal()

@@ -16,13 +16,22 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from ..charts.pipeline import delay_response_chart, dp_breakdown_chart, dp_scaling_chart, pipeline_gantt_chart
+from ..charts.pipeline import (
+    delay_response_chart,
+    delay_response_rows,
+    dp_breakdown_chart,
+    dp_breakdown_rows,
+    dp_scaling_chart,
+    dp_scaling_rows,
+    gantt_rows,
+    pipeline_gantt_chart,
+)
 from ..models.cluster import AllReduce
 from ..models.pipeline import pipeline_step_times, simulate_pipeline
 from ..models.step_time import StepTime
 from ..models.training_step import data_parallel_scaling
 from ._base import Explorer
-from .restaurant import _relink
+from ._patch import patch_rows, replace_spec
 
 __all__ = ["SLOW_TARGETS", "SCHEDULE_CHOICES", "pipeline_explorer", "dp_scaling_explorer", "slow_mask"]
 
@@ -185,15 +194,19 @@ def pipeline_explorer(dp=2, stages=4, microbatches=8, target="one microbatch's o
         added = np.array([float((p[0] - base_f).sum() + (p[1] - base_b).sum()) for p in pairs])
         return added, times - times[0]
 
+    def response_x(added):
+        return added if added[-1] > 0 else np.linspace(0, 1, len(added))
+
+    def label():
+        return c["target"].value if c["target"].value != "nothing" else "nothing (pick a target)"
+
     def view():
         fwd, bwd, mask = durations()
         r = run(fwd, bwd)
         gantt = pipeline_gantt_chart(r, color=c["color"].value, slowed=slowed_rows(r, mask),
                                      width=min(760, 180 + 40 * grid()[2]))
         added, increase = response()
-        label = c["target"].value if c["target"].value != "nothing" else "nothing (pick a target)"
-        return r, gantt, delay_response_chart(added if added[-1] > 0 else np.linspace(0, 1, len(added)), increase,
-                                              label=label)
+        return r, gantt, delay_response_chart(response_x(added), increase, label=label())
 
     r0, gantt, resp = view()
     readout = widgets.HTML()
@@ -217,6 +230,8 @@ def pipeline_explorer(dp=2, stages=4, microbatches=8, target="one microbatch's o
         text += f" · devices busy {r.utilization:.0%}{note}"
         readout.value = text
 
+    shape = {}
+
     def refresh(_=None):
         D, P, M = grid()
         for name, hi in (("slow_dp", D - 1), ("slow_stage", P - 1), ("slow_microbatch", M - 1)):
@@ -224,9 +239,20 @@ def pipeline_explorer(dp=2, stages=4, microbatches=8, target="one microbatch's o
                 c[name].value = hi
             c[name].max = max(hi, 0) if hi > 0 else 1
             c[name].disabled = hi == 0
-        r, g, resp = view()
-        ex.charts["gantt"].chart = g
-        ex.charts["response"].chart = resp
+        key = (D, P, M, c["color"].value)
+        if shape.get("key") != key:  # new layout: draw both charts afresh
+            r, g, resp = view()
+            replace_spec(ex.charts["gantt"], g)
+            replace_spec(ex.charts["response"], resp)
+            shape["key"] = key
+        else:  # same layout, new numbers: swap the rows in place
+            fwd, bwd, mask = durations()
+            r = run(fwd, bwd)
+            patch_rows(ex.charts["gantt"], {None: gantt_rows(r, c["color"].value, slowed_rows(r, mask))},
+                       title=f"step time {r.step_time:.4g} s")
+            added, increase = response()
+            patch_rows(ex.charts["response"], {None: delay_response_rows(response_x(added), increase)},
+                       title=f"delaying {label()}")
         describe(r)
 
     for ctrl in c.values():
@@ -312,7 +338,6 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
     ex.link("n", "scaling", "n_mark")
 
     def describe(_=None):
-        s = scaling()
         k = max(1, round(c["n"].value))
         one = data_parallel_scaling(k, StepTime(1.0, jitter=c["jitter"].value, pause_prob=c["pause_prob"].value,
                                                 pause=c["pause"].value),
@@ -320,17 +345,24 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
         readout.value = (f"n = {k:,}: step <b>{one.step_time[0]:.3f} s</b> = compute {one.compute:.3f} + wait for the "
                          f"slowest {one.wait[0]:.3f} + all-reduce {one.sync[0]:.3f} · speed-up {one.speedup[0]:,.0f}x · "
                          f"efficiency <b>{one.efficiency[0]:.1%}</b>")
-        return s
 
     def rebuild(_=None):
         _, chart, bars = charts()
-        ex.charts["scaling"].chart = chart
-        ex.charts["breakdown"].chart = bars
-        _relink(ex, "scaling")
+        replace_spec(ex.charts["scaling"], chart)  # same params: the n slider stays linked
+        replace_spec(ex.charts["breakdown"], bars)
         describe()
 
-    for name in ("jitter", "pause_prob", "pause", "gradient_gb", "bandwidth_gbs", "measure"):
-        c[name].observe(rebuild, "value")
+    def update(_=None):
+        s = scaling()
+        scen = {"your setting": s, "no jitter, no pauses": scaling(quiet=True)}
+        marks = [int(k) for k in ns if k in (1, 10, 100, 1000, 10000, 100000)]
+        patch_rows(ex.charts["scaling"], {1: dp_scaling_rows(scen, c["measure"].value)})
+        patch_rows(ex.charts["breakdown"], {None: dp_breakdown_rows(s, marks)})
+        describe()
+
+    for name in ("jitter", "pause_prob", "pause", "gradient_gb", "bandwidth_gbs"):
+        c[name].observe(update, "value")
+    c["measure"].observe(rebuild, "value")
     c["n"].observe(describe, "value")
     describe()
     return ex
