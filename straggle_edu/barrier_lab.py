@@ -50,6 +50,7 @@ Entry points
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing as mp
 import multiprocessing.connection
@@ -423,6 +424,27 @@ def _stop(procs, grace=1.0):
             pass
 
 
+@contextlib.contextmanager
+def _interrupts_deferred():
+    """Hold SIGINT while the block runs; raise KeyboardInterrupt after it if
+    one arrived. Only the main thread can do this; elsewhere, do nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.getsignal(signal.SIGINT)
+    if old is None:  # installed outside Python: leave it alone
+        yield
+        return
+    caught = []
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if caught:
+        raise KeyboardInterrupt
+
+
 def _default_timeout(settings):
     s = settings
     per_step = s.step_seconds * max(1.0, s.slow_factor) * (1 + 6 * s.jitter) + s.pause_seconds
@@ -605,6 +627,7 @@ def run_barrier_lab(
                         msg = obj.recv()
                     except EOFError:
                         rank = readers.pop(obj)
+                        obj.close()
                         if not rec.done[rank]:
                             _raise_died(procs[rank], rank, rec)
                         continue
@@ -631,11 +654,12 @@ def run_barrier_lab(
                 pass
         raise
     finally:
-        _stop(procs)
-        for reader in readers:
-            reader.close()
-        if writer is not None:
-            writer.close(complete=complete)
+        with _interrupts_deferred():  # a second Ctrl-C must not cut the clean-up short
+            _stop(procs)
+            for reader in readers:
+                reader.close()
+            if writer is not None:
+                writer.close(complete=complete)
 
 
 def _raise_died(proc, rank, rec):

@@ -379,16 +379,14 @@ def _limit_check(torch, device, local_world):
             )
 
 
-def _work(torch, a, b, chunk, target, now):
-    """One matmul, then more row-chunks of it until ``target`` seconds passed
-    (or just the one matmul when target is None). Returns the elapsed time."""
-    t0 = now()
-    torch.mm(a, b)
-    if target is None:
-        return now() - t0
-    while now() - t0 < target:
-        torch.mm(chunk, b)
-    return now() - t0
+BLOCKS = 16
+
+
+def _work(torch, block, b, count):
+    """``count`` row blocks of the N x N matmul; ``BLOCKS`` of them make one
+    whole matmul, so a rank with factor F does F times the work."""
+    for _ in range(count):
+        torch.mm(block, b)
 
 
 def _run_probe(args, env):
@@ -414,24 +412,19 @@ def _run_probe(args, env):
     try:
         n = args.compute_size
         gen = torch.Generator(device="cpu").manual_seed(args.seed * 1000 + rank)
-        a = torch.randn(n, n, generator=gen).to(device)
+        block = torch.randn(max(1, n // BLOCKS), n, generator=gen).to(device)
         b = torch.randn(n, n, generator=gen).to(device)
-        chunk = a[: max(1, n // 16)]
         numel = int(args.allreduce_mb * 2**20 // 4)
         buf = torch.ones(numel, dtype=torch.float32, device=device) if numel else None
         rng = random.Random(args.seed * 1000 + rank)
         slow = (2.0 if args.slow_factor is None else args.slow_factor) if rank == args.slow_rank else 1.0
         sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
 
-        def now():
-            sync()
-            return time.perf_counter()
+        blocks = n / block.shape[0]  # row blocks in one whole matmul
 
         def one_step(timer=None):
-            base = _work(torch, a, b, chunk, None, now)
             factor = slow * max(0.0, 1.0 + args.jitter * rng.gauss(0.0, 1.0))
-            if factor > 1.0:
-                _work(torch, a, b, chunk, (factor - 1.0) * base, now)
+            _work(torch, block, b, round(factor * blocks))
             if timer is None:
                 dist.barrier()
                 if buf is not None:

@@ -340,6 +340,31 @@ def test_cleanup_on_keyboard_interrupt_keeps_partial_trace(tmp_path):
     assert not complete and len(rows) == 2 * 4 * 2
 
 
+def test_cleanup_finishes_despite_a_second_interrupt(tmp_path, monkeypatch):
+    # Pressing stop again while the workers are being stopped must not leave
+    # any of them behind: the second SIGINT waits until the clean-up is done.
+    real_stop, seen = bl._stop, {}
+
+    def stop_with_a_second_sigint(procs, grace=1.0):
+        seen["pids"] = [p.pid for p in procs]
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # the signal arrives here, in the middle of the clean-up
+        real_stop(procs, grace)
+        seen["finished"] = True
+
+    def stop_button(done, total):
+        if done == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(bl, "_stop", stop_with_a_second_sigint)
+    out = tmp_path / "lab.csv"
+    with pytest.raises(KeyboardInterrupt):
+        run_barrier_lab(workers=3, steps=50, step_seconds=0.02, out=out, progress=stop_button)
+    assert seen["finished"]
+    assert_reaped(seen["pids"])
+    assert not read_trace(out)[1]
+
+
 def test_cleanup_on_timeout(tmp_path):
     out = tmp_path / "lab.csv"
     t0 = time.monotonic()
