@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from _vega import drawn_texts, with_params
 
+from straggle_edu.charts._data import rows_of
 from straggle_edu.charts.cost import (
     bill_chart,
     delay_framings_chart,
@@ -76,5 +77,5 @@ def test_lost_fraction_chart_spec():
     rows = [{"n": int(n), "scenario": s, "lost": 0.01 * np.log2(n)} for n in (1, 2, 4) for s in ("a", "b")]
     spec = lost_fraction_chart(rows, n_mark=2).to_dict()
     assert _params(lost_fraction_chart(rows, n_mark=2)) == {"n_mark": 2}
-    assert len(spec["layer"][0]["data"]["values"]) == 6
+    assert len(rows_of(spec, spec["layer"][0]["data"])) == 6
     assert spec["layer"][0]["encoding"]["y"]["axis"]["format"] == "%"

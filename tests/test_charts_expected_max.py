@@ -7,6 +7,7 @@ import pytest
 from _vega import drawn_texts, with_params
 from scipy import stats
 
+from straggle_edu.charts._data import rows_of
 from straggle_edu.charts.expected_max import (
     METHOD_LABELS,
     expected_max_chart,
@@ -35,7 +36,7 @@ def test_expected_max_chart_one_panel_per_shape(growths):
     spec = expected_max_chart(growths).to_dict()
     assert spec["facet"]["field"] == "shape" and spec["columns"] == 2
     assert spec["resolve"]["scale"]["y"] == "independent"
-    rows = spec["data"]["values"]
+    rows = rows_of(spec, spec["data"])
     assert len(rows) == 4 * 3 * 4 and {r["method"] for r in rows} == set(METHOD_LABELS.values())
     normal_4096 = [r for r in rows if r["shape"] == "normal" and r["n"] == 4096 and r["method"] == METHOD_LABELS["exact"]]
     assert round(normal_4096[0]["value"], 2) == 3.63
@@ -46,7 +47,7 @@ def test_expected_max_chart_single_with_n_mark(growths):
     spec = chart.to_dict()
     assert [p for p in spec["params"] if p["name"] == "n_mark"][0]["value"] == 100
     assert spec["layer"][0]["encoding"]["y"]["title"] == "E[step] (s)"
-    mc = [r for r in spec["data"]["values"] if r["method"] == METHOD_LABELS["monte_carlo"]]
+    mc = [r for r in rows_of(spec, spec["data"]) if r["method"] == METHOD_LABELS["monte_carlo"]]
     assert all(r["low"] <= r["value"] <= r["high"] for r in mc)
     assert drawn_texts(chart)  # renders
 
@@ -57,7 +58,7 @@ def test_max_histograms_chart_hover_links_every_row(hist):
     sel = spec["params"][0]
     assert sel["select"]["fields"] == ["bin"] and sel["select"]["on"] == "pointerover"
     assert sel["views"] == [spec["spec"]["name"]]  # the faceted view listens, so every row lights up
-    assert len(spec["data"]["values"]) == 3 * 20
+    assert len(rows_of(spec, spec["data"])) == 3 * 20
     assert drawn_texts(max_histograms_chart(hist))
 
 
@@ -99,5 +100,5 @@ def test_slow_card_chart_spec():
     spec = slow_card_chart(rows, slow_factor=1.05, n_mark=64).to_dict()
     assert spec["params"] == [{"name": "n_mark", "value": 64}]
     assert spec["layer"][1]["data"]["values"] == [{"y": pytest.approx(0.05)}]
-    assert len(spec["layer"][0]["data"]["values"]) == 6
+    assert len(rows_of(spec, spec["layer"][0]["data"])) == 6
     assert "params" not in slow_card_chart(rows).to_dict()

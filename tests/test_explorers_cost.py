@@ -6,6 +6,7 @@ import warnings
 import ipywidgets as widgets
 import pytest
 
+from straggle_edu.charts._data import rows_of
 from straggle_edu.explorers.cost import PAUSE_CHOICES, cost_explorer, lost_fraction_explorer
 from straggle_edu.math.cost import cost_of_stragglers
 from straggle_edu.math.delay import planned_delay
@@ -60,7 +61,7 @@ def test_cost_explorer_every_control_range_is_safe():
 def test_lost_fraction_explorer_feeds_the_bill():
     ex = lost_fraction_explorer()
     f = lost_fraction(Cluster.uniform(4096, StepTime(1.0, jitter=0.03)))
-    assert ex.lost() == f and ex.charts["bill"].params.lost_fraction == f
+    assert ex.lost() == f and math.isclose(ex.charts["bill"].params.lost_fraction, f, rel_tol=1e-10)
     assert f"lost fraction <b>{f:.2%}</b>" in ex.readout.value
     ex.controls["jitter"].value = 0.0
     assert ex.charts["bill"].params.lost_fraction == 0.0
@@ -71,7 +72,8 @@ def test_lost_fraction_explorer_pauses_add_a_reference_curve():
     ex.controls["pause_prob"].value = 1e-3
     f = lost_fraction(Cluster.uniform(4096, StepTime(1.0, jitter=0.03, pause_prob=1e-3, pause=0.1)))
     assert math.isclose(ex.charts["bill"].params.lost_fraction, f)
-    rows = ex.charts["curve"].chart.to_dict()["layer"][0]["data"]["values"]
+    spec = ex.charts["curve"].chart.to_dict()
+    rows = rows_of(spec, spec["layer"][0]["data"])
     assert {r["scenario"] for r in rows} == {"this cluster", "same jitter, no pauses"}
     at = [r["lost"] for r in rows if r["n"] == 4096 and r["scenario"] == "this cluster"]
     assert math.isclose(at[0], f, rel_tol=1e-9)

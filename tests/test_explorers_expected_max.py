@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import ipywidgets as widgets
 
+from straggle_edu.charts._data import rows_of
 from straggle_edu.explorers.expected_max import (
     expected_max_explorer,
     max_histogram_explorer,
@@ -45,7 +46,8 @@ def _numbers(html):
 
 
 def _growth_rows(jchart):
-    return jchart.chart.to_dict()["data"]["values"]
+    spec = jchart.chart.to_dict()
+    return rows_of(spec, spec["data"])
 
 
 def test_expected_max_explorer_n_moves_the_param_only():
@@ -106,7 +108,8 @@ def test_max_histogram_explorer_jitter_redraws_and_keeps_the_link():
     old = ex.hist
     ex.controls["jitter"].value = 0.2
     assert ex.hist is not old and ex.hist.edges[-1] > old.edges[-1]
-    rows = ex.charts["pair"].chart.to_dict()["data"]["values"]
+    spec = ex.charts["pair"].chart.to_dict()
+    rows = rows_of(spec, spec["data"])
     assert len(rows) == 13 * 60 and max(r["end"] for r in rows) == ex.hist.edges[-1]
     ex.controls["n"].value = 2
     assert ex.charts["pair"].params.n == 2
@@ -129,7 +132,8 @@ def test_slow_card_explorer_jitter_zero_costs_the_whole_factor():
     ex = slow_card_explorer(jitter=0.02)
     ex.controls["jitter"].value = 0.0
     assert math.isclose(ex.card().job_slowdown, 0.05, rel_tol=1e-9)
-    rows = [r for r in ex.charts["slowdown"].chart.to_dict()["layer"][0]["data"]["values"]]
+    spec = ex.charts["slowdown"].chart.to_dict()
+    rows = rows_of(spec, spec["layer"][0]["data"])
     assert all(math.isclose(r["job_slowdown"], 0.05, rel_tol=1e-9) for r in rows) and {r["jitter"] for r in rows} == {0.0}
     ex.controls["n"].value = 8
     assert ex.charts["slowdown"].params.n_mark == 8

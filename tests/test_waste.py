@@ -172,3 +172,20 @@ def test_slow_card_curves_rows():
     assert math.isclose(rows[3]["job_slowdown"], slow_card(64, StepTime(1.0, jitter=0.02), 1.1).job_slowdown)
     with pytest.raises(ValueError, match=r"jitters must be in \[0, 0.2\], got 0.5"):
         slow_card_curves([2], [0.5])
+
+
+@pytest.mark.parametrize("jitter, factor", [(0.001, 1.05), (0.01, 1.05), (0.05, 1.5), (0.2, 1.01), (0.0, 1.2), (0.03, 1.0)])
+def test_slow_card_curves_match_the_exact_slow_card(jitter, factor):
+    ns = [1, 2, 3, 100, 4096, 16384]
+    rows = slow_card_curves(ns, [jitter], slow_factor=factor)
+    for row, n in zip(rows, ns):
+        card = slow_card(n, StepTime(1.0, jitter=jitter), factor)
+        assert math.isclose(row["job_slowdown"], card.job_slowdown, rel_tol=1e-8, abs_tol=1e-12)
+        assert math.isclose(row["peer_wait_caused"], card.peer_wait_caused, rel_tol=1e-8, abs_tol=1e-9)
+
+
+def test_lost_fraction_curves_carry_the_expected_slowest():
+    t = StepTime(1.0, jitter=0.03, pause_prob=1e-3, pause=0.1)
+    rows = lost_fraction_curves([1, 4096], {"s": t})
+    assert rows[0]["slowest"] == t.mean()
+    assert math.isclose(rows[1]["slowest"], expected_step_time(Cluster.uniform(4096, t)), rel_tol=1e-12)

@@ -21,6 +21,7 @@ import altair as alt
 import numpy as np
 
 from ..math.delay import DOWNSTREAM
+from ._data import inline_rows
 
 __all__ = [
     "BILL_LINES",
@@ -71,9 +72,9 @@ def bill_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0, *
     for i, (_, value) in reversed(list(enumerate(BILL_LINES))):
         expr = f"datum.line == {i} ? {value} : {expr}"
     base = alt.Chart(alt.Data(values=rows)).transform_calculate(value=expr).encode(
-        y=alt.Y("line:O", axis=None), color=alt.condition("datum.line == 2", alt.value("#d62728"), alt.value("black")))
-    labels = base.mark_text(align="right", dx=-8, fontSize=14).encode(x=alt.value(width * 0.62), text="label:N")
-    values = base.mark_text(align="left", fontSize=14, fontWeight="bold").encode(x=alt.value(width * 0.62), text="value:N")
+        y=alt.Y("line:O", axis=None), color=alt.ColorValue("black", condition={"test": "datum.line == 2", "value": "#d62728"}))
+    labels = base.mark_text(align="right", dx=-8, fontSize=14).encode(x=alt.XValue(width * 0.62), text=alt.Text("label:N"))
+    values = base.mark_text(align="left", fontSize=14, fontWeight="bold").encode(x=alt.XValue(width * 0.62), text=alt.Text("value:N"))
     params = _params(gpus=gpus, days=days, lost_fraction=lost_fraction, usd_per_gpu_hour=usd_per_gpu_hour)
     return alt.layer(labels, values).add_params(*params).properties(width=width, height=26 * len(rows))
 
@@ -94,7 +95,7 @@ def lost_dollars_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hou
     line = alt.Chart(alt.Data(values=grid)).transform_calculate(usd=usd).mark_line(color="#1f4e79").encode(x=x, y=y)
     now = alt.Chart(alt.Data(values=[{}])).transform_calculate(f="lost_fraction").transform_calculate(usd=usd)
     dot = now.mark_point(filled=True, size=90, color="#d62728").encode(x=x, y=y, tooltip=[alt.Tooltip("usd:Q", format="$,.0f")])
-    text = now.transform_calculate(text="'$' + format(datum.usd, ',.0f')").mark_text(align="left", dx=8, dy=-8, fontSize=13).encode(x=x, y=y, text="text:N")
+    text = now.transform_calculate(text="'$' + format(datum.usd, ',.0f')").mark_text(align="left", dx=8, dy=-8, fontSize=13).encode(x=x, y=y, text=alt.Text("text:N"))
     params = _params(gpus=gpus, days=days, lost_fraction=lost_fraction, usd_per_gpu_hour=usd_per_gpu_hour)
     return alt.layer(line, dot, text).add_params(*params).properties(width=width, height=height)
 
@@ -119,9 +120,9 @@ def delay_framings_chart(days=10.0, lost_fraction=0.10, *, max_lost=0.5, width=4
                color=alt.Color("framing:N", title=None, legend=alt.Legend(orient="top", direction="vertical", labelLimit=400)))
     lines = alt.Chart(alt.Data(values=grid)).transform_calculate(**calc).transform_fold(list(calc), as_=["framing", "extra"]).mark_line().encode(**enc)
     now = alt.Chart(alt.Data(values=[{}])).transform_calculate(f="lost_fraction").transform_calculate(**calc)
-    dots = now.transform_fold(list(calc), as_=["framing", "extra"]).mark_point(filled=True, size=80).encode(**enc, tooltip=["framing:N", alt.Tooltip("extra:Q", format=".2f", title="days")])
+    dots = now.transform_fold(list(calc), as_=["framing", "extra"]).mark_point(filled=True, size=80).encode(**enc, tooltip=[alt.Tooltip("framing:N"), alt.Tooltip("extra:Q", format=".2f", title="days")])
     readout = now.transform_calculate(text=f"'held: ' + format(datum['{held}'], '.2f') + ' d, planned: ' + format(datum['{planned}'], '.2f') + ' d'")
-    text = readout.mark_text(align="left", baseline="top", dx=6, dy=6, fontSize=13).encode(x=alt.value(0), y=alt.value(0), text="text:N")
+    text = readout.mark_text(align="left", baseline="top", dx=6, dy=6, fontSize=13).encode(x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N"))
     return alt.layer(lines, dots, text).add_params(*_params(days=days, lost_fraction=lost_fraction)).properties(width=width, height=height)
 
 
@@ -151,9 +152,9 @@ def milestones_chart(days=10.0, lost_fraction=0.10, stages=DOWNSTREAM, *, width=
     ).transform_calculate(a0="datum.run ? 0 : datum.p0 + datum.delay", a1="datum.p1 + datum.delay",
                           text="'+' + format(datum.delay, '.2f') + ' d'")
     y = alt.Y("stage:N", sort=alt.EncodingSortField("order"), title=None)
-    planned = base.mark_bar(color="#c7d3e3", height=16).encode(x=alt.X("p0:Q", title="days from the start of the run"), x2="p1:Q", y=y)
-    actual = base.mark_bar(color="#1f4e79", height=7).encode(x="a0:Q", x2="a1:Q", y=y, tooltip=["stage:N", alt.Tooltip("a1:Q", format=".2f", title="ends on day")])
-    text = base.mark_text(align="left", dx=4, color="#d62728").encode(x="a1:Q", y=y, text="text:N")
+    planned = base.mark_bar(color="#c7d3e3", height=16).encode(x=alt.X("p0:Q", title="days from the start of the run"), x2=alt.X2("p1:Q"), y=y)
+    actual = base.mark_bar(color="#1f4e79", height=7).encode(x=alt.X("a0:Q"), x2=alt.X2("a1:Q"), y=y, tooltip=[alt.Tooltip("stage:N"), alt.Tooltip("a1:Q", format=".2f", title="ends on day")])
+    text = base.mark_text(align="left", dx=4, color="#d62728").encode(x=alt.X("a1:Q"), y=y, text=alt.Text("text:N"))
     return alt.layer(planned, actual, text).add_params(*_params(days=days, lost_fraction=lost_fraction)).properties(width=width, height=34 * len(rows))
 
 
@@ -175,9 +176,9 @@ def lost_fraction_chart(rows, *, n_mark=4096, width=420, height=240):
     ['n_mark']
     """
     x = alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2))
-    lines = alt.Chart(alt.Data(values=list(rows))).mark_line(point=True).encode(
+    lines = alt.Chart(inline_rows(rows)).mark_line(point=True).encode(
         x=x, y=alt.Y("lost:Q", title="lost fraction (time waiting at the barrier)", axis=alt.Axis(format="%")),
         color=alt.Color("scenario:N", title=None, legend=alt.Legend(orient="top", direction="vertical")),
-        tooltip=["scenario:N", "n:Q", alt.Tooltip("lost:Q", format=".1%")])
+        tooltip=[alt.Tooltip("scenario:N"), alt.Tooltip("n:Q"), alt.Tooltip("lost:Q", format=".1%")])
     rule = alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="black", strokeDash=[3, 3]).encode(x=x)
     return alt.layer(lines, rule).add_params(alt.param(name="n_mark", value=int(n_mark))).properties(width=width, height=height)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import altair as alt
 import numpy as np
 
+from ._data import inline_rows
 from ._linked import share_selection
 
 __all__ = [
@@ -41,6 +42,12 @@ METHOD_LABELS = {
 _DASH = alt.Scale(domain=list(METHOD_LABELS.values()), range=[[1, 0], [1, 0], [6, 3], [2, 2]])
 _COLOR = alt.Scale(domain=list(METHOD_LABELS.values()), range=["#1f4e79", "#d62728", "#ff7f0e", "#7f7f7f"])
 _N_AXIS = alt.Scale(type="log", base=2)
+
+
+def _highlight(selection, on, off):
+    """Colour ``on`` where ``selection`` holds, ``off`` elsewhere (as ``alt.condition``,
+    without the shorthand parsing that makes a chart slow to build)."""
+    return alt.ColorValue(off, condition={"param": selection.name, "value": on, "empty": False})
 
 
 def _growth_rows(growth, in_sigmas):
@@ -68,28 +75,29 @@ def expected_max_chart(growth, *, in_sigmas=True, n_mark=None, width=320, height
     --------
     >>> from scipy import stats
     >>> from straggle_edu.models.max_growth import max_growth
+    >>> from straggle_edu.charts._data import rows_of
     >>> spec = expected_max_chart(max_growth(stats.norm(), [1, 10], size=50, rng=0)).to_dict()
-    >>> len(spec["data"]["values"])
+    >>> len(rows_of(spec, spec["data"]))
     8
     """
     y_title = "slowest worker, σ above the mean" if in_sigmas else "E[step] (s)"
     base = alt.Chart().encode(
         x=alt.X("n:Q", scale=_N_AXIS, title="workers n"),
         color=alt.Color("method:N", scale=_COLOR, title=None, legend=alt.Legend(orient="bottom", columns=2)),
-        tooltip=["n:Q", "method:N", alt.Tooltip("value:Q", format=".3f")],
+        tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("method:N"), alt.Tooltip("value:Q", format=".3f")],
     )
     lines = base.transform_filter(f"datum.method != '{METHOD_LABELS['monte_carlo']}'").mark_line().encode(
         y=alt.Y("value:Q", title=y_title), strokeDash=alt.StrokeDash("method:N", scale=_DASH, legend=None)
     )
     mc = base.transform_filter(f"datum.method == '{METHOD_LABELS['monte_carlo']}'")
-    layers = [lines, mc.mark_rule().encode(y="low:Q", y2="high:Q"), mc.mark_point(filled=True, size=25).encode(y="value:Q")]
-    data = alt.Data(values=_growth_rows(growth, in_sigmas))
+    layers = [lines, mc.mark_rule().encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q")), mc.mark_point(filled=True, size=25).encode(y=alt.Y("value:Q"))]
+    data = inline_rows(_growth_rows(growth, in_sigmas))
     if isinstance(growth, dict):
         chart = alt.layer(*layers, data=data).properties(width=width, height=height)
         return chart.facet(facet=alt.Facet("shape:N", title=None, sort=list(growth)), columns=2).resolve_scale(y="independent")
     if n_mark is not None:
         mark = alt.param(name="n_mark", value=int(n_mark))
-        layers.append(alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="black", strokeDash=[3, 3]).encode(x="n:Q").add_params(mark))
+        layers.append(alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="black", strokeDash=[3, 3]).encode(x=alt.X("n:Q")).add_params(mark))
     return alt.layer(*layers, data=data).properties(width=width, height=height)
 
 
@@ -109,22 +117,23 @@ def max_histograms_chart(hist, *, unit="s", width=420, row_height=55):
     >>> from scipy import stats
     >>> from straggle_edu.models.max_growth import max_histograms
     >>> h = max_histograms(stats.norm(), [1, 100], size=500, bins=10, rng=0)
+    >>> from straggle_edu.charts._data import rows_of
     >>> spec = max_histograms_chart(h).to_dict()
-    >>> len(spec["data"]["values"]), spec["facet"]["row"]["field"]
+    >>> len(rows_of(spec, spec["data"])), spec["facet"]["row"]["field"]
     (20, 'n')
     """
     hover = alt.selection_point(name="bin_hover", fields=["bin"], on="pointerover", clear="pointerout", empty=False)
     bars = alt.Chart().mark_bar(stroke="white", strokeWidth=0.3).encode(
         x=alt.X("start:Q", title=f"step time of the slowest worker ({unit})", scale=alt.Scale(domain=[float(hist.edges[0]), float(hist.edges[-1])], nice=False)),
-        x2="end:Q",
+        x2=alt.X2("end:Q"),
         y=alt.Y("share:Q", title=None, axis=alt.Axis(format="%", tickCount=2)),
-        y2=alt.datum(0),
-        color=alt.condition(hover, alt.value("#d62728"), alt.value("#1f4e79")),
+        y2=alt.Y2Datum(0),
+        color=_highlight(hover, "#d62728", "#1f4e79"),
         tooltip=[alt.Tooltip("n:Q", title="workers"), alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f"),
                  alt.Tooltip("share_one:Q", format=".2%", title="share, one worker"), alt.Tooltip("share:Q", format=".2%", title="share, slowest of n")],
     ).add_params(hover).properties(width=width, height=row_height)
     row = alt.Row("n:O", title="workers n", sort="ascending", header=alt.Header(labelAngle=0))
-    return bars.facet(row=row, data=alt.Data(values=hist.records())).resolve_scale(y="independent")
+    return bars.facet(row=row, data=inline_rows(hist.records())).resolve_scale(y="independent")
 
 
 def max_vs_one_chart(hist, *, n=None, unit="s", width=460, height=120):
@@ -155,17 +164,17 @@ def max_vs_one_chart(hist, *, n=None, unit="s", width=460, height=120):
     hover = alt.selection_point(name="bin_pair", fields=["bin"], on="pointerover", clear="pointerout", empty=False)
     x = alt.X("start:Q", title=f"step time ({unit})", scale=alt.Scale(domain=[float(hist.edges[0]), float(hist.edges[-1])], nice=False))
     tips = [alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f"), alt.Tooltip("share_one:Q", format=".2%", title="share, one worker"), alt.Tooltip("share:Q", format=".2%", title="share, slowest of n")]
-    base = alt.Chart(alt.Data(values=hist.records())).properties(width=width, height=height)
-    bar = lambda c: c.mark_bar(stroke="white", strokeWidth=0.3).encode(x=x, x2="end:Q", y2=alt.datum(0), tooltip=tips)
+    base = alt.Chart(inline_rows(hist.records())).properties(width=width, height=height)
+    bar = lambda c: c.mark_bar(stroke="white", strokeWidth=0.3).encode(x=x, x2=alt.X2("end:Q"), y2=alt.Y2Datum(0), tooltip=tips)
     one = bar(base.transform_filter(f"datum.n == {int(hist.n[0])}")).encode(
-        y=alt.Y("share:Q", title="one worker", axis=alt.Axis(format="%")), color=alt.condition(hover, alt.value("#d62728"), alt.value("#9e9e9e"))
+        y=alt.Y("share:Q", title="one worker", axis=alt.Axis(format="%")), color=_highlight(hover, "#d62728", "#9e9e9e")
     ).properties(name="maxpair_0")
     slow = base.transform_filter("datum.n == n")
     label = slow.transform_filter("datum.bin == 0").transform_calculate(text="'slowest of ' + datum.n + ': mean ' + format(datum.mean, '.3f') + ', σ ' + format(datum.std, '.3f')")
-    bars = bar(slow).encode(y=alt.Y("share:Q", title="slowest of n", axis=alt.Axis(format="%")), color=alt.condition(hover, alt.value("#d62728"), alt.value("#1f4e79")))
+    bars = bar(slow).encode(y=alt.Y("share:Q", title="slowest of n", axis=alt.Axis(format="%")), color=_highlight(hover, "#d62728", "#1f4e79"))
     lower = alt.layer(bars.properties(name="maxpair_1"),
-                      slow.transform_filter("datum.bin == 0").mark_rule(color="black").encode(x="mean:Q"),
-                      label.mark_text(align="left", baseline="top", dx=4, dy=4).encode(x=alt.value(0), y=alt.value(0), text="text:N"))
+                      slow.transform_filter("datum.bin == 0").mark_rule(color="black").encode(x=alt.X("mean:Q")),
+                      label.mark_text(align="left", baseline="top", dx=4, dy=4).encode(x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N")))
     chart = share_selection(alt.vconcat(one, lower).resolve_scale(x="shared"), hover, ["maxpair_0", "maxpair_1"])
     chart.params = [*chart.params, param.param]
     return chart
@@ -211,13 +220,13 @@ def speedup_chart(ns, sigmas, *, jitter=0.05, n_mark=4096, width=420, height=240
         ratio="(1 + jitter * datum.e2) / (2 * (1 + jitter * datum.e))")
     x = alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2))
     y = alt.Y("efficiency:Q", title="throughput, share of n × one worker", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
-    ideal = alt.Chart(alt.Data(values=[{"y": 1.0}])).mark_rule(color="#7f7f7f", strokeDash=[4, 3]).encode(y="y:Q")
-    tips = ["n:Q", alt.Tooltip("speedup:Q", format=",.0f", title="speed-up"), alt.Tooltip("efficiency:Q", format=".1%")]
+    ideal = alt.Chart(alt.Data(values=[{"y": 1.0}])).mark_rule(color="#7f7f7f", strokeDash=[4, 3]).encode(y=alt.Y("y:Q"))
+    tips = [alt.Tooltip("n:Q"), alt.Tooltip("speedup:Q", format=",.0f", title="speed-up"), alt.Tooltip("efficiency:Q", format=".1%")]
     actual = base.mark_line(color="#1f4e79", point=True).encode(x=x, y=y, tooltip=tips)
     at = base.transform_filter("datum.n == n_mark")
     text = at.transform_calculate(text="datum.n + ' → ' + 2 * datum.n + ' workers: time × ' + format(datum.ratio, '.3f') + ' (ideal × 0.500)'")
-    readout = text.mark_text(align="left", baseline="bottom", dx=6, dy=-6, fontSize=13).encode(x=alt.value(0), y=alt.value(height), text="text:N")
-    point = at.mark_point(size=90, color="#d62728", filled=True).encode(x=x, y="efficiency:Q")
+    readout = text.mark_text(align="left", baseline="bottom", dx=6, dy=-6, fontSize=13).encode(x=alt.XValue(0), y=alt.YValue(height), text=alt.Text("text:N"))
+    point = at.mark_point(size=90, color="#d62728", filled=True).encode(x=x, y=alt.Y("efficiency:Q"))
     return alt.layer(ideal, actual, point, readout).add_params(jit, mark).properties(width=width, height=height)
 
 
@@ -243,12 +252,12 @@ def slow_card_chart(rows, *, slow_factor=1.05, n_mark=None, width=420, height=24
     (['line', 'rule', 'rule'], 'n_mark')
     """
     x = alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2))
-    lines = alt.Chart(alt.Data(values=list(rows))).mark_line(point=True).encode(
+    lines = alt.Chart(inline_rows(rows)).mark_line(point=True).encode(
         x=x, y=alt.Y("job_slowdown:Q", title="job slowdown from the slow card", axis=alt.Axis(format="%")),
         color=alt.Color("jitter:O", title="peers' jitter", legend=alt.Legend(format=".1%")),
-        tooltip=["n:Q", alt.Tooltip("jitter:Q", format=".1%"), alt.Tooltip("job_slowdown:Q", format=".2%")],
+        tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("jitter:Q", format=".1%"), alt.Tooltip("job_slowdown:Q", format=".2%")],
     )
-    own = alt.Chart(alt.Data(values=[{"y": float(slow_factor) - 1.0}])).mark_rule(color="black", strokeDash=[4, 3]).encode(y="y:Q")
+    own = alt.Chart(alt.Data(values=[{"y": float(slow_factor) - 1.0}])).mark_rule(color="black", strokeDash=[4, 3]).encode(y=alt.Y("y:Q"))
     layers = [lines, own]
     if n_mark is None:
         return alt.layer(*layers).properties(width=width, height=height)

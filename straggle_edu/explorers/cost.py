@@ -17,7 +17,7 @@ from .._validate import in_range, require, whole
 from ..charts.cost import bill_chart, delay_framings_chart, lost_dollars_chart, lost_fraction_chart, milestones_chart
 from ..math.cost import cost_of_stragglers
 from ..math.delay import planned_delay
-from ..models.cluster import Cluster, expected_slowest
+from ..models.cluster import Cluster
 from ..models.step_time import StepTime
 from ..models.waste import lost_fraction, lost_fraction_curves
 from ._base import Explorer
@@ -119,13 +119,18 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
     -------
     Explorer
         Controls ``n``, ``jitter``, ``pause_prob``, ``pause``, ``sync``; charts
-        ``curve`` and ``bill``; ``readout``; ``cluster()`` and ``lost()``.
+        ``curve`` and ``bill``; ``readout``; ``cluster()``, ``lost()`` (exact,
+        :func:`~straggle_edu.models.waste.lost_fraction`) and ``rows()`` (the
+        curve, which the readout and the bill use).
 
     Examples
     --------
     >>> ex = lost_fraction_explorer()
     >>> round(ex.lost(), 4), round(ex.charts["bill"].params.lost_fraction, 4)
     (0.0981, 0.0981)
+    >>> ex.controls["pause_prob"].value = 1e-3
+    >>> round(ex.charts["bill"].params.lost_fraction, 4)
+    0.1163
     >>> ex.controls["n"].value = 1
     >>> ex.lost(), ex.charts["bill"].params.gpus
     (0.0, 1.0)
@@ -145,27 +150,32 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
     cluster = lambda: Cluster.uniform(c["n"].value, step_time(), sync=c["sync"].value)
 
     def curve():
+        """The lost fraction against n for the current knobs (one shared-grid
+        integral per scenario, so the readout can look n up in it)."""
         t = step_time()
         scenarios = {"this cluster": t}
         if t.pause_prob > 0 and t.pause > 0:
             scenarios["same jitter, no pauses"] = StepTime(1.0, jitter=t.jitter)
-        return lost_fraction_chart(lost_fraction_curves(POWERS_OF_TWO, scenarios, sync=c["sync"].value), n_mark=c["n"].value)
+        state["rows"] = lost_fraction_curves(POWERS_OF_TWO, scenarios, sync=c["sync"].value)
+        return lost_fraction_chart(state["rows"], n_mark=c["n"].value)
 
-    first = lost_fraction(cluster())
-    charts = {"curve": curve(), "bill": bill_chart(n, days, first, usd_per_gpu_hour)}
+    def current():
+        return next(r for r in state["rows"] if r["n"] == c["n"].value and r["scenario"] == "this cluster")
+
+    state = {}
+    first = curve()
+    charts = {"curve": first, "bill": bill_chart(n, days, current()["lost"], usd_per_gpu_hour)}
     ex = Explorer(controls, charts, extra=[widgets.HTML()])
-    ex.readout, ex.cluster = ex.extra[0], cluster
+    ex.readout, ex.cluster, ex.rows = ex.extra[0], cluster, lambda: state["rows"]
     ex.lost = lambda: lost_fraction(cluster())
     _link(ex, "n", "curve", "n_mark")
     ex.link("n", "bill", "gpus")
 
     def readout(_=None):
-        k = cluster()
-        f = lost_fraction(k)
-        ex.charts["bill"].params.lost_fraction = f
-        slowest = expected_slowest(k)
-        ex.readout.value = (f"lost fraction <b>{f:.2%}</b> = (E[slowest] {slowest:.4f} s − mean worker "
-                            f"{k.mean_worker_time:.4f} s) / E[step] {slowest + k.sync_time:.4f} s")
+        row, sync = current(), c["sync"].value
+        ex.charts["bill"].params.lost_fraction = row["lost"]
+        ex.readout.value = (f"lost fraction <b>{row['lost']:.2%}</b> = (E[slowest] {row['slowest']:.4f} s − mean worker "
+                            f"{step_time().mean():.4f} s) / E[step] {row['slowest'] + sync:.4f} s")
 
     def redraw(_=None):
         _replace_chart(ex, "curve", curve())

@@ -81,26 +81,35 @@ def lost_fraction(cluster):
     return float(min(max((slowest - cluster.mean_worker_time) / step, 0.0), 1.0))
 
 
-def _slowest_curve(step_time, ns, per_sigma=24, max_points=200_000):
-    """E[slowest of n] for every n in ``ns`` (all >= 2) at once.
+def _slowest_curve(step_time, ns, extra=None, per_sigma=24, max_points=200_000):
+    """E[slowest of n] for every n in ``ns`` (all >= 1) at once, plus one
+    ``extra`` worker (a StepTime) when given.
 
     The trapezoid rule on one shared grid: E = a + integral from a to b of
-    (1 - F(t)**n) dt, with F(a) = 1e-13 and 1 - F(b)**n_max ~ 1e-18. The
-    integrand is flat at both ends, so the rule converges faster than any
-    power of the step; 24 points per sigma give about 1e-13 relative error
-    (tests compare with :func:`expected_slowest`). About a millisecond for
-    a whole curve, where one exact call per n takes several.
+    (1 - G(t)) dt, G(t) = F(t)**n (times the extra worker's CDF), with
+    G(a) <= 1e-13 and 1 - G(b) ~ 1e-18. The integrand is flat at both ends,
+    so the rule converges faster than any power of the step; 24 points per
+    sigma give about 1e-13 relative error (tests compare with the exact
+    :func:`expected_slowest`). About a millisecond for a whole curve, where
+    one exact call per n takes several. Every distribution must have jitter.
     """
-    a, b = float(step_time.ppf(1e-13)), float(step_time.isf(1e-18 / ns.max()))
-    m = int(min(max((b - a) / step_time.sigma * per_sigma, 2000), max_points))
+    dists = [step_time] if extra is None else [step_time, extra]
+    a = min(float(d.ppf(1e-13)) for d in dists)
+    b = max(float(d.isf(1e-18 / (ns.max() + 1))) for d in dists)
+    sigma = min(d.sigma for d in dists)
+    m = int(min(max((b - a) / sigma * per_sigma, 2000), max_points))
     t = np.linspace(a, b, m)
-    f = -np.expm1(ns[:, None] * np.asarray(step_time.logcdf(t), dtype=float)[None, :])
+    log_g = ns[:, None] * np.asarray(step_time.logcdf(t), dtype=float)[None, :]
+    if extra is not None:
+        log_g = log_g + np.asarray(extra.logcdf(t), dtype=float)[None, :]
+    f = -np.expm1(log_g)
     return a + (t[1] - t[0]) * (f.sum(axis=1) - 0.5 * (f[:, 0] + f[:, -1]))
 
 
 def lost_fraction_curves(ns, scenarios, *, sync=0.0):
-    """Rows ``{"n", "scenario", "lost"}`` of :func:`lost_fraction` against n,
-    for uniform clusters of each scenario's step time.
+    """Rows ``{"n", "scenario", "lost", "slowest"}`` of :func:`lost_fraction`
+    (and E[slowest] in seconds) against n, for uniform clusters of each
+    scenario's step time.
 
     Computes a whole curve in about a millisecond (one shared grid for all
     n), so an explorer can redraw it on every slider move.
@@ -135,7 +144,7 @@ def lost_fraction_curves(ns, scenarios, *, sync=0.0):
         elif many.any():
             slowest[many] = _slowest_curve(step_time, ns[many])
         lost = np.clip((slowest - mean) / (slowest + sync), 0.0, 1.0)
-        rows += [{"n": int(n), "scenario": str(label), "lost": float(v)} for n, v in zip(ns, lost)]
+        rows += [{"n": int(n), "scenario": str(label), "lost": float(v), "slowest": float(e)} for n, v, e in zip(ns, lost, slowest)]
     return rows
 
 
@@ -295,6 +304,10 @@ def slow_card_curves(ns, jitters, *, base=1.0, slow_factor=1.05):
     """Rows ``{"n", "jitter", "job_slowdown", "peer_wait_caused"}`` of
     :func:`slow_card` for every n and jitter.
 
+    Each jitter's curve is integrated on one shared grid for all n (see
+    :func:`lost_fraction_curves`), a millisecond or so, so an explorer can
+    redraw it on every slider move; tests compare it with :func:`slow_card`.
+
     Examples
     --------
     >>> rows = slow_card_curves([2, 4096], [0.0, 0.05])
@@ -302,12 +315,19 @@ def slow_card_curves(ns, jitters, *, base=1.0, slow_factor=1.05):
     [(2, 0.0, 0.05), (4096, 0.0, 0.05), (2, 0.05, 0.0314), (4096, 0.05, 0.0001)]
     """
     ns = whole("ns", np.atleast_1d(np.asarray(ns)))
+    require(ns.ndim == 1 and ns.size <= 1000, "ns", ns, "a list of at most 1000 worker counts")
     jitters = np.atleast_1d(in_range("jitters", jitters, 0.0, _MAX_JITTER))
-    require(ns.size * jitters.size <= 2000, "the number of points", ns.size * jitters.size, "at most 2000")
+    require(jitters.size <= 100, "jitters", jitters, "at most 100 jitters")
+    slow_factor = in_range("slow_factor", slow_factor, 1.0)
     rows = []
     for j in jitters.tolist():
         t = StepTime(base, jitter=j)
-        for n in ns.tolist():
-            card = slow_card(n, t, slow_factor)
-            rows.append({"n": n, "jitter": j, "job_slowdown": card.job_slowdown, "peer_wait_caused": card.peer_wait_caused})
+        if t.degenerate:  # every step takes base, or base * slow_factor
+            without, with_ = np.full(ns.shape, t.mu), np.full(ns.shape, t.mu * slow_factor)
+        else:
+            without = np.where(ns == 1, t.mu, _slowest_curve(t, ns))
+            with_ = np.where(ns == 1, t.mu * slow_factor, _slowest_curve(t, ns - 1, extra=t.with_slowdown(slow_factor)))
+        with_ = np.maximum(with_, without)
+        for n, w0, w1 in zip(ns.tolist(), without.tolist(), with_.tolist()):
+            rows.append({"n": n, "jitter": j, "job_slowdown": w1 / w0 - 1.0, "peer_wait_caused": (n - 1) * (w1 - w0)})
     return rows
