@@ -287,3 +287,33 @@ def test_worker_ops_and_columns(small_trace):
     assert set(ops["optype"]) <= set(OPTYPES)
     assert np.all(np.diff(ops["start_ts"]) >= 0)
     assert sorted(ops["mb_id"][ops["optype"] == "forward-compute"].tolist()) == [0, 1, 2]
+
+
+def test_large_csv_path_via_pyarrow_gives_the_same_messages(tmp_path, small_trace, monkeypatch):
+    from straggle_edu.traces import _table
+
+    monkeypatch.setattr(_table, "_ARROW_CSV_BYTES", 0)  # every CSV takes the pyarrow path
+    p = write_trace(small_trace, tmp_path / "trace-big.csv")
+    with open(p, "a") as f:
+        f.write("# incomplete\n")
+    t = read_trace(p)
+    assert len(t) == len(small_trace)
+    assert analyze(t).slowdown == pytest.approx(analyze(small_trace).slowdown, rel=1e-6)
+    bad = mutate(tmp_path, small_trace, 5, "duration", "oops", name="trace-bad2.csv")
+    with pytest.raises(TraceError, match=r"trace-bad2.csv: column 'duration', row 5"):
+        read_trace(bad)
+    bad = mutate(tmp_path, small_trace, 9, "seq_id", "2.5", name="trace-bad3.csv")
+    with pytest.raises(TraceError, match=r"column 'seq_id', row 9"):
+        read_trace(bad)
+
+
+def test_parquet_nulls_are_named(tmp_path, small_trace):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = small_trace.columns()
+    dur = pa.array(cols["duration"].tolist()[:10] + [None] + cols["duration"].tolist()[11:])
+    table = pa.table({k: (dur if k == "duration" else pa.array(v.tolist())) for k, v in cols.items()})
+    pq.write_table(table, tmp_path / "n.parquet")
+    with pytest.raises(TraceError, match=r"n.parquet: column 'duration', row 11"):
+        read_trace(tmp_path / "n.parquet")

@@ -39,6 +39,17 @@ def configure(parser):
     parser.add_argument("--top", type=int, default=5, metavar="N", help="rows per table in the report (default 5)")
 
 
+def _bar(show):
+    """A two-phase progress bar (reading, analysing) on a terminal, else None."""
+    if not show:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        return None
+    return tqdm(total=2, desc="reading", unit="phase", leave=False, file=sys.stderr)
+
+
 def _warning_to_stderr(message, category, filename, lineno, file=None, line=None):
     print(f"warning: {message}", file=sys.stderr)
 
@@ -68,8 +79,15 @@ def run(args):
         with warnings.catch_warnings():
             warnings.simplefilter("always")
             warnings.showwarning = _warning_to_stderr
+            bar = _bar(not args.json and sys.stderr.isatty())
             trace = read_trace(paths, format=args.format, meta=args.meta)
-            result = analyze(trace, attribution=args.attribution, progress=not args.json and sys.stderr.isatty())
+            if bar is not None:
+                bar.update(1)
+                bar.set_description("analysing")
+            result = analyze(trace, attribution=args.attribution)
+            if bar is not None:
+                bar.update(1)
+                bar.close()
     finally:
         warnings.showwarning = old
     if args.json:
@@ -84,9 +102,8 @@ def run(args):
 def _fmt_table(items, label, top):
     lines = []
     for key, value in items[:top]:
-        if isinstance(key, tuple):
-            key = f"dp {key[0]} / stage {key[1]}"
-        lines.append(f"    {label} {key}: S = {value:.3f}")
+        key = f"dp {key[0]} / stage {key[1]}" if isinstance(key, tuple) else f"{label} {key}" if label else str(key)
+        lines.append(f"    {key:<34} S_X = {value:.3f}")
     return lines
 
 
@@ -109,10 +126,10 @@ def report(result, top=5):
         )
     for name, label in (
         ("by_rank", "rank"),
-        ("by_optype", "optype"),
+        ("by_optype", ""),
         ("by_stage", "stage"),
         ("by_dp_rank", "dp rank"),
-        ("by_worker", "worker"),
+        ("by_worker", ""),
     ):
         table = getattr(result, name)
         if table:

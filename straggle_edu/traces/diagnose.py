@@ -222,7 +222,13 @@ def _op_questions(result):
     if result.by_stage:
         k, v = result.ranking("by_stage")[0]
         ms = "" if result.m_s is None else f"; M_S = {result.m_s:.2f} for the last stage"
-        out.append(("Which pipeline stage?", f"stage {k}: S_X = {v:.3f}, {_share_text(v, S)}{ms}."))
+        via = ""
+        if result.by_worker and result.by_dp_rank:
+            (w_dp, w_stage), w = result.ranking("by_worker")[0]
+            others = [x for (dd, ss), x in result.by_worker.items() if ss == k and dd != w_dp]
+            if w_stage == k and _explains(w, S) and (not others or max(others) - 1.0 < LARGE_PART * (S - 1.0)):
+                via = f", all of it through one worker, DP rank {w_dp}"
+        out.append(("Which pipeline stage?", f"stage {k}: S_X = {v:.3f}, {_share_text(v, S)}{via}{ms}."))
     mb = d.get("microbatch")
     if mb is not None:
         out.append(
