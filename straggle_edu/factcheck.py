@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ._validate import require, whole
 
-__all__ = ["VERDICTS", "ClaimCheck", "check_claim", "verdict_from_readings"]
+__all__ = ["VERDICTS", "ClaimCheck", "VerdictTable", "check_claim", "verdict_from_readings", "verdict_table"]
 
 VERDICTS = ("right", "right but loose", "wrong")
 _COLORS = {"right": "#2f7d32", "right but loose": "#b26a00", "wrong": "#c62828"}
@@ -174,3 +174,50 @@ def check_claim(number, claim, *, figures, readings, verdict, precise):
         )
     return ClaimCheck(number=number, claim=claim, figures=dict(figures), readings=readings, verdict=verdict,
                       precise=precise)
+
+
+@dataclass(frozen=True)
+class VerdictTable:
+    """All the checked claims in one table, with the count of each verdict."""
+
+    checks: tuple
+
+    @property
+    def counts(self):
+        """``{verdict: number of claims}`` for every verdict."""
+        return {v: sum(c.verdict == v for c in self.checks) for v in VERDICTS}
+
+    def __str__(self):
+        lines = [f"{c.number:>3}  {c.verdict:<16} {c.claim}" for c in self.checks]
+        lines.append(", ".join(f"{n} {v}" for v, n in self.counts.items()))
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return str(self)
+
+    def _repr_html_(self):
+        e = html.escape
+        rows = "".join(
+            f"<tr><td style='text-align:right'>{c.number}</td><td>{e(c.claim)}</td>"
+            f"<td><span style='background:{_COLORS[c.verdict]};color:white;padding:1px 6px;border-radius:3px'>"
+            f"{e(c.verdict)}</span></td></tr>"
+            for c in self.checks
+        )
+        total = ", ".join(f"<b>{n}</b> {e(v)}" for v, n in self.counts.items())
+        return f"<table><tr><th>#</th><th>claim</th><th>verdict</th></tr>{rows}</table><p>{total}</p>"
+
+
+def verdict_table(checks):
+    """A table of checked claims, sorted by number.
+
+    Examples
+    --------
+    >>> a = check_claim(1, "a", figures={}, readings={"r": True}, verdict="right", precise="")
+    >>> b = check_claim(2, "b", figures={}, readings={"r": True, "s": False}, verdict="right but loose", precise="")
+    >>> verdict_table([b, a]).counts
+    {'right': 1, 'right but loose': 1, 'wrong': 0}
+    """
+    checks = list(checks)
+    require(len(checks) >= 1 and all(isinstance(c, ClaimCheck) for c in checks), "checks", checks,
+            "one or more ClaimCheck results of check_claim")
+    return VerdictTable(tuple(sorted(checks, key=lambda c: c.number)))

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from straggle_edu import p_any_slow
-from straggle_edu.factcheck import VERDICTS, ClaimCheck, check_claim, verdict_from_readings
+from straggle_edu.factcheck import VERDICTS, ClaimCheck, check_claim, verdict_from_readings, verdict_table
 
 
 @given(st.lists(st.booleans(), min_size=1, max_size=6))
@@ -70,3 +70,15 @@ def test_check_claim_bad_input(kwargs, match):
             **kwargs}
     with pytest.raises(ValueError, match=match):
         check_claim(**args)
+
+
+def test_verdict_table_sorts_counts_and_renders():
+    checks = [check_claim(n, f"claim {n}", figures={}, readings=r, verdict=v, precise="")
+              for n, r, v in [(3, {"a": False}, "wrong"), (1, {"a": True}, "right"), (2, {"a": True, "b": False}, "right but loose")]]
+    table = verdict_table(checks)
+    assert [c.number for c in table.checks] == [1, 2, 3]
+    assert table.counts == {"right": 1, "right but loose": 1, "wrong": 1}
+    assert "1 right, 1 right but loose, 1 wrong" in str(table)
+    assert table._repr_html_().count("<tr>") == 4
+    with pytest.raises(ValueError, match="checks must be one or more ClaimCheck results"):
+        verdict_table([])
