@@ -819,7 +819,7 @@ def measured_vs_predicted(result):
 
     Examples
     --------
-    >>> r = run_barrier_lab(workers=2, steps=4, step_seconds=0.01)
+    >>> r = run_barrier_lab(workers=2, steps=4, step_seconds=0.03)
     >>> p = measured_vs_predicted(r)
     >>> bool(abs(p.error) < 0.5), p.steps
     (True, 4)
