@@ -93,3 +93,10 @@ def test_a_given_analysis_or_per_rank_trace():
     ex.controls["worker"].value = 2  # no error
     with pytest.raises(ValueError, match="example must be one of"):
         debug_job_explorer(example="cosmic rays")
+
+
+def test_an_analysis_without_worker_attribution_starts_on_the_slowest_worker():
+    a = analyze(example_trace("slow-worker"), attribution="basic")
+    assert a.by_worker is None
+    ex = debug_job_explorer(a)
+    assert ex.controls["worker"].value == (1, 1)

@@ -38,6 +38,13 @@ def _label(w):
     return f"dp {w[0]} · stage {w[1]}" if isinstance(w, tuple) else f"rank {w}"
 
 
+def _first_worker(analysis):
+    """The culprit worker (or rank); without worker attribution, the worker slowest on average."""
+    if analysis.by_worker is not None or analysis.by_rank is not None:
+        return analysis.culprit()
+    return analysis.workers[int(np.argmax(np.asarray(analysis.worker_step_slowdown).mean(axis=1)))]
+
+
 def _worst_step(analysis, worker):
     i = list(analysis.workers).index(worker)
     return int(analysis.steps[int(np.argmax(analysis.worker_step_slowdown[i]))])
@@ -80,7 +87,7 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
     if source is None:
         controls["example"] = widgets.Dropdown(options=list(EXAMPLE_CAUSES), value=example, description="example",
                                                style=_STYLE)
-    first = a.culprit()
+    first = _first_worker(a)
     controls["worker"] = widgets.Dropdown(options=[(_label(w), w) for w in a.workers], value=first,
                                           description="worker", style=_STYLE)
     controls["step"] = widgets.Dropdown(options=[int(s) for s in a.steps], value=_worst_step(a, first),
@@ -123,7 +130,7 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
     def on_example(change):
         an = load(example_trace(change["new"]))
         explorer.analysis = an
-        w = an.culprit()
+        w = _first_worker(an)
         busy["on"] = True
         try:
             controls["worker"].options = [(_label(x), x) for x in an.workers]
