@@ -72,13 +72,15 @@ def test_lost_fraction_explorer_pauses_add_a_reference_curve():
     ex.controls["pause_prob"].value = 1e-3
     f = lost_fraction(Cluster.uniform(4096, StepTime(1.0, jitter=0.03, pause_prob=1e-3, pause=0.1)))
     assert math.isclose(ex.charts["bill"].params.lost_fraction, f)
-    spec = ex.charts["curve"].chart.to_dict()
+    spec = ex.charts["curve"].spec  # rows are swapped into the spec in place
     rows = rows_of(spec, spec["layer"][0]["data"])
     assert {r["scenario"] for r in rows} == {"this cluster", "same jitter, no pauses"}
     at = [r["lost"] for r in rows if r["n"] == 4096 and r["scenario"] == "this cluster"]
     assert math.isclose(at[0], f, rel_tol=1e-9)
     ex.controls["n"].value = 256
     assert ex.charts["curve"].params.n_mark == 256 and ex.charts["bill"].params.gpus == 256
+    ex.controls["pause"].value = 0.5
+    assert [p["value"] for p in ex.charts["curve"].spec["params"]] == [256]
 
 
 def test_lost_fraction_explorer_sync_dilutes_the_waiting():

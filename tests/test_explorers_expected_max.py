@@ -132,13 +132,24 @@ def test_slow_card_explorer_jitter_zero_costs_the_whole_factor():
     ex = slow_card_explorer(jitter=0.02)
     ex.controls["jitter"].value = 0.0
     assert math.isclose(ex.card().job_slowdown, 0.05, rel_tol=1e-9)
-    spec = ex.charts["slowdown"].chart.to_dict()
+    spec = ex.charts["slowdown"].spec  # rows are swapped into the spec in place
     rows = rows_of(spec, spec["layer"][0]["data"])
     assert all(math.isclose(r["job_slowdown"], 0.05, rel_tol=1e-9) for r in rows) and {r["jitter"] for r in rows} == {0.0}
     ex.controls["n"].value = 8
     assert ex.charts["slowdown"].params.n_mark == 8
     ex.controls["days"].value = 30
     assert f"{7 * 30 * 24 * 0.05 / 1.05:,.0f} GPU-hours" in ex.readout.value
+
+
+def test_slow_card_explorer_swapped_spec_keeps_the_current_params():
+    # The browser re-reads every param from a new spec; a stale value would snap the marker back.
+    ex = slow_card_explorer(n=4096)
+    ex.controls["n"].value = 64
+    ex.controls["slow_factor"].value = 1.2
+    spec = ex.charts["slowdown"].spec
+    assert [p["value"] for p in spec["params"] if p["name"] == "n_mark"] == [64]
+    assert rows_of(spec, spec["layer"][1]["data"]) == [{"y": pytest.approx(0.2)}]
+    assert len(spec["datasets"]) == 2  # old rows are dropped
 
 
 def test_slow_card_explorer_every_control_range_is_safe():

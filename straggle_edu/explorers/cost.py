@@ -21,7 +21,7 @@ from ..models.cluster import Cluster
 from ..models.step_time import StepTime
 from ..models.waste import lost_fraction, lost_fraction_curves
 from ._base import Explorer
-from .expected_max import POWERS_OF_TWO, _float_slider, _link, _n_slider, _replace_chart
+from .expected_max import POWERS_OF_TWO, _float_slider, _n_slider, _swap_rows
 
 __all__ = ["cost_explorer", "lost_fraction_explorer", "PAUSE_CHOICES"]
 
@@ -119,7 +119,7 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
     -------
     Explorer
         Controls ``n``, ``jitter``, ``pause_prob``, ``pause``, ``sync``; charts
-        ``curve`` and ``bill``; ``readout``; ``cluster()``, ``lost()`` (exact,
+        ``curve`` (its rows are swapped in place, so read its ``.spec``) and ``bill``; ``readout``; ``cluster()``, ``lost()`` (exact,
         :func:`~straggle_edu.models.waste.lost_fraction`) and ``rows()`` (the
         curve, which the readout and the bill use).
 
@@ -157,18 +157,17 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
         if t.pause_prob > 0 and t.pause > 0:
             scenarios["same jitter, no pauses"] = StepTime(1.0, jitter=t.jitter)
         state["rows"] = lost_fraction_curves(POWERS_OF_TWO, scenarios, sync=c["sync"].value)
-        return lost_fraction_chart(state["rows"], n_mark=c["n"].value)
+        return state["rows"]
 
     def current():
         return next(r for r in state["rows"] if r["n"] == c["n"].value and r["scenario"] == "this cluster")
 
     state = {}
-    first = curve()
-    charts = {"curve": first, "bill": bill_chart(n, days, current()["lost"], usd_per_gpu_hour)}
+    charts = {"curve": lost_fraction_chart(curve(), n_mark=n), "bill": bill_chart(n, days, current()["lost"], usd_per_gpu_hour)}
     ex = Explorer(controls, charts, extra=[widgets.HTML()])
     ex.readout, ex.cluster, ex.rows = ex.extra[0], cluster, lambda: state["rows"]
     ex.lost = lambda: lost_fraction(cluster())
-    _link(ex, "n", "curve", "n_mark")
+    ex.link("n", "curve", "n_mark")
     ex.link("n", "bill", "gpus")
 
     def readout(_=None):
@@ -178,7 +177,7 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
                             f"{step_time().mean():.4f} s) / E[step] {row['slowest'] + sync:.4f} s")
 
     def redraw(_=None):
-        _replace_chart(ex, "curve", curve())
+        _swap_rows(ex.charts["curve"], {0: curve()})  # same marks, new numbers
         readout()
 
     c["n"].observe(readout, "value")

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import itertools
 
 import ipywidgets as widgets
 import numpy as np
@@ -65,6 +66,37 @@ def _replace_chart(ex, name, chart):
     for old in links.pop(name, []):
         old.unlink()
     links[name] = [widgets.dlink((ex.controls[c], "value"), (jchart.params, p)) for c, ch, p, _ in ex.links if ch == name]
+
+
+_swaps = itertools.count()
+
+
+def _swap_rows(jchart, rows_by_layer):
+    """Give layers of a layered chart new rows, in place, keeping the params where they are.
+
+    For updates that change only numbers (same marks, encodings and params),
+    editing the JupyterChart's Vega-Lite ``spec`` costs a few dictionary
+    copies, where a new chart costs Altair's wrapping and schema validation
+    (tens of milliseconds). The browser re-embeds a new spec and then reads
+    every param's value back from it, so the spec's params are set to their
+    current values first; otherwise a slider's param would snap back to the
+    value the chart was built with. ``jchart.chart`` keeps the chart as
+    built; ``jchart.spec`` is what the browser draws.
+    """
+    spec = dict(jchart.spec)
+    spec["layer"] = [dict(layer) for layer in spec["layer"]]
+    datasets = dict(spec.get("datasets", {}))
+    for i, rows in rows_by_layer.items():
+        name = f"swapped-{next(_swaps)}"
+        datasets[name] = [dict(r) for r in rows]
+        spec["layer"][i]["data"] = {"name": name}
+    used = {layer["data"].get("name") for layer in spec["layer"] if isinstance(layer.get("data"), dict)}
+    used.add((spec.get("data") or {}).get("name"))
+    spec["datasets"] = {k: v for k, v in datasets.items() if k in used}
+    current = jchart.params.trait_names()
+    spec["params"] = [dict(p, value=getattr(jchart.params, p["name"])) if "value" in p and p["name"] in current else p
+                      for p in spec.get("params", [])]
+    jchart.spec = spec
 
 
 def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0):
@@ -230,7 +262,8 @@ def slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10.0):
     -------
     Explorer
         Controls ``n``, ``jitter``, ``slow_factor``, ``days``; chart
-        ``slowdown``; ``readout``; ``card()`` returns the current
+        ``slowdown`` (jitter and slow factor swap its rows in place, so read
+        its ``.spec``); ``readout``; ``card()`` returns the current
         :class:`~straggle_edu.models.waste.SlowCard`.
 
     Examples
@@ -251,11 +284,11 @@ def slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10.0):
     }
     c = controls
     card = lambda: slow_card(c["n"].value, StepTime(1.0, jitter=c["jitter"].value), c["slow_factor"].value)
-    chart = lambda: slow_card_chart(slow_card_curves(ns, [c["jitter"].value], slow_factor=c["slow_factor"].value),
-                                    slow_factor=c["slow_factor"].value, n_mark=c["n"].value)
-    ex = Explorer(controls, {"slowdown": chart()}, extra=[widgets.HTML()])
+    curve = lambda: slow_card_curves(ns, [c["jitter"].value], slow_factor=c["slow_factor"].value)
+    chart = slow_card_chart(curve(), slow_factor=slow_factor, n_mark=c["n"].value)
+    ex = Explorer(controls, {"slowdown": chart}, extra=[widgets.HTML()])
     ex.readout, ex.card = ex.extra[0], card
-    _link(ex, "n", "slowdown", "n_mark")
+    ex.link("n", "slowdown", "n_mark")
 
     def readout(_=None):
         k, d = card(), c["days"].value
@@ -266,7 +299,8 @@ def slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10.0):
             f"{k.peer_wait / ((k.n - 1) * k.step_with):.1%} of each step")
 
     def redraw(_=None):
-        _replace_chart(ex, "slowdown", chart())
+        # Same marks, new numbers: the curve (layer 0) and the card's own slowdown (layer 1).
+        _swap_rows(ex.charts["slowdown"], {0: curve(), 1: [{"y": c["slow_factor"].value - 1.0}]})
         readout()
 
     c["n"].observe(readout, "value")
