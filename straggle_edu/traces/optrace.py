@@ -269,6 +269,15 @@ def read_op_trace(path, *, meta=None):
     Returns
     -------
     OpTrace
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> p = write_trace(synthetic_trace(2, 2, 2, 1), pathlib.Path(tempfile.mkdtemp()) / "trace-demo.csv")
+    >>> t = read_op_trace(p)
+    >>> t.layout.dp_size, t.layout.pp_size, t.layout.source.endswith("meta-demo.yaml")
+    (2, 2, True)
     """
     path = Path(path)
     if not path.exists():
@@ -298,6 +307,14 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
     """Check columns in the artifact schema and build an :class:`OpTrace`.
 
     ``columns`` maps column names to sequences (optype as text).
+
+    Examples
+    --------
+    >>> t = op_trace_from_columns({"dp_rank": [0, 1], "stage": [0, 0], "step": [0, 0],
+    ...                            "optype": ["forward-compute"] * 2, "start_ts": [0.0, 0.0],
+    ...                            "duration": [1.0, 2.0], "seq_id": [0, 0]})
+    >>> t
+    OpTrace(ops=2, dp=2, pp=1, steps=1, source='<memory>')
     """
     shown = display_path(source) if source != "<memory>" else source
     cols = {str(k).strip(): v for k, v in columns.items()}
@@ -581,6 +598,16 @@ def write_trace(trace, path, *, meta=True):
     -------
     pathlib.Path
         The trace file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> write_trace(synthetic_trace(1, 1, 1, 1), folder / "trace-x.parquet").name
+    'trace-x.parquet'
+    >>> sorted(p.name for p in folder.iterdir())
+    ['meta-x.yaml', 'trace-x.parquet']
     """
     path = Path(path)
     if not path.parent.is_dir():

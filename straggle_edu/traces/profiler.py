@@ -197,6 +197,22 @@ def read_profiler_traces(path):
         ``comm`` = the step's transfer (the smallest communication time over
         the ranks), ``wait`` = the rest of the communication time,
         ``recorded`` = the slowest rank's ``ProfilerStep`` duration.
+
+    Examples
+    --------
+    Two ranks; rank 1 computes 2 s, rank 0 computes 1 s and then waits in the all-reduce:
+
+    >>> import json, tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> for rank, (compute, comm) in enumerate([(1.0, 1.1), (2.0, 0.1)]):
+    ...     events = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "ts": 0, "dur": 3.1e6},
+    ...               {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "ts": compute * 1e6,
+    ...                "dur": comm * 1e6}]
+    ...     data = {"traceEvents": events, "distributedInfo": {"rank": rank}}
+    ...     _ = (folder / f"rank-{rank}.json").write_text(json.dumps(data))
+    >>> t = read_profiler_traces(folder)
+    >>> t.compute.round(3).tolist(), t.comm.round(3).tolist(), t.wait.round(3).tolist()
+    ([[2.0, 3.0]], [[0.1, 0.1]], [[1.0, 0.0]])
     """
     files = _files(path)
     per_rank = {}

@@ -125,7 +125,17 @@ def _median_time(arr):
 
 
 def build_model(trace):
-    """Build the :class:`DependencyModel` of an :class:`~straggle_edu.traces.OpTrace`."""
+    """Build the :class:`DependencyModel` of an :class:`~straggle_edu.traces.OpTrace`.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> m = build_model(synthetic_trace(dp=2, pp=2, microbatches=3, steps=4))
+    >>> m.shape   # nodes (ops of one worker-step, per stage), steps, DP ranks
+    (34, 4, 2)
+    >>> sorted({m.node_label[n] for n in range(m.n_nodes) if len(m.node_codes[n]) == 2})
+    ['backward-send+forward-recv', 'forward-send+backward-recv']
+    """
     shown = display_path(trace.source) if trace.source != "<memory>" else trace.source
     L = trace.layout
     D, P = L.dp_size, L.pp_size
@@ -457,6 +467,17 @@ def replay(model, work, *, keep_timeline=False, progress=None):
         Shape (V, S): the replayed step times, in seconds.
     timeline : tuple of lists, only with ``keep_timeline``
         ``(starts, ends)``, each a list of arrays per node.
+
+    Examples
+    --------
+    Replay the recorded work, and the same work doubled, as two variants at once:
+
+    >>> import numpy as np
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> m = build_model(synthetic_trace(dp=2, pp=2, microbatches=2, steps=1))
+    >>> T = replay(m, lambda n: np.stack([m.work[n], 2 * m.work[n]]))
+    >>> bool(np.allclose(T[0], m.recorded_step)), bool(np.allclose(T[1], 2 * T[0]))
+    (True, True)
     """
     N = model.n_nodes
     starts = [None] * N

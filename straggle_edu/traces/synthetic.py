@@ -418,6 +418,12 @@ def cause_gallery(**kwargs):
     ``S``, ``waste``, ``m_w``, ``m_s``, ``persistent`` (share of steps carrying
     at least half the excess), ``optype`` (the top S_X optype), ``worker`` and
     ``culprit`` (what the preset's culprit attribution names).
+
+    Examples
+    --------
+    >>> rows = cause_gallery(steps=4)
+    >>> [(r["cause"], r["culprit"]) for r in rows][1:3]
+    [('slow-worker', (1, 1)), ('last-stage', 1)]
     """
     from .diagnose import persistent_share
     from .whatif import analyze_ops

@@ -60,7 +60,18 @@ AUTO_WORKERS = 1024  # "auto" attribution reports by_dp_rank / by_worker up to t
 
 
 def ideal_work(model):
-    """The ideal work of every cell, shape (N, S, D), in seconds."""
+    """The ideal work of every cell, shape (N, S, D), in seconds.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import op_trace_from_columns
+    >>> from straggle_edu.traces.replay import build_model
+    >>> t = op_trace_from_columns({"dp_rank": [0, 1], "stage": [0, 0], "step": [0, 0],
+    ...                            "optype": ["forward-compute"] * 2, "start_ts": [0.0, 0.0],
+    ...                            "duration": [1.0, 3.0], "seq_id": [0, 0], "mb_id": [0, 0]})
+    >>> ideal_work(build_model(t)).ravel().tolist()   # the group mean, straggler included
+    [2.0, 2.0]
+    """
     N, S, D = model.shape
     ideal = np.empty(model.shape)
     work = model.work
@@ -122,6 +133,13 @@ def analyze_ops(trace, *, attribution="auto", progress=False):
     Returns
     -------
     Analysis
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> a = analyze_ops(synthetic_trace(dp=4, pp=2, microbatches=4, steps=2, last_stage=1.5))
+    >>> a.culprit("by_stage"), a.m_s > 1
+    (1, True)
     """
     bar = None
     if progress:
@@ -340,6 +358,13 @@ def worker_timeline(analysis, dp_rank, stage, step):
     ``microbatch``, ``recorded_start``, ``recorded_duration``, ``work``
     (duration or transfer), ``ideal_work``, ``ideal_start``, ``ideal_end``
     and ``excess`` (work / ideal work), seconds from the step's start.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> a = analyze_ops(synthetic_trace(dp=2, pp=1, microbatches=2, steps=1, slow_worker=(1, 0, 3.0)))
+    >>> [(r["op"], round(r["excess"], 2)) for r in worker_timeline(a, 1, 0, 0) if "compute" in r["op"]]
+    [('forward-compute', 1.5), ('backward-compute', 1.5), ('forward-compute', 1.5), ('backward-compute', 1.5)]
     """
     model = analysis.details["model"]
     ideal = analysis.details["ideal"]
