@@ -134,7 +134,7 @@ def build_model(trace):
     >>> m.shape   # nodes (ops of one worker-step, per stage), steps, DP ranks
     (34, 4, 2)
     >>> sorted({m.node_label[n] for n in range(m.n_nodes) if len(m.node_codes[n]) == 2})
-    ['backward-send+forward-recv', 'forward-send+backward-recv']
+    ['forward-recv+backward-send', 'forward-send+backward-recv']
     """
     shown = display_path(trace.source) if trace.source != "<memory>" else trace.source
     L = trace.layout
