@@ -37,7 +37,7 @@ __all__ = [
 
 # Above this size a CSV is read with pyarrow when it is installed (much less
 # memory than Python's csv module); smaller files use the standard library.
-_ARROW_CSV_BYTES = 8 * 2**20
+_ARROW_CSV_BYTES = 512 * 2**10
 
 
 class TraceError(ValueError):
