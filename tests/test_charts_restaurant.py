@@ -7,7 +7,7 @@ import pytest
 from _vega import drawn_texts, with_params
 from scipy import stats
 
-from straggle_edu.charts.restaurant import barrier_chart, restaurant_chart
+from straggle_edu.charts.restaurant import barrier_chart, barrier_datasets, restaurant_chart, restaurant_datasets
 from straggle_edu.models.restaurant import dish_noise, dish_times, run_with_barrier, serve_table, worker_times
 
 
@@ -52,8 +52,16 @@ def test_restaurant_chart_params_compute_what_the_model_computes(values):
 def test_restaurant_chart_data_carries_the_noise():
     noise = dish_noise(16, rng=4)
     spec = restaurant_chart(noise).to_dict()
-    values = [v for d in spec.get("datasets", {}).values() for v in d] or spec["data"]["values"]
-    np.testing.assert_allclose([v["z"] for v in values], noise)
+    np.testing.assert_allclose([v["z"] for v in spec["datasets"]["restaurant_dishes"]], noise)
+
+
+def test_restaurant_chart_swapping_datasets_equals_building_again():
+    a, b = dish_noise(16, rng=1), dish_noise(16, rng=2)
+    swapped = restaurant_chart(a).copy(deep=False)
+    swapped.datasets = restaurant_datasets(b)
+    assert swapped.to_dict() == restaurant_chart(b).to_dict()
+    with pytest.raises(ValueError, match="noise must be finite standard-normal draws"):
+        restaurant_datasets([])
 
 
 @pytest.mark.parametrize(
@@ -95,6 +103,15 @@ def test_barrier_chart_hover_links_both_panels():
     assert set(hover["views"]) == names == {"timeline_0", "per_worker"}
     texts = drawn_texts(barrier_chart(run))
     assert "average worker's pace" in texts and "barrier" in texts
+
+
+def test_barrier_chart_swapping_datasets_equals_building_again():
+    dist = stats.norm(1.0, 0.05)
+    first = run_with_barrier(worker_times(dist, n=4, steps=3, rng=1))
+    second = run_with_barrier(worker_times(dist, n=9, steps=5, rng=2))
+    swapped = barrier_chart(first).copy(deep=False)
+    swapped.datasets = barrier_datasets(second)
+    assert swapped.to_dict() == barrier_chart(second).to_dict()
 
 
 def test_barrier_chart_bad_input():

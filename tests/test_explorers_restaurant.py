@@ -46,10 +46,11 @@ def test_restaurant_explorer_new_draw_changes_the_dishes_and_keeps_the_links():
     ex.controls["redraw"].click()
     assert not np.array_equal(before, ex.noise)
     assert ex.controls["times"].value is True  # a new draw shows random times
-    values = ex.charts["table"].chart.to_dict()["data"]["values"]
+    values = ex.charts["table"].chart.to_dict()["datasets"]["restaurant_dishes"]
     np.testing.assert_allclose([v["z"] for v in values], ex.noise)
     ex.controls["dishes"].value = 3  # the links reach the new chart's params
     assert ex.charts["table"].params.dishes == 3
+    assert ex.charts["table"].params.slow_time == ex.controls["slow"].value
 
 
 def test_restaurant_explorer_same_seed_same_draws():

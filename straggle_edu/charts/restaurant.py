@@ -8,6 +8,8 @@
   The formula is :func:`straggle_edu.models.restaurant.dish_times`'s.
 - :func:`barrier_chart`: the same picture for GPUs: n workers, several steps,
   a barrier after each. Hover a worker to light up its bars in both panels.
+  Its data are named datasets (:func:`barrier_datasets`), so a new run can
+  be swapped into the chart without building it again.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from .._validate import require, whole
 from ..models.restaurant import MAX_DISHES, BarrierRun, dish_noise
 from ._linked import share_selection
 
-__all__ = ["restaurant_chart", "barrier_chart", "RESTAURANT_COLORS"]
+__all__ = ["restaurant_chart", "restaurant_datasets", "barrier_chart", "barrier_datasets", "RESTAURANT_COLORS"]
 
 # Cooking, the slow dish and waiting, the same in every restaurant picture.
 RESTAURANT_COLORS = alt.Scale(
@@ -62,8 +64,7 @@ def restaurant_chart(noise=None, dishes=8, dish=10.0, slow=14.0, spread=0.2, ran
         alt.param(name="spread", value=float(spread)),
         alt.param(name="random_times", value=bool(random)),
     ]
-    data = alt.Data(values=[{"i": i + 1, "z": float(z[i])} for i in range(max_dishes)])
-    base = alt.Chart(data).transform_filter("datum.i <= dishes").transform_calculate(
+    base = alt.Chart(alt.Data(name="restaurant_dishes")).transform_filter("datum.i <= dishes").transform_calculate(
         s="random_times ? sqrt(log(1 + spread * spread)) : 0",
         kind="datum.i == dishes ? 'slow dish' : 'cooking'",
     ).transform_calculate(
@@ -89,7 +90,69 @@ def restaurant_chart(noise=None, dishes=8, dish=10.0, slow=14.0, spread=0.2, ran
         label="(datum.line == 'average' ? 'average ' : 'table served at ') + format(datum.x, '.1f') + ' min'",
         y="datum.line == 'average' ? -22 : -8",
     ).mark_text(align="left", dx=-3, fontWeight="bold").encode(x="x:Q", y=alt.Y("y:Q", scale=None), text="label:N")
-    return alt.layer(cook, wait, rules, text).properties(width=460, height=alt.Step(18))
+    chart = alt.layer(cook, wait, rules, text).properties(width=460, height=alt.Step(18))
+    chart.datasets = restaurant_datasets(z[:max_dishes])
+    return chart
+
+
+def restaurant_datasets(noise):
+    """The named dataset :func:`restaurant_chart` draws: one row per dish with its noise draw.
+
+    Swap it into a copy of a restaurant chart to re-cook the dishes with new
+    draws, without building the chart again.
+
+    Examples
+    --------
+    >>> restaurant_datasets([0.5, -1.0])
+    {'restaurant_dishes': [{'i': 1, 'z': 0.5}, {'i': 2, 'z': -1.0}]}
+    """
+    z = np.asarray(noise, dtype=float).ravel()
+    require(z.size >= 1 and np.isfinite(z).all(), "noise", noise, "finite standard-normal draws")
+    return {"restaurant_dishes": [{"i": i + 1, "z": float(v)} for i, v in enumerate(z)]}
+
+
+def barrier_datasets(run):
+    """The named datasets :func:`barrier_chart` draws, for one run.
+
+    A chart's look does not depend on the run, only its data does, so an
+    explorer can draw a new run by swapping these into a copy of the chart it
+    already has (``chart.copy(deep=False)``, then ``.datasets = ...``), which is
+    much cheaper than building the chart again.
+
+    Parameters
+    ----------
+    run : BarrierRun
+        At most 2,000 worker-steps.
+
+    Returns
+    -------
+    dict
+        ``{"barrier_timeline": [...], "barrier_rules": [...], "barrier_waits": [...]}``,
+        lists of plain dicts (seconds).
+
+    Examples
+    --------
+    >>> from straggle_edu.models.restaurant import run_with_barrier
+    >>> data = barrier_datasets(run_with_barrier([[1.0, 1.5]]))
+    >>> data["barrier_timeline"][2]
+    {'step': 1, 'worker': 1, 'start': 0.0, 'end': 1.5, 'phase': 'slowest'}
+    >>> data["barrier_waits"]
+    [{'worker': 0, 'waiting': 0.5}, {'worker': 1, 'waiting': 0.0}]
+    """
+    require(isinstance(run, BarrierRun), "run", run, "a BarrierRun from run_with_barrier")
+    require(run.steps * run.n <= 2000, "run", f"{run.steps} steps x {run.n} workers", "at most 2,000 worker-steps")
+    rows = []
+    for s in range(run.steps):
+        start, end, slowest = float(run.starts[s]), float(run.ends[s]), int(run.slowest[s])
+        for w in range(run.n):
+            done = start + float(run.times[s, w])
+            phase = "slowest" if w == slowest else "compute"
+            rows.append({"step": s + 1, "worker": w, "start": start, "end": done, "phase": phase})
+            rows.append({"step": s + 1, "worker": w, "start": done, "end": end, "phase": "waiting"})
+    marks = [{"x": float(e), "line": "barrier"} for e in run.ends]
+    marks.append({"x": run.average_time, "line": "average worker's pace"})
+    waits = [{"worker": w, "waiting": float(v)} for w, v in enumerate(run.waiting.sum(axis=0))]
+    return {"barrier_timeline": rows, "barrier_rules": marks, "barrier_waits": waits}
 
 
 def barrier_chart(run, unit="s"):
@@ -111,38 +174,26 @@ def barrier_chart(run, unit="s"):
     Returns
     -------
     altair.HConcatChart
+        Its data are the named datasets of :func:`barrier_datasets`.
     """
-    require(isinstance(run, BarrierRun), "run", run, "a BarrierRun from run_with_barrier")
-    require(run.steps * run.n <= 2000, "run", f"{run.steps} steps x {run.n} workers", "at most 2,000 worker-steps")
-    rows = []
-    for s in range(run.steps):
-        start, end, slowest = float(run.starts[s]), float(run.ends[s]), int(run.slowest[s])
-        for w in range(run.n):
-            done = start + float(run.times[s, w])
-            phase = "slowest" if w == slowest else "compute"
-            rows.append({"step": s + 1, "worker": w, "start": start, "end": done, "phase": phase})
-            rows.append({"step": s + 1, "worker": w, "start": done, "end": end, "phase": "waiting"})
+    datasets = barrier_datasets(run)
     hover = alt.selection_point(name="worker_hover", on="pointerover", fields=["worker"], empty=False)
     fade = alt.condition(hover, alt.value(1.0), alt.value(0.75))
-    y = alt.Y("worker:O", title="worker", axis=alt.Axis(labels=run.n <= 32), scale=alt.Scale(paddingInner=0.15))
+    y = alt.Y("worker:O", title="worker", axis=alt.Axis(labelOverlap=True), scale=alt.Scale(paddingInner=0.15))
     tip = ["worker:O", "step:O", "phase:N", alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f")]
     timeline = alt.Chart(alt.Data(name="barrier_timeline")).mark_bar().encode(
         x=alt.X("start:Q", title=f"time ({unit})"), x2="end:Q", y=y, opacity=fade, tooltip=tip,
         color=alt.Color("phase:N", scale=_BARRIER_COLORS, title=None),
     ).properties(name="timeline_0")
-    marks = [{"x": float(e), "line": "barrier"} for e in run.ends]
-    marks.append({"x": run.average_time, "line": "average worker's pace"})
-    rules = alt.Chart(alt.Data(values=marks)).mark_rule().encode(
+    rules = alt.Chart(alt.Data(name="barrier_rules")).mark_rule().encode(
         x="x:Q", strokeDash=alt.StrokeDash(
             "line:N", title=None, scale=alt.Scale(domain=["barrier", "average worker's pace"], range=[[1, 0], [5, 3]])
         ),
     )
-    waits = [{"worker": w, "waiting": float(v)} for w, v in enumerate(run.waiting.sum(axis=0))]
-    per_worker = alt.Chart(alt.Data(values=waits)).mark_bar(color="#9d9d9d").encode(
+    per_worker = alt.Chart(alt.Data(name="barrier_waits")).mark_bar(color="#9d9d9d").encode(
         x=alt.X("waiting:Q", title=f"waiting ({unit})"), y=y, opacity=fade,
         tooltip=["worker:O", alt.Tooltip("waiting:Q", format=".3f")],
     ).properties(name="per_worker", width=120)
-    height = min(400, max(120, 14 * run.n))
-    both = alt.hconcat((timeline + rules).properties(width=440, height=height), per_worker.properties(height=height))
-    both.datasets = {"barrier_timeline": rows}
+    both = alt.hconcat((timeline + rules).properties(width=440, height=300), per_worker.properties(height=300))
+    both.datasets = datasets
     return share_selection(both, hover, ["timeline_0", "per_worker"])

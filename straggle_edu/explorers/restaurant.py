@@ -15,7 +15,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._validate import whole
-from ..charts.restaurant import barrier_chart, restaurant_chart
+from ..charts.restaurant import barrier_chart, barrier_datasets, restaurant_chart, restaurant_datasets
 from ..models.restaurant import MAX_DISHES, dish_noise, dish_times, run_with_barrier, serve_table, worker_times
 from ..models.step_time import StepTime
 from ._base import Explorer
@@ -97,14 +97,15 @@ def restaurant_explorer(dishes=8, dish=10.0, slow=14.0, random=False, spread=0.2
     def redraw(_=None):
         ex.noise = dish_noise(max_dishes, rng=np.random.default_rng(seeds.spawn(1)[0]))
         c = ex.controls
-        jchart = ex.charts["table"]
-        jchart.chart = restaurant_chart(ex.noise, c["dishes"].value, c["dish"].value, c["slow"].value,
-                                        c["spread"].value, c["times"].value, max_dishes)
-        _relink(ex, "table")
+        chart = template.copy(deep=False)  # same look, new dishes: no rebuild
+        chart.datasets = restaurant_datasets(ex.noise)
+        ex.charts["table"].chart = chart
+        _relink(ex, "table")  # the new chart has new params; point the sliders at them
         if not c["times"].value:
             c["times"].value = True  # a new draw only shows with random times
         update()
 
+    template = ex.charts["table"].chart
     for name in ("dishes", "dish", "slow", "times", "spread"):
         controls[name].observe(update, "value")
     controls["redraw"].on_click(redraw)
@@ -191,9 +192,13 @@ def barrier_explorer(n=8, steps=6, jitter=0.05, pause_prob=0.02, pause=0.5, seed
         readout.value = (f"job <b>{r.job_time:.2f}</b> s · average worker's pace <b>{r.average_time:.2f}</b> s"
                          f" · slower by <b>{r.slowdown - 1:.1%}</b> · idle <b>{r.idle_fraction:.1%}</b>")
 
+    template = ex.charts["timeline"].chart
+
     def update(_=None):
         r = run()
-        ex.charts["timeline"].chart = barrier_chart(r)
+        chart = template.copy(deep=False)  # same look, new data: no rebuild
+        chart.datasets = barrier_datasets(r)
+        ex.charts["timeline"].chart = chart
         show_numbers(r)
 
     for control in controls.values():
