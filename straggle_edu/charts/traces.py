@@ -90,7 +90,7 @@ def trace_heatmap_chart(analysis, *, width=520, max_rows=TRACE_MAX_ROWS):
     ).add_params(pick).properties(width=width, height=min(16 * n_workers, 640),
                                    title="worker slowdown per step" + (" (slowest workers)" if trimmed else ""))
     job = base.transform_filter(f"datum.order == {rows[0]['order']}" if rows else "false").mark_line(
-        color="#7f7f7f", strokeDash=[4, 3]).encode(x="step:O", y=alt.Y("job:Q", title="slowdown"))
+        color="#7f7f7f", strokeDash=[4, 3]).encode(x="step:O", y=alt.Y("job:Q", title="slowdown", scale=alt.Scale(zero=False)))
     mine = base.transform_filter(pick).mark_line(point=True, color="#d62728").encode(
         x="step:O", y="S:Q", tooltip=["worker:N", "step:O", alt.Tooltip("S:Q", format=".3f")])
     return alt.vconcat(heat, (job + mine).properties(width=width, height=120,
@@ -118,8 +118,12 @@ def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
     items = analysis.ranking(by)[:top]
     rows = [{"x": _worker_label(k) if isinstance(k, tuple) else str(k), "S": float(v), "order": i}
             for i, (k, v) in enumerate(items)]
+    lo = min([1.0, float(analysis.slowdown)] + [r["S"] for r in rows])
+    hi = max([1.0, float(analysis.slowdown)] + [r["S"] for r in rows])
+    pad = 0.05 * max(hi - lo, 0.02)
+    scale = alt.Scale(domain=[lo - pad, hi + pad], clamp=True)  # S_X sit near 1: start the bars there
     bars = alt.Chart({"values": rows}).mark_bar(color="#4c78a8").encode(
-        x=alt.X("S:Q", title="S_X: slowdown with only X at its recorded durations", scale=alt.Scale(zero=False)),
+        x=alt.X("S:Q", title="S_X: slowdown with only X at its recorded durations", scale=scale),
         y=alt.Y("x:N", sort=alt.EncodingSortField("order", order="ascending"), title=None),
         tooltip=["x:N", alt.Tooltip("S:Q", format=".4f")])
     job = alt.Chart({"values": [{"S": float(analysis.slowdown)}]}).mark_rule(color="#d62728", strokeDash=[4, 3]).encode(

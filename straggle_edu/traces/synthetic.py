@@ -416,7 +416,7 @@ def cause_gallery(**kwargs):
 
     Keyword arguments go to :func:`example_trace`. Each row has ``cause``,
     ``S``, ``waste``, ``m_w``, ``m_s``, ``persistent`` (share of steps carrying
-    at least half the excess), ``optype`` (the top S_X optype), ``worker`` and
+    at least half the excess; None when S < 1.02), ``optype`` (the top S_X optype), ``worker`` and
     ``culprit`` (what the preset's culprit attribution names).
 
     Examples
@@ -439,7 +439,7 @@ def cause_gallery(**kwargs):
                 "waste": a.waste,
                 "m_w": a.m_w,
                 "m_s": a.m_s,
-                "persistent": persistent_share(a),
+                "persistent": persistent_share(a) if a.slowdown >= 1.02 else None,  # no slowdown, no pattern
                 "optype": a.culprit("by_optype"),
                 "worker": a.culprit("by_worker"),
                 "culprit": a.culprit(by),
