@@ -54,7 +54,7 @@ def _fmt(x):
     if isinstance(x, float):
         if x == 0 or not math.isfinite(x):
             return f"{x}"
-        if abs(x) >= 1e5:
+        if abs(x) >= 1e4 or (abs(x) >= 1e3 and x == round(x)):
             return f"{x:,.0f}"
         if abs(x) >= 1e-3:
             return f"{x:,.4g}"
