@@ -178,7 +178,7 @@ def lost_fraction_chart(rows, *, n_mark=4096, width=420, height=240):
     x = alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2))
     lines = alt.Chart(inline_rows(rows)).mark_line(point=True).encode(
         x=x, y=alt.Y("lost:Q", title="lost fraction (time waiting at the barrier)", axis=alt.Axis(format="%")),
-        color=alt.Color("scenario:N", title=None, legend=alt.Legend(orient="top", direction="vertical")),
+        color=alt.Color("scenario:N", title=None, legend=alt.Legend(orient="top", direction="vertical", labelLimit=400)),
         tooltip=[alt.Tooltip("scenario:N"), alt.Tooltip("n:Q"), alt.Tooltip("lost:Q", format=".1%")])
     rule = alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="black", strokeDash=[3, 3]).encode(x=x)
     return alt.layer(lines, rule).add_params(alt.param(name="n_mark", value=int(n_mark))).properties(width=width, height=height)

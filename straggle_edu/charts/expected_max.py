@@ -87,7 +87,7 @@ def expected_max_chart(growth, *, in_sigmas=True, n_mark=None, width=320, height
         tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("method:N"), alt.Tooltip("value:Q", format=".3f")],
     )
     lines = base.transform_filter(f"datum.method != '{METHOD_LABELS['monte_carlo']}'").mark_line().encode(
-        y=alt.Y("value:Q", title=y_title), strokeDash=alt.StrokeDash("method:N", scale=_DASH, legend=None)
+        y=alt.Y("value:Q", title=y_title, scale=alt.Scale(zero=False)), strokeDash=alt.StrokeDash("method:N", scale=_DASH, legend=None)
     )
     mc = base.transform_filter(f"datum.method == '{METHOD_LABELS['monte_carlo']}'")
     layers = [lines, mc.mark_rule().encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q")), mc.mark_point(filled=True, size=25).encode(y=alt.Y("value:Q"))]
@@ -254,7 +254,7 @@ def slow_card_chart(rows, *, slow_factor=1.05, n_mark=None, width=420, height=24
     x = alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2))
     lines = alt.Chart(inline_rows(rows)).mark_line(point=True).encode(
         x=x, y=alt.Y("job_slowdown:Q", title="job slowdown from the slow card", axis=alt.Axis(format="%")),
-        color=alt.Color("jitter:O", title="peers' jitter", legend=alt.Legend(format=".1%")),
+        color=alt.Color("jitter:O", title="peers' jitter", scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(format=".1%")),
         tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("jitter:Q", format=".1%"), alt.Tooltip("job_slowdown:Q", format=".2%")],
     )
     own = alt.Chart(alt.Data(values=[{"y": float(slow_factor) - 1.0}])).mark_rule(color="black", strokeDash=[4, 3]).encode(y=alt.Y("y:Q"))
