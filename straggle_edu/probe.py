@@ -41,7 +41,7 @@ import argparse
 import atexit
 import contextlib
 import datetime
-import math
+import inspect
 import os
 import random
 import signal
@@ -404,10 +404,13 @@ def _run_probe(args, env):
         torch.cuda.set_device(device)
     else:
         torch.set_num_threads(1)
+    extra = {}
+    if device.type == "cuda" and "device_id" in inspect.signature(dist.init_process_group).parameters:
+        extra["device_id"] = device  # torch >= 2.3: bind the group to this GPU
     dist.init_process_group(
         backend="nccl" if device.type == "cuda" else "gloo",
         timeout=datetime.timedelta(seconds=args.timeout),
-        **({"device_id": device} if device.type == "cuda" else {}),
+        **extra,
     )
     try:
         n = args.compute_size

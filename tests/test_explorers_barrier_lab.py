@@ -1,6 +1,5 @@
 """The live barrier lab explorer: controls, a real run, progress, charts, errors."""
 
-import numpy as np
 import pytest
 from ipywidgets import Button
 
