@@ -81,8 +81,8 @@ def configure(parser):
     parser.add_argument("out_dir", metavar="OUT_DIR", help="folder to write the site into (created if missing)")
     parser.add_argument("--notebooks", metavar="DIR", default=None,
                         help="folder of notebooks (default: ./notebooks)")
-    parser.add_argument("--only", metavar="GLOB", default="*.ipynb",
-                        help="which notebooks, as a file-name pattern (default: all)")
+    parser.add_argument("--only", metavar="GLOB", nargs="+", default=["*.ipynb"],
+                        help="which notebooks, as file names or patterns (default: all)")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
                         help="seconds a single cell may run (default: 600)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), metavar="N",
@@ -171,8 +171,8 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
         replaced; nothing else is touched.
     notebooks : str or Path
         Folder of ``.ipynb`` files; it is copied, never written to.
-    pattern : str
-        File-name pattern of the notebooks to include.
+    pattern : str or sequence of str
+        File-name pattern(s) of the notebooks to include (exact names work too).
     timeout : float
         Seconds a single cell may run.
     jobs : int
@@ -191,7 +191,8 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
     src = Path(notebooks)
     if not src.is_dir():
         raise NotADirectoryError(f"notebooks folder not found: {src}")
-    paths = sorted(p for p in src.glob(pattern) if p.is_file())
+    patterns = [pattern] if isinstance(pattern, str) else list(pattern)
+    paths = sorted({p for pat in patterns for p in src.glob(pat) if p.is_file() and p.suffix == ".ipynb"})
     if not paths:
         raise ValueError(f"no notebooks match {pattern!r} in {src}")
     jobs = whole("jobs", jobs, low=1, high=16)
@@ -238,15 +239,40 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
 _D3 = re.compile(r"^(?P<comma>,)?(?:\.(?P<precision>\d+))?(?P<type>[efgdrs%])?$")
 
 
+def _to_precision(value, p):
+    """JavaScript's ``Number.prototype.toPrecision`` (which d3's "g" uses)."""
+    if value == 0:
+        return f"{0:.{max(p - 1, 0)}f}"
+    exponent = math.floor(math.log10(abs(float(f"{value:.{p - 1}e}"))))
+    if exponent < -6 or exponent >= p:
+        return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.{p - 1}e}")
+    return f"{value:.{max(p - 1 - exponent, 0)}f}"
+
+
+def _trim(text):
+    mantissa, _, exponent = text.partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return mantissa + ("e" + exponent if exponent else "")
+
+
+def _group(text):
+    sign = "-" if text.startswith("-") else ""
+    whole, dot, rest = text.lstrip("-").partition(".")
+    return sign + f"{int(whole):,}" + dot + rest if whole.isdigit() else text
+
+
 def d3_format(value, spec):
-    """Format a number like d3-format (the subset ipywidgets readouts use).
+    """Format a number like d3-format, for the subset ipywidgets readouts use.
+
+    The page's JavaScript formats the bound sliders' readouts the same way.
 
     Examples
     --------
     >>> d3_format(4096, ",.0f"), d3_format(0.0123, ".1%"), d3_format(0.01, ".2"), d3_format(3.14159, ".3g")
     ('4,096', '1.2%', '0.01', '3.14')
-    >>> d3_format(7, "d"), d3_format(2.5e-6, ".2e"), d3_format(12.0, "")
-    ('7', '2.50e-6', '12')
+    >>> d3_format(7, "d"), d3_format(2.5e-6, ".2e"), d3_format(12.0, ""), d3_format(100000, ".3g")
+    ('7', '2.50e-6', '12', '1.00e+5')
     """
     try:
         value = float(value)
@@ -254,26 +280,25 @@ def d3_format(value, spec):
         return str(value)
     m = _D3.match(spec or "")
     if not m or not math.isfinite(value):
-        return f"{value:g}"
+        return str(value) if not math.isfinite(value) else f"{value:g}"
     p = m["precision"]
     p = None if p is None else int(p)
     kind = m["type"] or ""
-    comma = "," if m["comma"] else ""
     if kind == "f":
-        s = f"{value:{comma}.{6 if p is None else p}f}"
+        s = f"{value:.{6 if p is None else p}f}"
     elif kind == "%":
-        s = f"{value * 100:{comma}.{6 if p is None else p}f}%"
+        s = f"{value * 100:.{6 if p is None else p}f}"
     elif kind == "e":
         s = re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:.{6 if p is None else p}e}")
     elif kind == "d":
-        s = f"{round(value):{comma}d}"
+        s = f"{round(value):d}"
     elif kind in ("g", "r"):
-        s = f"{value:{comma}.{6 if p is None else max(p, 1)}g}"
-    elif kind == "s":
-        s = f"{value:.{3 if p is None else max(p, 1)}g}"
-    else:
-        s = f"{value:{comma}.{12 if p is None else max(p, 1)}g}"
-    return s
+        s = _to_precision(value, 6 if p is None else max(p, 1))
+    else:  # none, or "s": significant digits, trailing zeros trimmed
+        s = _trim(_to_precision(value, 12 if p is None else max(p, 1)))
+    if m["comma"] and "e" not in s:
+        s = _group(s)
+    return s + "%" if kind == "%" else s
 
 
 # ---------------------------------------------------------------- binding a spec
@@ -389,6 +414,7 @@ class _WidgetPage:
         self.interactive_charts = 0
         self.bound_controls = 0
         self.kernel_controls = 0
+        self._pending = {}  # element id -> (control state, model name) of a bound control
 
     def _next(self, prefix):
         self.counter += 1
@@ -542,7 +568,6 @@ class _WidgetPage:
                 return table(link.get("lookup") or [False, True], f"toNumber({signal})")
         else:
             return None
-        self._pending = getattr(self, "_pending", {})
         self._pending[element] = (st, name)
         return element, signal, expr
 
@@ -721,6 +746,7 @@ _PAGE_JS = r"""
 window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;
 (function () {
   function group(s) { const [i, f] = s.split('.'); return i.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (f !== undefined ? '.' + f : ''); }
+  function trim(s) { const [m, e] = s.split('e'); const t = m.includes('.') ? m.replace(/0+$/, '').replace(/\.$/, '') : m; return e === undefined ? t : t + 'e' + e; }
   function fmt(v, spec) {
     const m = /^(,)?(?:\.(\d+))?([efgdrs%])?$/.exec(spec || '');
     if (!m || !isFinite(v)) return String(v);
@@ -729,8 +755,8 @@ window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;
     else if (t === '%') s = (v * 100).toFixed(p === null ? 6 : p);
     else if (t === 'e') s = v.toExponential(p === null ? 6 : p);
     else if (t === 'd') s = String(Math.round(v));
-    else if (t === 'g' || t === 'r') s = String(Number(v.toPrecision(p === null ? 6 : Math.max(p, 1))));
-    else s = String(Number(v.toPrecision(p === null ? 12 : Math.max(p, 1))));
+    else if (t === 'g' || t === 'r') s = v.toPrecision(p === null ? 6 : Math.max(p, 1));
+    else s = trim(v.toPrecision(p === null ? 12 : Math.max(p, 1)));
     if (m[1] && !/e/.test(s)) { const neg = s[0] === '-'; s = (neg ? '-' : '') + group(neg ? s.slice(1) : s); }
     return t === '%' ? s + '%' : s;
   }

@@ -128,6 +128,16 @@ def block_external(context, blocked):
     context.route("**/*", handle)
 
 
+def _die_with_parent():
+    """In the child: get SIGTERM when the test process dies (Linux), so no server outlives it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -206,7 +216,8 @@ class LabServer:
         self.log_path = tmp / "server.log"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(cmd, env=env, cwd=self.root, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+                                         stdin=subprocess.DEVNULL, start_new_session=True,
+                                         preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         deadline = time.monotonic() + self.startup_timeout
         while True:
             if self.proc.poll() is not None:
