@@ -33,7 +33,7 @@ def _sweep(ex):
 
 
 def _rows(jchart):
-    spec = jchart.chart.to_dict()
+    spec = jchart.spec  # what the browser draws (explorers swap rows into it)
     out = [row for rows in spec.get("datasets", {}).values() for row in rows]
 
     def walk(s):
@@ -100,6 +100,10 @@ def test_backup_explorer_tail_knobs_rebuild_the_charts():
     ex.controls["pause_prob"].value = 0.0  # no pauses: only 2% jitter, backups barely help
     after = _rows(ex.charts["step"])
     assert before != after
+    drawn = [r["compute"] for r in ex.charts["step"].spec["datasets"]["backup_plan"]]
+    np.testing.assert_allclose(drawn, ex.plan().compute)
+    margin = [r["gain"] for r in ex.charts["margin"].spec["datasets"]["backup_margin"]]
+    np.testing.assert_allclose(margin, ex.plan().compute_gain)
     assert ex.plan().best_normalized == 0
     ex.controls["price"].value = 0.25  # the new chart is still linked
     assert ex.charts["step"].params.price == 0.25

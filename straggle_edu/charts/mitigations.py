@@ -35,6 +35,7 @@ from ..models.hedging import HedgingTradeoff, RequestLatency
 from ..models.sgd import SGDComparison
 
 __all__ = [
+    "backup_datasets",
     "backup_margin_chart",
     "backup_step_chart",
     "backup_tails_chart",
@@ -155,6 +156,27 @@ def _backup_rows(plan):
             for b, c, f in zip(plan.backups, plan.compute, fixed)]
 
 
+def _margin_rows(plan):
+    rows = _backup_rows(plan)
+    return [dict(r, gain=r["compute"] - nxt["compute"], fixed_next=nxt["fixed"], compute_next=nxt["compute"],
+                 added=r["b"] + 1) for r, nxt in zip(rows, rows[1:])]
+
+
+def backup_datasets(plan):
+    """The named datasets of :func:`backup_step_chart` and :func:`backup_margin_chart`.
+
+    An explorer swaps these into a drawn chart's spec when only the numbers
+    change (same N range, same params), instead of rebuilding the chart.
+
+    Returns
+    -------
+    dict
+        ``{"backup_plan": rows, "backup_margin": rows}``.
+    """
+    require(isinstance(plan, BackupPlan), "plan", plan, "a BackupPlan from backup_workers")
+    return {"backup_plan": _backup_rows(plan), "backup_margin": _margin_rows(plan)}
+
+
 def _backup_params(plan, sync_per_worker, price):
     per = plan.sync_per_worker if sync_per_worker is None else nonnegative("sync_per_worker", sync_per_worker)
     pr = plan.price if price is None else nonnegative("price", price)
@@ -239,9 +261,7 @@ def backup_margin_chart(plan, *, sync_per_worker=None, price=None, height=260):
     """
     require(isinstance(plan, BackupPlan) and plan.backups.size >= 2, "plan", plan,
             "a BackupPlan with max_backups >= 1")
-    rows = _backup_rows(plan)
-    margin = [dict(r, gain=r["compute"] - nxt["compute"], fixed_next=nxt["fixed"], compute_next=nxt["compute"],
-                   added=r["b"] + 1) for r, nxt in zip(rows, rows[1:])]
+    margin = _margin_rows(plan)
     base = alt.Chart(alt.Data(name="backup_margin")).transform_calculate(
         comm="datum.fixed_next - datum.fixed + sync_per_worker",
         price_cost="price * (datum.compute_next + datum.fixed_next + sync_per_worker * (datum.n + datum.b + 1))"

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._validate import in_range, whole
 from ..charts.mitigations import (
+    backup_datasets,
     backup_margin_chart,
     backup_step_chart,
     hedging_chart,
@@ -35,11 +36,28 @@ from ..models.hedging import HedgedLatency, RequestLatency, fanout_quantile, hed
 from ..models.sgd import compare_sgd, make_problem
 from ..models.step_time import StepTime
 from ._base import Explorer
-from .restaurant import _relink
 
 __all__ = ["backup_explorer", "hedging_explorer", "packing_explorer", "partition_explorer", "sgd_explorer"]
 
 _STYLE = {"description_width": "initial"}
+
+
+def _swap_datasets(jchart, datasets):
+    """Give a drawn chart new rows for its named datasets, without rebuilding it.
+
+    The marks, params and param links stay; only the numbers change. This
+    skips Altair's chart building and validation, most of a rebuild's cost.
+    The JupyterChart's ``.spec`` is what the browser draws.
+    """
+    spec = dict(jchart.spec)
+    spec["datasets"] = {**spec.get("datasets", {}), **datasets}
+    jchart.spec = spec
+
+
+def _redraw(jchart, chart):
+    """Draw a new chart of the same layout and params, skipping re-validation
+    (the chart functions are validated by their tests); links stay."""
+    jchart.spec = chart.to_dict(validate=False)
 
 
 def _int(value, lo, hi, label, step=1):
@@ -113,7 +131,7 @@ def packing_explorer(workers=16, per_worker=32, sigma=1.0, seed=0):
     def update(_=None):
         compute()
         before, lpt, kk = packings()
-        ex.charts["packing"].chart = packing_chart(before, lpt, kk)
+        _redraw(ex.charts["packing"], packing_chart(before, lpt, kk))
         readout.value = (f"step (the most loaded worker): in order <b>{before.makespan:.3f} s</b> · "
                          f"LPT <b>{lpt.makespan:.3f} s</b> · Karmarkar-Karp <b>{kk.makespan:.3f} s</b> · "
                          f"perfect balance {before.mean_load:.3f} s")
@@ -177,7 +195,7 @@ def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
 
     def update(_=None):
         even, best = splits()
-        ex.charts["stages"].chart = stage_partition_chart(even, best, unit="layers")
+        _redraw(ex.charts["stages"], stage_partition_chart(even, best, unit="layers"))
         L, P, M, extra = c["layers"].value, even.stages, c["microbatches"].value, c["output_layers"].value
         t_even = stage_imbalance(L, P, M, output_layers=extra)
         t_best = stage_imbalance(L, P, M, output_layers=extra, layers_per_stage=best.layers_per_stage)
@@ -270,9 +288,9 @@ def backup_explorer(n=50, jitter=0.02, pause_prob=0.03, pause=0.55, sync=0.1, sy
 
     def rebuild(_=None):
         compute()
-        for chart, fn in (("step", backup_step_chart), ("margin", backup_margin_chart)):
-            ex.charts[chart].chart = fn(plan())
-            _relink(ex, chart)
+        data = backup_datasets(state["plan"])
+        _swap_datasets(ex.charts["step"], {"backup_plan": data["backup_plan"]})
+        _swap_datasets(ex.charts["margin"], {"backup_margin": data["backup_margin"]})
         update()
 
     def update(_=None):
@@ -353,8 +371,7 @@ def hedging_explorer(delay_ms=10.0, fanout=1000, slow_prob=None):
 
     def rebuild(_=None):
         tr = hedging_tradeoff(latency(), delays, 0.999, k())
-        ex.charts["tradeoff"].chart = hedging_tradeoff_chart(tr, delay_ms=c["delay_ms"].value)
-        _relink(ex, "tradeoff")
+        _redraw(ex.charts["tradeoff"], hedging_tradeoff_chart(tr, delay_ms=c["delay_ms"].value))
         update()
 
     def update(_=None):
@@ -439,7 +456,7 @@ def sgd_explorer(workers=16, backups=2, pause_prob=0.05, pause=1.0, lr_scale=0.5
 
     def update(_=None):
         compute()
-        ex.charts["loss"].chart = sgd_loss_chart(state["comparison"])
+        _redraw(ex.charts["loss"], sgd_loss_chart(state["comparison"]))
         parts = [f"{s['mode']}: {s['updates']} updates, {s['gradients_dropped']} dropped, "
                  f"staleness {s['mean_staleness']:.1f}, loss <b>{s['final_loss']:.2e}</b>"
                  for s in state["comparison"].summary()]
