@@ -120,3 +120,10 @@ def test_pipeline_explorer_patches_rows_without_rebuilding():
     assert "mb 4" in domain
     ex.controls["dp"].value = 1
     assert ex.charts["gantt"].spec["height"] == height // 2
+
+
+def test_dp_scaling_explorer_breakdown_shows_every_decade():
+    ex = dp_scaling_explorer()
+    assert sorted({r["n"] for r in _rows(ex.charts["breakdown"])}) == [1, 10, 100, 1000, 10000, 100000]
+    ex.controls["pause"].value = 1.0
+    assert sorted({r["n"] for r in _rows(ex.charts["breakdown"])}) == [1, 10, 100, 1000, 10000, 100000]

@@ -285,6 +285,12 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
     n : float
         Starting marker position, in [1, 100,000].
 
+    Notes
+    -----
+    The ring all-reduce pays 2(n - 1) message latencies of 5 microseconds:
+    a whole second at n = 100,000, which is why large jobs use
+    hierarchical or tree all-reduces.
+
     Returns
     -------
     Explorer
@@ -317,7 +323,8 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
         "n": widgets.FloatLogSlider(value=clamp(n, 1, 1e5), base=10, min=0, max=5, step=0.01, description="workers n",
                                     readout_format=",.0f", style=_STYLE, layout=_ROW),
     }
-    ns = np.unique(np.round(np.geomspace(1, 1e5, 60)).astype(np.int64))
+    decades = [1, 10, 100, 1000, 10000, 100000]  # the breakdown's bars
+    ns = np.unique(np.concatenate([np.round(np.geomspace(1, 1e5, 60)), decades]).astype(np.int64))
 
     def scaling(quiet=False):
         t = StepTime(1.0, jitter=0.0 if quiet else c["jitter"].value, pause_prob=0.0 if quiet else c["pause_prob"].value,
@@ -328,8 +335,7 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
     def charts():
         s = scaling()
         scen = {"your setting": s, "no jitter, no pauses": scaling(quiet=True)}
-        marks = [int(k) for k in ns if k in (1, 10, 100, 1000, 10000, 100000)]
-        return s, dp_scaling_chart(scen, measure=c["measure"].value, n=c["n"].value), dp_breakdown_chart(s, marks)
+        return s, dp_scaling_chart(scen, measure=c["measure"].value, n=c["n"].value), dp_breakdown_chart(s, decades)
 
     s0, chart, bars = charts()
     readout = widgets.HTML()
@@ -355,9 +361,8 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
     def update(_=None):
         s = scaling()
         scen = {"your setting": s, "no jitter, no pauses": scaling(quiet=True)}
-        marks = [int(k) for k in ns if k in (1, 10, 100, 1000, 10000, 100000)]
         patch_rows(ex.charts["scaling"], {1: dp_scaling_rows(scen, c["measure"].value)})
-        patch_rows(ex.charts["breakdown"], {None: dp_breakdown_rows(s, marks)})
+        patch_rows(ex.charts["breakdown"], {None: dp_breakdown_rows(s, decades)})
         describe()
 
     for name in ("jitter", "pause_prob", "pause", "gradient_gb", "bandwidth_gbs"):
