@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from ..models.pipeline import simulate_pipeline, slowed, uniform_pipeline_time
+from ..models.pipeline import simulate_pipeline, slowed
 from ..models.step_time import StepTime
 from ..models.training_step import data_parallel_scaling
 from . import Exercise

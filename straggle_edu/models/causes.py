@@ -45,7 +45,6 @@ from .._validate import (
     in_range,
     nonnegative,
     positive,
-    probability,
     require,
     whole,
 )
