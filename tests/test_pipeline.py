@@ -395,3 +395,16 @@ def test_pipeline_run_select():
     assert run.select("B", dp=1, stage=1, microbatch=2).sum() == 1
     assert run.select("allreduce").sum() == 4
     assert run.select(["send-F", "send-B"], dp=0).sum() == 6
+
+
+@given(P=st.integers(1, 5), M=st.integers(1, 6), D=st.integers(1, 3), seed=st.integers(0, 10**6),
+       schedule=st.sampled_from(["1f1b", "gpipe"]))
+def test_simulate_pipeline_step_between_busiest_device_and_serial_sum(P, M, D, seed, schedule):
+    rng = np.random.default_rng(seed)
+    f, b = rng.uniform(0, 2, (D, P, M)), rng.uniform(0, 3, (D, P, M))
+    x, ar, opt = rng.uniform(0, 0.5, (D, P, M)), rng.uniform(0, 1, (D, P)), rng.uniform(0, 0.3, (D, P))
+    step = simulate_pipeline(P, M, f, b, dp=D, p2p=x, allreduce=ar, optimizer=opt, schedule=schedule).step_time
+    busiest = (f + b).sum(axis=2) + ar.max(axis=0) + opt  # every device must do its own work, then sync
+    assert step >= busiest.max() - 1e-9
+    serial = (f + b).sum(axis=(1, 2)).max() + 2 * x.sum(axis=(1, 2)).max() + ar.max(axis=0).sum() + opt.max()
+    assert step <= serial + 1e-9  # never worse than running every op of the slowest replica one after another
