@@ -51,6 +51,8 @@ def test_restaurant_explorer_new_draw_changes_the_dishes_and_keeps_the_links():
     ex.controls["dishes"].value = 3  # the links reach the new chart's params
     assert ex.charts["table"].params.dishes == 3
     assert ex.charts["table"].params.slow_time == ex.controls["slow"].value
+    spec = {p["name"]: p.get("value") for p in ex.charts["table"].spec["params"]}
+    assert spec["dishes"] == 8 and spec["random_times"] is True  # the re-embedded spec starts where the sliders are
 
 
 def test_restaurant_explorer_same_seed_same_draws():

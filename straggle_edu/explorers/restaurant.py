@@ -96,13 +96,14 @@ def restaurant_explorer(dishes=8, dish=10.0, slow=14.0, random=False, spread=0.2
 
     def redraw(_=None):
         ex.noise = dish_noise(max_dishes, rng=np.random.default_rng(seeds.spawn(1)[0]))
-        c = ex.controls
+        if not ex.controls["times"].value:
+            ex.controls["times"].value = True  # a new draw only shows with random times
         chart = template.copy(deep=False)  # same look, new dishes: no rebuild
         chart.datasets = restaurant_datasets(ex.noise)
+        current = {param: ex.controls[control].value for control, _, param, _ in ex.links}
+        chart.params = _with_values(template.params, current)  # the browser re-embeds at today's values
         ex.charts["table"].chart = chart
         _relink(ex, "table")  # the new chart has new params; point the sliders at them
-        if not c["times"].value:
-            c["times"].value = True  # a new draw only shows with random times
         update()
 
     template = ex.charts["table"].chart
@@ -112,6 +113,18 @@ def restaurant_explorer(dishes=8, dish=10.0, slow=14.0, random=False, spread=0.2
     ex.table, ex.redraw = table, redraw
     update()
     return ex
+
+
+def _with_values(params, values):
+    """Copies of a chart's params, the value params among them set to ``values`` (by name)."""
+    out = []
+    for param in params:
+        name = getattr(param, "name", None)
+        if name in values:
+            param = param.copy(deep=False)
+            param.value = values[name]
+        out.append(param)
+    return out
 
 
 def _relink(ex, chart_name):
