@@ -37,19 +37,25 @@ import resource, subprocess, sys, time
 t = time.perf_counter()
 r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 wall = time.perf_counter() - t
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
-sys.stdout.write(f"{wall} {rss} {r.returncode} {len(r.stdout)}\n")
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+rss = ru.ru_maxrss  # KiB on Linux
+cpu = ru.ru_utime + ru.ru_stime
+sys.stdout.write(f"{wall} {rss} {r.returncode} {cpu}\n")
 sys.stderr.write(r.stderr.decode(errors="replace")[-2000:])
 """
 
 
 def measure(args):
-    """Wall seconds and peak RSS (MiB) of one child process running ``args``."""
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one child process.
+
+    On a shared machine the wall time grows with the load; the CPU time does
+    not, and on an idle machine the wall time is about the CPU time.
+    """
     out = subprocess.run([sys.executable, "-c", _MEASURE, *args], capture_output=True, text=True)
-    wall, rss, rc, nbytes = out.stdout.split()
+    wall, rss, rc, cpu = out.stdout.split()
     if int(rc) != 0:
         raise RuntimeError(f"{' '.join(args)} failed:\n{out.stderr}")
-    return float(wall), int(rss) / 1024, int(nbytes)
+    return float(wall), int(rss) / 1024, float(cpu)
 
 
 def generate(folder, skip_large):
@@ -158,7 +164,9 @@ def main(argv=None):
         folder = Path(tmp)
         made = generate(folder, args.skip_large)
         print()
-        print(f"{'trace':42} {'ops':>10} {'mode':>18} {'best s':>8} {'median s':>9} {'peak MiB':>9} {'target':>8}")
+        print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print(f"{'trace':42} {'ops':>10} {'mode':>18} {'best s':>8} {'median s':>9} {'cpu s':>7} {'peak MiB':>9} "
+              f"{'target':>8}")
         for name, (path, n_ops, _) in made.items():
             large = "4096" in name
             modes = [("--json", [])] + ([("--attribution full", ["--attribution", "full"])] if large else [])
@@ -170,12 +178,14 @@ def main(argv=None):
                 runs = [measure(cmd) for _ in range(1 if large else args.repeat)]
                 walls = [r[0] for r in runs]
                 peak = max(r[1] for r in runs)
+                cpu = min(r[2] for r in runs)
                 target = "60 s" if large else ("1.5 s" if label == "--json" else "-")
                 print(f"{name:42} {n_ops:>10,} {label:>18} {min(walls):>8.2f} {statistics.median(walls):>9.2f} "
-                      f"{peak:>9.0f} {target:>8}")
-        bare = [measure([sys.executable, "-c", "import straggle_edu.cli"])[0] for _ in range(args.repeat)]
-        print(f"{'(python + import straggle_edu.cli alone)':42} {'':>10} {'':>18} {min(bare):>8.2f} "
-              f"{statistics.median(bare):>9.2f}")
+                      f"{cpu:>7.2f} {peak:>9.0f} {target:>8}")
+        bare = [measure([sys.executable, "-c", "import straggle_edu.cli"]) for _ in range(args.repeat)]
+        print(f"{'(python + import straggle_edu.cli alone)':42} {'':>10} {'':>18} {min(b[0] for b in bare):>8.2f} "
+              f"{statistics.median(b[0] for b in bare):>9.2f} {min(b[2] for b in bare):>7.2f}")
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
         small = next(v[2] for k, v in made.items() if "128" in k)
         vec, naive, nv = naive_vs_vectorised(small)
         print()

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import altair as alt
 import numpy as np
 
@@ -79,6 +81,14 @@ def trace_heatmap_chart(analysis, *, width=520, max_rows=TRACE_MAX_ROWS):
     _check_analysis(analysis)
     rows, trimmed = _heatmap_rows(analysis, max_rows)
     n_workers = len({r["worker"] for r in rows})
+    chart = _heatmap_skeleton(int(width), min(16 * n_workers, 640), bool(trimmed)).copy(deep=False)
+    chart.data = {"values": rows}
+    return chart
+
+
+@functools.lru_cache(maxsize=16)
+def _heatmap_skeleton(width, height, trimmed):
+    """The heatmap without its data (building the encodings costs more than the data)."""
     pick = alt.selection_point(name="worker", fields=["worker"], on="click", clear="dblclick", empty=False)
     base = alt.Chart()
     y = alt.Y("worker:N", sort=alt.EncodingSortField("order", order="ascending"), title=None)
@@ -87,15 +97,14 @@ def trace_heatmap_chart(analysis, *, width=520, max_rows=TRACE_MAX_ROWS):
         color=alt.Color("S:Q", scale=_SCALE, title="slowdown"),
         stroke=alt.condition(pick, alt.value("black"), alt.value(None)),
         tooltip=["worker:N", "step:O", alt.Tooltip("S:Q", format=".3f"), alt.Tooltip("job:Q", format=".3f", title="job S")],
-    ).add_params(pick).properties(width=width, height=min(16 * n_workers, 640),
+    ).add_params(pick).properties(width=width, height=height,
                                    title="worker slowdown per step" + (" (slowest workers)" if trimmed else ""))
-    job = base.transform_filter(f"datum.order == {rows[0]['order']}" if rows else "false").mark_line(
-        color="#7f7f7f", strokeDash=[4, 3]).encode(x="step:O", y=alt.Y("job:Q", title="slowdown", scale=alt.Scale(zero=False)))
+    job = base.transform_filter("datum.order == 0").mark_line(color="#7f7f7f", strokeDash=[4, 3]).encode(
+        x="step:O", y=alt.Y("job:Q", title="slowdown", scale=alt.Scale(zero=False)))
     mine = base.transform_filter(pick).mark_line(point=True, color="#d62728").encode(
         x="step:O", y="S:Q", tooltip=["worker:N", "step:O", alt.Tooltip("S:Q", format=".3f")])
     return alt.vconcat(heat, (job + mine).properties(width=width, height=120,
-                                                        title="the clicked worker (red) and the job (grey)"),
-                       data={"values": rows})
+                                                        title="the clicked worker (red) and the job (grey)"))
 
 
 def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
@@ -170,14 +179,22 @@ def worker_ops_chart(ops, *, title="", long_factor=1.2, width=620):
         rows.append(dict(common, lane="recorded", start=r["recorded_start"],
                          end=r["recorded_start"] + r["recorded_duration"]))
         rows.append(dict(common, lane="ideal replay", start=r["ideal_start"], end=r["ideal_end"]))
-    return alt.Chart({"values": rows}).mark_bar(height={"band": 0.7}).encode(
+    chart = _ops_skeleton(int(width)).copy(deep=False)
+    chart.data = {"values": rows}
+    chart.title = title
+    return chart
+
+
+@functools.lru_cache(maxsize=8)
+def _ops_skeleton(width):
+    return alt.Chart().mark_bar(height={"band": 0.7}).encode(
         x=alt.X("start:Q", title="seconds from the start of the step"), x2="end:Q",
         y=alt.Y("lane:N", sort=["recorded", "ideal replay"], title=None),
         color=alt.Color("kind:N", scale=_OP_COLORS, title=None),
         tooltip=["op:N", "microbatch:Q", alt.Tooltip("work:Q", format=".4g", title="work (s)"),
                  alt.Tooltip("ideal:Q", format=".4g", title="ideal (s)"), alt.Tooltip("excess:Q", format=".2f"),
                  alt.Tooltip("start:Q", format=".4g"), alt.Tooltip("end:Q", format=".4g")],
-    ).properties(width=width, height=90, title=title)
+    ).properties(width=width, height=90)
 
 
 _GALLERY = (("S", "S"), ("m_w", "M_W"), ("m_s", "M_S"), ("persistent", "slowed steps"))
