@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
+from straggle_edu.math import expected_order_stat
 from straggle_edu.models.backup import (
     backup_workers,
     inception_50_setup,
@@ -34,6 +35,17 @@ def test_backup_workers_exponential_closed_form():
     want = [H(10 + b) - H(b) for b in range(6)]
     np.testing.assert_allclose(plan.compute, want, rtol=1e-9)
     assert plan.step_time[0] == pytest.approx(H(10))  # b = 0 is the plain maximum
+
+
+@given(
+    st.floats(0.005, 0.2), st.floats(0.0, 0.3), st.floats(0.0, 3.0), st.integers(1, 600), st.floats(0.5, 2.0),
+)
+def test_backup_curve_matches_expected_order_stat(jitter, p, pause, n, base):
+    # The one-grid Simpson curve used for StepTime against the library's quadrature.
+    dist = StepTime(base, jitter=jitter, pause_prob=p, pause=pause)
+    got = backup_workers(dist, n, 4).compute
+    want = [expected_order_stat(dist, n, n + b) for b in range(5)]
+    np.testing.assert_allclose(got, want, rtol=1e-9)
 
 
 def test_backup_workers_inception_shape():

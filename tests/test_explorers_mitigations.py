@@ -73,6 +73,9 @@ def test_partition_explorer_readout_uses_the_simulator():
     assert f"<b>{t_even.step_time:.1f}</b>" in ex.readout.value
     assert f"<b>{t_best.step_time:.1f}</b>" in ex.readout.value
     assert t_best.step_time < t_even.step_time
+    drawn = ex.charts["stages"].spec["datasets"]
+    assert drawn["stage_label_1"][0]["y"] == best.bottleneck
+    assert {r["stage"] for r in drawn["stage_bars_1"]} == set(range(6))
 
 
 def test_partition_explorer_more_stages_than_layers_is_safe():
@@ -116,6 +119,8 @@ def test_hedging_explorer_readout_and_links():
     assert ex.charts["tradeoff"].params.delay_ms == 20.0
     ex.controls["fanout"].value = 99.6
     assert ex.charts["ccdf"].params.fanout == 100.0
+    unhedged = ex.charts["tradeoff"].spec["datasets"]["hedging_unhedged"][0]["y"]
+    assert unhedged == pytest.approx(1e3 * fanout_quantile(tail_at_scale_latency(), 0.999, 100))
     lat = tail_at_scale_latency()
     hedged = HedgedLatency(lat, 0.020)
     assert f"<b>{1e3 * fanout_quantile(lat, 0.999, 100):,.0f} ms</b> plain" in ex.readout.value

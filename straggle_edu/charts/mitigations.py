@@ -36,6 +36,8 @@ from ..models.sgd import SGDComparison
 
 __all__ = [
     "backup_datasets",
+    "hedging_tradeoff_datasets",
+    "stage_partition_datasets",
     "backup_margin_chart",
     "backup_step_chart",
     "backup_tails_chart",
@@ -99,8 +101,38 @@ def packing_chart(*packings, unit="s", height=220):
     return alt.hconcat(*panels).resolve_scale(y="shared")
 
 
+def _stage_rows(p, unit):
+    rows = []
+    for s in range(p.stages):
+        lo, hi = int(p.bounds[s]), int(p.bounds[s + 1])
+        base = 0.0
+        for layer in range(lo, hi):
+            c = float(p.costs[layer])
+            rows.append({"stage": s, "part": "layers", "layer": layer, "lo": base, "hi": base + c})
+            base += c
+        extra = float(p.stage_costs[s]) - base
+        if extra > 1e-12:
+            rows.append({"stage": s, "part": "embedding / output layer", "layer": -1, "lo": base, "hi": base + extra})
+    layers = "/".join(str(int(k)) for k in p.layers_per_stage)
+    label = [{"y": p.bottleneck, "label": f"{layers} layers: slowest stage {p.bottleneck:.3g} {unit}"}]
+    return rows, label
+
+
+def stage_partition_datasets(*partitions, unit="s"):
+    """The named datasets of :func:`stage_partition_chart`, for swapping new
+    numbers into a drawn chart (an explorer's update)."""
+    _check_all(partitions, StagePartition, "partitions")
+    out = {}
+    for i, p in enumerate(partitions):
+        out[f"stage_bars_{i}"], out[f"stage_label_{i}"] = _stage_rows(p, unit)
+    return out
+
+
 def stage_partition_chart(*partitions, unit="s", height=220):
     """Per-stage cost of each partition, layers stacked, extras in their own colour.
+
+    Each panel is titled by its method; a label over the red line (the
+    slowest stage) gives the layers per stage and the slowest stage's cost.
 
     Parameters
     ----------
@@ -115,35 +147,24 @@ def stage_partition_chart(*partitions, unit="s", height=220):
     -------
     altair.HConcatChart
     """
-    _check_all(partitions, StagePartition, "partitions")
-    top = max(p.bottleneck for p in partitions) * 1.1
+    datasets = stage_partition_datasets(*partitions, unit=unit)
+    y = alt.Y("lo:Q", title=f"work per microbatch ({unit})")
     panels = []
-    for p in partitions:
-        rows = []
-        for s in range(p.stages):
-            lo, hi = int(p.bounds[s]), int(p.bounds[s + 1])
-            base = 0.0
-            for layer in range(lo, hi):
-                c = float(p.costs[layer])
-                rows.append({"stage": s, "part": "layers", "layer": layer, "lo": base, "hi": base + c})
-                base += c
-            extra = float(p.stage_costs[s]) - base
-            if extra > 1e-12:
-                rows.append({"stage": s, "part": "embedding / output layer", "layer": -1, "lo": base, "hi": base + extra})
-        bars = alt.Chart(alt.Data(values=rows)).mark_bar(stroke="white", strokeWidth=1).encode(
-            x=alt.X("stage:O", title="pipeline stage"),
-            y=alt.Y("lo:Q", title=f"work per microbatch ({unit})", scale=alt.Scale(domain=[0, top])), y2="hi:Q",
+    for i, p in enumerate(partitions):
+        bars = alt.Chart(alt.Data(name=f"stage_bars_{i}")).mark_bar(stroke="white", strokeWidth=1).encode(
+            x=alt.X("stage:O", title="pipeline stage"), y=y, y2="hi:Q",
             color=alt.Color("part:N", scale=alt.Scale(domain=["layers", "embedding / output layer"],
                                                       range=["#4c78a8", "#f58518"]),
                             legend=alt.Legend(title=None, orient="bottom")),
             tooltip=["stage:O", "layer:Q", "part:N"])
-        beat = alt.Chart(alt.Data(values=[{"y": p.bottleneck}])).mark_rule(color="#e45756", strokeDash=[5, 3]).encode(
-            y="y:Q")
-        layers = "/".join(str(int(k)) for k in p.layers_per_stage)
-        title = f"{METHOD_LABELS.get(p.method, p.method)} ({layers} layers): slowest stage {p.bottleneck:.3g} {unit}"
+        label = alt.Chart(alt.Data(name=f"stage_label_{i}"))
+        beat = label.mark_rule(color="#e45756", strokeDash=[5, 3]).encode(y="y:Q") + label.mark_text(
+            align="left", x=4, dy=-7, color="#e45756", fontWeight="bold").encode(y="y:Q", text="label:N")
         panels.append(alt.layer(bars, beat).properties(width=max(160, 520 // len(partitions)), height=height,
-                                                      title=title))
-    return alt.hconcat(*panels).resolve_scale(y="shared")
+                                                      title=METHOD_LABELS.get(p.method, p.method)))
+    chart = alt.hconcat(*panels).resolve_scale(y="shared")
+    chart.datasets = datasets
+    return chart
 
 
 # ----------------------------------------------------------------- backup ---
@@ -384,6 +405,15 @@ def hedging_chart(latency, delay_ms=10.0, fanout=1000, q=0.999, points=600, t_ma
     return chart
 
 
+def hedging_tradeoff_datasets(tradeoff):
+    """The named datasets of :func:`hedging_tradeoff_chart`, for swapping new
+    numbers into a drawn chart (an explorer's update)."""
+    require(isinstance(tradeoff, HedgingTradeoff), "tradeoff", tradeoff, "a HedgingTradeoff")
+    span = [1e3 * float(tradeoff.delays.min()), 1e3 * float(tradeoff.delays.max())]
+    return {"hedging_tradeoff": tradeoff.records(),
+            "hedging_unhedged": [{"y": 1e3 * tradeoff.unhedged, "x": span[0], "label": "no hedging"}]}
+
+
 def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
     """Fan-out tail latency (top) and extra requests (bottom) against the hedging delay.
 
@@ -399,26 +429,25 @@ def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
     -------
     altair.VConcatChart
     """
-    require(isinstance(tradeoff, HedgingTradeoff), "tradeoff", tradeoff, "a HedgingTradeoff")
-    base = alt.Chart(alt.Data(name="hedging_tradeoff"))
+    datasets = hedging_tradeoff_datasets(tradeoff)
     span = [1e3 * float(tradeoff.delays.min()), 1e3 * float(tradeoff.delays.max())]
+    base = alt.Chart(alt.Data(name="hedging_tradeoff"))
     x = alt.X("delay_ms:Q", title="hedge after (ms)", scale=alt.Scale(type="log", domain=span, nice=False))
     mark = alt.Chart(alt.Data(values=[{}])).transform_calculate(delay_ms="delay_ms").mark_rule(
         color="black", strokeDash=[4, 3]).encode(x=x)
-    q = f"p{100 * tradeoff.q:g}"
     top = base.mark_line(strokeWidth=2.5, color="#4c78a8").encode(
-        x=x, y=alt.Y("tail_ms:Q", scale=alt.Scale(type="log"), title=f"{q} of {tradeoff.fanout:,} requests (ms)"),
+        x=x, y=alt.Y("tail_ms:Q", scale=alt.Scale(type="log"), title=f"p{100 * tradeoff.q:g} of the fan-out (ms)"),
         tooltip=[alt.Tooltip("delay_ms:Q", format=".3g"), alt.Tooltip("tail_ms:Q", format=",.1f")])
-    plain = alt.Chart(alt.Data(values=[{"y": 1e3 * tradeoff.unhedged}])).mark_rule(color="#e45756").encode(y="y:Q")
-    plain += alt.Chart(alt.Data(values=[{"y": 1e3 * tradeoff.unhedged, "x": span[0]}])).mark_text(
-        align="left", dy=-7, color="#e45756").encode(x="x:Q", y="y:Q", text=alt.value("no hedging"))
+    plain = alt.Chart(alt.Data(name="hedging_unhedged"))
+    plain = plain.mark_rule(color="#e45756").encode(y="y:Q") + plain.mark_text(
+        align="left", dy=-7, color="#e45756").encode(x="x:Q", y="y:Q", text="label:N")
     top = alt.layer(top, plain, mark).add_params(alt.param(name="delay_ms", value=nonnegative("delay_ms", delay_ms)))
     bottom = base.mark_area(color="#f58518", opacity=0.7).encode(
         x=x, y=alt.Y("extra_pct:Q", title="extra requests (%)"),
         tooltip=[alt.Tooltip("delay_ms:Q", format=".3g"), alt.Tooltip("extra_pct:Q", format=".2f")])
     chart = alt.vconcat(top.properties(width=460, height=height),
                         alt.layer(bottom, mark).properties(width=460, height=height * 0.7))
-    chart.datasets = {"hedging_tradeoff": tradeoff.records()}
+    chart.datasets = datasets
     return chart
 
 

@@ -25,9 +25,11 @@ from ..charts.mitigations import (
     backup_step_chart,
     hedging_chart,
     hedging_tradeoff_chart,
+    hedging_tradeoff_datasets,
     packing_chart,
     sgd_loss_chart,
     stage_partition_chart,
+    stage_partition_datasets,
 )
 from ..models.backup import backup_workers
 from ..models.balance import pack_sequences, partition_layers, split_layers_evenly
@@ -195,7 +197,7 @@ def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
 
     def update(_=None):
         even, best = splits()
-        _redraw(ex.charts["stages"], stage_partition_chart(even, best, unit="layers"))
+        _swap_datasets(ex.charts["stages"], stage_partition_datasets(even, best, unit="layers"))
         L, P, M, extra = c["layers"].value, even.stages, c["microbatches"].value, c["output_layers"].value
         t_even = stage_imbalance(L, P, M, output_layers=extra)
         t_best = stage_imbalance(L, P, M, output_layers=extra, layers_per_stage=best.layers_per_stage)
@@ -371,7 +373,7 @@ def hedging_explorer(delay_ms=10.0, fanout=1000, slow_prob=None):
 
     def rebuild(_=None):
         tr = hedging_tradeoff(latency(), delays, 0.999, k())
-        _redraw(ex.charts["tradeoff"], hedging_tradeoff_chart(tr, delay_ms=c["delay_ms"].value))
+        _swap_datasets(ex.charts["tradeoff"], hedging_tradeoff_datasets(tr))
         update()
 
     def update(_=None):

@@ -63,6 +63,9 @@ __all__ = [
 
 STATISTICS = ("mean", "median")
 MAX_BACKUPS = 1000
+_GRID_SIGMAS = 12.0  # the grid spans each mixture component's mean +- this many sigma
+_GRID_PER_SIGMA = 16  # Simpson points per sigma
+_GRID_MAX = 200_001
 
 
 def _sync_fn(sync, sync_per_worker):
@@ -73,6 +76,37 @@ def _sync_fn(sync, sync_per_worker):
     fixed = nonnegative("sync", sync)
     require(np.ndim(fixed) == 0, "sync", sync, "a number of seconds >= 0 or an AllReduce")
     return lambda m: fixed + per * np.asarray(m, dtype=float)
+
+
+def _order_stat_curve(dist, n, max_backups):
+    """E[n-th smallest of n + b] for b = 0 .. max_backups.
+
+    For a :class:`StepTime` with jitter (a mixture of normals), all b share
+    one grid: E[X] = lo + integral of P(X > t) dt, with
+    P(n-th of m > t) = I_S(t)(m - n + 1, n) (at most n - 1 of m finish by t),
+    S the survival function, integrated by Simpson's rule on a grid of at
+    least 16 points per sigma over every component's mean +- 12 sigma.
+    The integrand is smooth, so this agrees with
+    :func:`~straggle_edu.math.expected_order_stat` to about 1e-12 (tested),
+    and costs one survival-function call for the whole curve, several times
+    less than one quadrature per b. Anything else uses expected_order_stat.
+    """
+    if isinstance(dist, StepTime) and dist.sigma > 0:
+        comps = dist.components()
+        lo = min(mu - _GRID_SIGMAS * sd for _, mu, sd in comps)
+        hi = max(mu + _GRID_SIGMAS * sd for _, mu, sd in comps)
+        points = int(np.ceil((hi - lo) / dist.sigma * _GRID_PER_SIGMA)) // 2 * 2 + 1
+        if points <= _GRID_MAX:
+            points = max(points, 2001)
+            t = np.linspace(lo, hi, points)
+            sf = np.asarray(dist.sf(t), dtype=float)
+            w = np.full(points, 2.0)
+            w[1::2] = 4.0
+            w[0] = w[-1] = 1.0
+            w *= (t[1] - t[0]) / 3.0
+            m = n + np.arange(max_backups + 1)[:, None]
+            return lo + special.betainc(m - n + 1, n, sf[None, :]) @ w
+    return np.array([expected_order_stat(dist, n, n + b) for b in range(max_backups + 1)])
 
 
 def _kth_statistic(dist, k, m, statistic):
@@ -297,7 +331,10 @@ def backup_workers(dist, n, max_backups=10, *, sync=0.0, sync_per_worker=0.0, pr
     price = nonnegative("price", price)
     require(statistic in STATISTICS, "statistic", statistic, "'mean' or 'median'")
     backups = np.arange(max_backups + 1)
-    compute = np.array([_kth_statistic(dist, n, n + b, statistic) for b in backups.tolist()])
+    if statistic == "mean":
+        compute = _order_stat_curve(dist, n, max_backups)
+    else:
+        compute = np.array([_kth_statistic(dist, n, n + b, statistic) for b in backups.tolist()])
     sync_s = np.broadcast_to(comm(n + backups), backups.shape).astype(float)
     return BackupPlan(n=n, backups=backups, compute=compute, sync=sync_s, price=price, statistic=statistic,
                       sync_per_worker=float(sync_per_worker))
