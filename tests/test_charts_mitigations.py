@@ -60,7 +60,8 @@ def test_packing_chart_shows_every_load_and_the_makespans():
     np.testing.assert_allclose(loads, np.concatenate([p.loads for p in packs]))
     texts = drawn_texts(packing_chart(*packs))
     for p, name in zip(packs, ("in order", "greedy LPT", "Karmarkar-Karp")):
-        assert f"{name}: makespan {p.makespan:.3g} s, {100 * (p.imbalance - 1):.1f}% over the mean" in texts
+        assert name in texts
+        assert f"makespan {p.makespan:.3g} s, {100 * (p.imbalance - 1):.1f}% over the mean" in texts
 
 
 def test_stage_partition_chart_segments_add_up_to_stage_costs():

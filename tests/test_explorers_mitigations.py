@@ -60,6 +60,7 @@ def test_packing_explorer_readout_is_the_library():
         assert f"{value:.3f} s" in ex.readout.value
     loads = [r["load"] for r in _rows(ex.charts["packing"]) if "worker" in r]
     assert len(loads) == 24
+    np.testing.assert_allclose(loads[:8], pack_sequences(costs, 8, "in_order").loads)
 
 
 def test_partition_explorer_readout_uses_the_simulator():
@@ -133,6 +134,8 @@ def test_sgd_explorer_clamps_backups_and_reports_every_run():
     ex.controls["workers"].value = 2
     ex.controls["backups"].value = 8
     summary = {s["mode"]: s for s in ex.comparison().summary()}
+    drawn = ex.charts["loss"].spec["datasets"]["sgd_runs"]
+    assert {r["mode"] for r in drawn} == {"sync", "backup", "async"}
     assert summary["backup"]["gradients_dropped"] == summary["backup"]["updates"]  # 1 of 2 dropped
     assert ex.readout.value.count("updates") == 3
 

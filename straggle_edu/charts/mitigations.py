@@ -37,6 +37,8 @@ from ..models.sgd import SGDComparison
 __all__ = [
     "backup_datasets",
     "hedging_tradeoff_datasets",
+    "packing_datasets",
+    "sgd_datasets",
     "stage_partition_datasets",
     "backup_margin_chart",
     "backup_step_chart",
@@ -64,8 +66,30 @@ def _check_all(items, kind, name):
 # ---------------------------------------------------------------- balance ---
 
 
+def _packing_rows(p, unit):
+    slowest = int(np.argmax(p.loads))
+    bars = [{"worker": w, "load": float(v), "slowest": w == slowest} for w, v in enumerate(p.loads)]
+    label = (f"makespan {p.makespan:.3g} {unit}, {100 * (p.imbalance - 1):.1f}% over the mean")
+    lines = [{"load": p.mean_load, "what": "mean", "label": ""}, {"load": p.makespan, "what": "makespan", "label": label}]
+    return bars, lines
+
+
+def packing_datasets(*packings, unit="s"):
+    """The named datasets of :func:`packing_chart`, for swapping new numbers
+    into a drawn chart (an explorer's update)."""
+    _check_all(packings, Packing, "packings")
+    out = {}
+    for i, p in enumerate(packings):
+        out[f"packing_bars_{i}"], out[f"packing_lines_{i}"] = _packing_rows(p, unit)
+    return out
+
+
 def packing_chart(*packings, unit="s", height=220):
     """Per-worker load of each packing, side by side on a shared axis.
+
+    Each panel is titled by its method. The slowest worker is red; dashed
+    lines mark the mean load and the makespan, labelled with the makespan
+    and how far it is over the mean.
 
     Parameters
     ----------
@@ -80,25 +104,24 @@ def packing_chart(*packings, unit="s", height=220):
     -------
     altair.HConcatChart
     """
-    _check_all(packings, Packing, "packings")
-    top = max(p.makespan for p in packings) * 1.08
-    y = alt.Y("load:Q", title=f"work per worker ({unit})", scale=alt.Scale(domain=[0, top]))
+    datasets = packing_datasets(*packings, unit=unit)
+    y = alt.Y("load:Q", title=f"work per worker ({unit})")
     panels = []
-    for p in packings:
-        name = METHOD_LABELS.get(p.method, p.method)
-        slowest = int(np.argmax(p.loads))
-        rows = [{"worker": w, "load": float(v), "slowest": w == slowest} for w, v in enumerate(p.loads)]
-        bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+    for i, p in enumerate(packings):
+        bars = alt.Chart(alt.Data(name=f"packing_bars_{i}")).mark_bar().encode(
             x=alt.X("worker:O", title="worker", axis=alt.Axis(labels=p.workers <= 32)), y=y,
             color=alt.condition("datum.slowest", alt.value("#e45756"), alt.value("#4c78a8")),
             tooltip=["worker:O", alt.Tooltip("load:Q", format=".3f")])
-        lines = [{"load": p.mean_load, "what": "mean"}, {"load": p.makespan, "what": "makespan"}]
-        rule = alt.Chart(alt.Data(values=lines)).mark_rule(strokeDash=[5, 3]).encode(
+        lines = alt.Chart(alt.Data(name=f"packing_lines_{i}"))
+        rule = lines.mark_rule(strokeDash=[5, 3]).encode(
             y=y, color=alt.Color("what:N", scale=alt.Scale(domain=["mean", "makespan"], range=["gray", "#e45756"]),
                                  legend=alt.Legend(title=None, orient="bottom")))
-        title = f"{name}: makespan {p.makespan:.3g} {unit}, {100 * (p.imbalance - 1):.1f}% over the mean"
-        panels.append(alt.layer(bars, rule).properties(width=max(140, 560 // len(packings)), height=height, title=title))
-    return alt.hconcat(*panels).resolve_scale(y="shared")
+        text = lines.mark_text(align="left", x=4, dy=-7, color="#e45756", fontWeight="bold").encode(y=y, text="label:N")
+        panels.append(alt.layer(bars, rule, text).properties(width=max(140, 560 // len(packings)), height=height,
+                                                             title=METHOD_LABELS.get(p.method, p.method)))
+    chart = alt.hconcat(*panels).resolve_scale(y="shared")
+    chart.datasets = datasets
+    return chart
 
 
 def _stage_rows(p, unit):
@@ -454,6 +477,18 @@ def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
 # -------------------------------------------------------------------- sgd ---
 
 
+def sgd_datasets(comparison, points=150):
+    """The named dataset of :func:`sgd_loss_chart`, for swapping new runs into
+    a drawn chart (an explorer's update). Losses are floored at the smallest
+    positive one, for the log scale."""
+    require(isinstance(comparison, SGDComparison), "comparison", comparison, "an SGDComparison")
+    rows = comparison.records(points=whole("points", points, 2, 1000))
+    floor = max(min((r["loss"] for r in rows if r["loss"] > 0), default=1e-12), 1e-12)
+    for r in rows:
+        r["loss"] = max(r["loss"], floor)
+    return {"sgd_runs": rows}
+
+
 def sgd_loss_chart(comparison, points=150, height=280):
     """Excess loss against wall-clock time, one line per run (log scale).
 
@@ -469,16 +504,12 @@ def sgd_loss_chart(comparison, points=150, height=280):
     -------
     altair.Chart
     """
-    require(isinstance(comparison, SGDComparison), "comparison", comparison, "an SGDComparison")
-    rows = comparison.records(points=whole("points", points, 2, 1000))
-    floor = max(min((r["loss"] for r in rows if r["loss"] > 0), default=1e-12), 1e-12)
-    for r in rows:
-        r["loss"] = max(r["loss"], floor)
+    datasets = sgd_datasets(comparison, points)
     chart = alt.Chart(alt.Data(name="sgd_runs")).mark_line(strokeWidth=2.5, interpolate="step-after").encode(
         x=alt.X("time:Q", title="wall-clock time (s)"),
         y=alt.Y("loss:Q", scale=alt.Scale(type="log"), title="excess loss"),
         color=alt.Color("mode:N", scale=MODE_COLORS, title=None),
         tooltip=["mode:N", alt.Tooltip("time:Q", format=".1f"), alt.Tooltip("loss:Q", format=".3~e")],
     ).properties(width=460, height=height)
-    chart.datasets = {"sgd_runs": rows}
+    chart.datasets = datasets
     return chart

@@ -27,6 +27,8 @@ from ..charts.mitigations import (
     hedging_tradeoff_chart,
     hedging_tradeoff_datasets,
     packing_chart,
+    packing_datasets,
+    sgd_datasets,
     sgd_loss_chart,
     stage_partition_chart,
     stage_partition_datasets,
@@ -54,12 +56,6 @@ def _swap_datasets(jchart, datasets):
     spec = dict(jchart.spec)
     spec["datasets"] = {**spec.get("datasets", {}), **datasets}
     jchart.spec = spec
-
-
-def _redraw(jchart, chart):
-    """Draw a new chart of the same layout and params, skipping re-validation
-    (the chart functions are validated by their tests); links stay."""
-    jchart.spec = chart.to_dict(validate=False)
 
 
 def _int(value, lo, hi, label, step=1):
@@ -133,7 +129,7 @@ def packing_explorer(workers=16, per_worker=32, sigma=1.0, seed=0):
     def update(_=None):
         compute()
         before, lpt, kk = packings()
-        _redraw(ex.charts["packing"], packing_chart(before, lpt, kk))
+        _swap_datasets(ex.charts["packing"], packing_datasets(before, lpt, kk))
         readout.value = (f"step (the most loaded worker): in order <b>{before.makespan:.3f} s</b> · "
                          f"LPT <b>{lpt.makespan:.3f} s</b> · Karmarkar-Karp <b>{kk.makespan:.3f} s</b> · "
                          f"perfect balance {before.mean_load:.3f} s")
@@ -458,7 +454,7 @@ def sgd_explorer(workers=16, backups=2, pause_prob=0.05, pause=1.0, lr_scale=0.5
 
     def update(_=None):
         compute()
-        _redraw(ex.charts["loss"], sgd_loss_chart(state["comparison"]))
+        _swap_datasets(ex.charts["loss"], sgd_datasets(state["comparison"]))
         parts = [f"{s['mode']}: {s['updates']} updates, {s['gradients_dropped']} dropped, "
                  f"staleness {s['mean_staleness']:.1f}, loss <b>{s['final_loss']:.2e}</b>"
                  for s in state["comparison"].summary()]
