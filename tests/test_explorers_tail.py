@@ -1,16 +1,18 @@
 """Tail explorers: controls drive chart params, readouts are the library's numbers."""
 
 import pytest
-from ipywidgets import FloatLogSlider
+from ipywidgets import FloatLogSlider, SelectionSlider
 
 from straggle_edu import p_any_slow, per_worker_budget, workers_until
-from straggle_edu.explorers.tail import budget_explorer, percentile_explorer, tail_explorer
+from straggle_edu.explorers.tail import budget_explorer, percentile_explorer, tail_explorer, worker_counts
 
 
 def _sweep(ex):
     """Set every control to both ends of its range; nothing may raise."""
     for control in ex.controls.values():
-        if isinstance(control, FloatLogSlider):
+        if isinstance(control, SelectionSlider):
+            ends = control.options[-1][1], control.options[0][1]
+        elif isinstance(control, FloatLogSlider):
             ends = control.base**control.max, control.base**control.min
         else:
             ends = control.max, control.min
@@ -30,10 +32,18 @@ def test_tail_explorer_controls_drive_the_params():
 
 def test_tail_explorer_sliders_are_logarithmic():
     ex = tail_explorer()
-    assert isinstance(ex.controls["p"], FloatLogSlider) and isinstance(ex.controls["n"], FloatLogSlider)
-    n, p = ex.controls["n"], ex.controls["p"]
-    assert (n.base**n.min, n.base**n.max) == (1, 100_000)
+    p, n = ex.controls["p"], ex.controls["n"]
+    assert isinstance(p, FloatLogSlider) and isinstance(n, SelectionSlider)
     assert (p.base**p.min, p.base**p.max) == pytest.approx((1e-5, 0.5))
+    counts = [value for _, value in n.options]
+    assert counts[0] == 1 and counts[-1] == 100_000
+    assert {100, 2000, 4096, 69, 693} <= set(counts)
+    assert all(1 < b / a <= 2 for a, b in zip(counts, counts[1:]))
+    assert 30 <= len(counts) <= 120
+
+
+def test_worker_counts_keeps_extra_counts():
+    assert 3333 in worker_counts([3333.4]) and 3333 not in worker_counts()
 
 
 def test_tail_explorer_readout_is_the_library():
@@ -47,9 +57,8 @@ def test_tail_explorer_readout_is_the_library():
 
 
 def test_tail_explorer_rounds_a_fractional_worker_count():
-    ex = tail_explorer()
-    ex.controls["n"].value = 99.6
-    assert "at n = 100 " in ex.readout.value
+    ex = tail_explorer(n=99.6)
+    assert ex.controls["n"].value == 100 and "at n = 100 " in ex.readout.value
 
 
 def test_tail_explorer_every_control_range_is_safe():

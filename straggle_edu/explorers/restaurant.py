@@ -71,9 +71,9 @@ def restaurant_explorer(dishes=8, dish=10.0, slow=14.0, random=False, spread=0.2
         "dish": _slider(widgets.FloatSlider, float(dish), 1.0, 60.0, 0.5, "dish (min)", ".1f"),
         "slow": _slider(widgets.FloatSlider, float(slow), 1.0, 60.0, 0.5, "slow dish (min)", ".1f"),
         "times": widgets.ToggleButtons(options=[("fixed", False), ("random", True)], value=bool(random),
-                                       description="dish times", style={**_STYLE, "button_width": "70px"}),
+                                       description="dish times", style={**_STYLE, "button_width": "80px"}),
         "spread": _slider(widgets.FloatSlider, float(spread), 0.0, 1.0, 0.05, "spread", ".2f"),
-        "redraw": widgets.Button(description="new random draw", icon="refresh"),
+        "redraw": widgets.Button(description="new random draw", icon="refresh", layout=widgets.Layout(width="auto")),
     }
     chart = restaurant_chart(noise, dishes, controls["dish"].value, controls["slow"].value,
                              controls["spread"].value, bool(random), max_dishes)

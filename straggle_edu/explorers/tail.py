@@ -21,7 +21,7 @@ from ..math.tail import p_any_slow, per_worker_budget, workers_until
 from ..models.step_time import StepTime
 from ._base import Explorer
 
-__all__ = ["tail_explorer", "budget_explorer", "percentile_explorer"]
+__all__ = ["tail_explorer", "budget_explorer", "percentile_explorer", "worker_counts"]
 
 _STYLE = {"description_width": "initial"}
 N_MAX = 100_000
@@ -34,6 +34,32 @@ def _log_slider(value, lo_exp, hi_exp, label, fmt, continuous=True):
 
 def _workers(value):
     return max(1, round(value))
+
+
+def worker_counts(extra=()):
+    """The worker counts the n sliders stop at: about 10 per decade from 1 to 100,000.
+
+    Round numbers (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9 per decade), the
+    powers of two (GPU clusters come in them), the coin-flip counts 69 and
+    693, and any ``extra`` counts. A log slider would step in exponents and
+    miss 4096 (10**3.61 is 4,074).
+
+    Examples
+    --------
+    >>> counts = worker_counts()
+    >>> counts[:12], 4096 in counts, counts[-1]
+    ([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15], True, 100000)
+    """
+    decade = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9)
+    counts = {int(round(m * 10**k)) for k in range(5) for m in decade}
+    counts |= {2**j for j in range(17)} | {69, 693, N_MAX} | {_workers(v) for v in extra}
+    return sorted(c for c in counts if 1 <= c <= N_MAX)
+
+
+def _n_slider(value):
+    n = _workers(in_range("n", value, 1, N_MAX))
+    return widgets.SelectionSlider(options=[(f"{m:,}", m) for m in worker_counts([n])], value=n,
+                                   description="workers n", style=_STYLE, layout=widgets.Layout(width="360px"))
 
 
 def tail_explorer(p=0.01, n=100, target=0.5):
@@ -64,11 +90,11 @@ def tail_explorer(p=0.01, n=100, target=0.5):
     """
     controls = {
         "p": _log_slider(in_range("p", p, 1e-5, 0.5), -5, -0.30103, "p per worker", ".2"),
-        "n": _log_slider(in_range("n", n, 1, N_MAX), 0, 5, "workers n", ",.0f"),
+        "n": _n_slider(n),
         "target": widgets.FloatSlider(value=in_range("target", target, 0.05, 0.95), min=0.05, max=0.95, step=0.05,
                                       description="mark level", readout_format=".0%", style=_STYLE),
     }
-    chart = tail_probability_chart(p, n, target, n_max=N_MAX)
+    chart = tail_probability_chart(p, controls["n"].value, target, n_max=N_MAX)
     readout = widgets.HTML()
     ex = Explorer(controls, {"tail": chart}, extra=[readout])
     ex.readout = readout
@@ -109,11 +135,11 @@ def budget_explorer(n=4096, target=0.01):
     'n = 4,096, slow on at most 1% of steps: each worker at most <b>2.454e-06</b> (1 step in <b>407,549</b>)'
     """
     controls = {
-        "n": _log_slider(in_range("n", n, 1, N_MAX), 0, 5, "workers n", ",.0f"),
+        "n": _n_slider(n),
         "target": _log_slider(in_range("target", target, 1e-4, 0.5), -4, -0.30103, "slow steps allowed", ".2"),
     }
     readout = widgets.HTML()
-    ex = Explorer(controls, {"budget": tail_budget_chart(n, target, n_max=N_MAX)}, extra=[readout])
+    ex = Explorer(controls, {"budget": tail_budget_chart(controls["n"].value, target, n_max=N_MAX)}, extra=[readout])
     ex.readout = readout
     for name in controls:
         ex.link(name, "budget", name)
@@ -162,7 +188,7 @@ def percentile_explorer(n=100, jitter=0.05, pause_prob=0.005, pause=0.5):
     "worker p99 <b>1.129</b> s · the job's median step = the worker's <b>p99.983</b>"
     """
     controls = {
-        "n": _log_slider(in_range("n", n, 1, N_MAX), 0, 5, "workers n", ",.0f"),
+        "n": _n_slider(n),
         "jitter": widgets.FloatSlider(value=in_range("jitter", jitter, 0.02, 0.2), min=0.02, max=0.2, step=0.01,
                                       description="jitter", style=_STYLE),
         "pause_prob": widgets.FloatSlider(value=in_range("pause_prob", pause_prob, 0, 0.2), min=0, max=0.2, step=0.005,
@@ -176,7 +202,7 @@ def percentile_explorer(n=100, jitter=0.05, pause_prob=0.005, pause=0.5):
         return StepTime(1.0, jitter=c["jitter"].value, pause_prob=c["pause_prob"].value, pause=c["pause"].value)
 
     readout = widgets.HTML()
-    ex = Explorer(controls, {"percentiles": tail_percentile_chart(step_time(), n)}, extra=[readout])
+    ex = Explorer(controls, {"percentiles": tail_percentile_chart(step_time(), controls["n"].value)}, extra=[readout])
     ex.readout, ex.step_time = readout, step_time
     for name in controls:
         ex.link(name, "percentiles", name)
