@@ -127,3 +127,21 @@ def test_dp_scaling_explorer_breakdown_shows_every_decade():
     assert sorted({r["n"] for r in _rows(ex.charts["breakdown"])}) == [1, 10, 100, 1000, 10000, 100000]
     ex.controls["pause"].value = 1.0
     assert sorted({r["n"] for r in _rows(ex.charts["breakdown"])}) == [1, 10, 100, 1000, 10000, 100000]
+
+
+def test_pipeline_explorer_layout_changes_edit_the_template():
+    ex = pipeline_explorer(dp=1, stages=2, microbatches=2, target="nothing")
+    ex.controls["microbatches"].value = 12
+    spec = ex.charts["gantt"].spec
+    color = spec["layer"][0]["encoding"]["color"]
+    assert color["scale"]["domain"][:12] == [f"mb {i}" for i in range(12)]
+    assert color["sort"] == color["scale"]["domain"]
+    assert len(color["scale"]["range"]) == len(color["scale"]["domain"])
+    ex.controls["stages"].value = 4
+    ex.controls["dp"].value = 3
+    assert ex.charts["gantt"].spec["height"] == 22 * 12
+    ex.controls["color"].value = "op"
+    assert ex.charts["gantt"].spec["layer"][0]["encoding"]["color"]["scale"]["domain"][:2] == ["forward", "backward"]
+    ex.controls["color"].value = "microbatch"
+    ex.controls["microbatches"].value = 3
+    assert ex.charts["gantt"].spec["layer"][0]["encoding"]["color"]["scale"]["domain"][:4] == ["mb 0", "mb 1", "mb 2", "wait"]

@@ -34,7 +34,9 @@ __all__ = [
     "dp_breakdown_rows",
     "dp_scaling_chart",
     "dp_scaling_rows",
+    "gantt_colors",
     "gantt_rows",
+    "gantt_size",
     "pipeline_gantt_chart",
 ]
 
@@ -80,6 +82,26 @@ def gantt_rows(run, color="microbatch", slowed=None):
     return rows
 
 
+def gantt_colors(rows, color="microbatch"):
+    """The colour scale of :func:`pipeline_gantt_chart`: ``(domain, range)``.
+
+    Microbatches (or forward/backward) in order, then the wait, the
+    all-reduce and the optimizer.
+    """
+    require(color in ("microbatch", "op"), "color", color, "'microbatch' or 'op'")
+    compute = sorted({r["label"] for r in rows if r["op"] in ("forward", "backward")}, key=lambda s: (len(s), s))
+    if color == "microbatch":
+        palette = [_MB_PALETTE[i % len(_MB_PALETTE)] for i in range(len(compute))]
+    else:
+        palette = [_OP_COLORS[c] for c in compute]
+    return compute + list(PIPELINE_COLORS), palette + list(PIPELINE_COLORS.values())
+
+
+def gantt_size(run, width=640):
+    """``(width, height)`` in pixels of :func:`pipeline_gantt_chart` for ``run``."""
+    return int(width), 22 * run.dp * run.stages
+
+
 def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
     """A Gantt chart of one training step: workers x time.
 
@@ -104,13 +126,12 @@ def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
     require(isinstance(run, PipelineRun), "run", run, "a PipelineRun from simulate_pipeline()")
     require(len(run.ops) <= 5000, "run", f"{len(run.ops)} ops", "a step of at most 5000 ops to draw")
     rows = gantt_rows(run, color, slowed)
-    compute = sorted({r["label"] for r in rows if r["op"] in ("forward", "backward")}, key=lambda s: (len(s), s))
-    palette = [_MB_PALETTE[i % 10] for i in range(len(compute))] if color == "microbatch" else [_OP_COLORS[c] for c in compute]
-    scale = alt.Scale(domain=compute + list(PIPELINE_COLORS), range=palette + list(PIPELINE_COLORS.values()))
+    domain, palette = gantt_colors(rows, color)
+    scale = alt.Scale(domain=domain, range=palette)
     y = alt.Y("worker:N", sort=alt.EncodingSortField("order", order="ascending"), title=None)
     base = alt.Chart().encode(x=alt.X("start:Q", title="time in the step (s)"), x2="end:Q", y=y)
     bars = base.mark_bar(height={"band": 0.8}).encode(
-        color=alt.Color("label:N", scale=scale, title=None, sort=compute + list(PIPELINE_COLORS)),
+        color=alt.Color("label:N", scale=scale, title=None, sort=domain),
         opacity=alt.Opacity("fade:Q", scale=None),
         tooltip=["worker:N", "op:N", "microbatch:Q", "chunk:Q", alt.Tooltip("start:Q", format=".4g"),
                  alt.Tooltip("end:Q", format=".4g"), alt.Tooltip("slack:Q", format=".3g")],
@@ -119,7 +140,7 @@ def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
         height={"band": 0.8}, fillOpacity=0, stroke="black", strokeWidth=2)
     marks = base.transform_filter("datum.slowed").transform_calculate(mid="(datum.start + datum.end) / 2").mark_point(
         shape="triangle-down", filled=True, color="#d62728", size=80, yOffset=-9, opacity=1).encode(x="mid:Q")
-    height = 22 * run.dp * run.stages
+    width, height = gantt_size(run, width)
     chart = alt.layer(bars, critical, marks, data={"values": rows})
     return chart.properties(width=width, height=height, title=f"step time {run.step_time:.4g} s")
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import itertools
 
-__all__ = ["patch_rows", "replace_spec"]
+__all__ = ["patch_rows", "replace_spec", "set_color_scale"]
 
 _counter = itertools.count()
 
 
-def patch_rows(jchart, updates, **props):
+def patch_rows(jchart, updates, base=None, **props):
     """Give views of ``jchart`` new rows, and set top-level ``props``.
 
     Parameters
@@ -30,10 +30,13 @@ def patch_rows(jchart, updates, **props):
     updates : dict
         ``{view: rows}``; ``view`` is None for the chart's own (top-level)
         data, or the index of a layer.
+    base : dict, optional
+        A spec to start from instead of the chart's current one (a layout
+        template kept by the explorer); it is not modified.
     **props
         Top-level spec properties to set, such as ``title`` or ``height``.
     """
-    spec = dict(jchart.spec)
+    spec = dict(jchart.spec if base is None else base)
     datasets = dict(spec.get("datasets", {}))
     if "layer" in spec:
         spec["layer"] = list(spec["layer"])
@@ -52,6 +55,19 @@ def patch_rows(jchart, updates, **props):
     spec["datasets"] = {k: v for k, v in datasets.items() if k in used}
     spec.update(props)
     jchart.spec = spec
+
+
+def set_color_scale(spec, layer, domain, range_):
+    """A copy of ``spec`` whose layer ``layer`` colours by ``domain`` -> ``range_``
+    (the legend in that order); the rest of the spec is shared, not copied."""
+    spec = dict(spec)
+    spec["layer"] = list(spec["layer"])
+    view = dict(spec["layer"][layer])
+    encoding = dict(view["encoding"])
+    encoding["color"] = dict(encoding["color"], scale={"domain": list(domain), "range": list(range_)}, sort=list(domain))
+    view["encoding"] = encoding
+    spec["layer"][layer] = view
+    return spec
 
 
 def replace_spec(jchart, chart):

@@ -23,7 +23,9 @@ from ..charts.pipeline import (
     dp_breakdown_rows,
     dp_scaling_chart,
     dp_scaling_rows,
+    gantt_colors,
     gantt_rows,
+    gantt_size,
     pipeline_gantt_chart,
 )
 from ..models.cluster import AllReduce
@@ -31,7 +33,7 @@ from ..models.pipeline import pipeline_step_times, simulate_pipeline
 from ..models.step_time import StepTime
 from ..models.training_step import data_parallel_scaling
 from ._base import Explorer
-from ._patch import patch_rows, replace_spec
+from ._patch import patch_rows, replace_spec, set_color_scale
 
 __all__ = ["SLOW_TARGETS", "SCHEDULE_CHOICES", "pipeline_explorer", "dp_scaling_explorer", "slow_mask"]
 
@@ -230,7 +232,7 @@ def pipeline_explorer(dp=2, stages=4, microbatches=8, target="one microbatch's o
         text += f" · devices busy {r.utilization:.0%}{note}"
         readout.value = text
 
-    shape = {}
+    templates = {}  # one spec per colour mode: other layouts are edits of it
 
     def refresh(_=None):
         D, P, M = grid()
@@ -239,20 +241,22 @@ def pipeline_explorer(dp=2, stages=4, microbatches=8, target="one microbatch's o
                 c[name].value = hi
             c[name].max = max(hi, 0) if hi > 0 else 1
             c[name].disabled = hi == 0
-        key = (D, P, M, c["color"].value)
-        if shape.get("key") != key:  # new layout: draw both charts afresh
-            r, g, resp = view()
+        mode = c["color"].value
+        fwd, bwd, mask = durations()
+        r = run(fwd, bwd)
+        if mode not in templates:  # first time in this colour mode: draw it once with Altair
+            _, g, resp = view()
             replace_spec(ex.charts["gantt"], g)
             replace_spec(ex.charts["response"], resp)
-            shape["key"] = key
-        else:  # same layout, new numbers: swap the rows in place
-            fwd, bwd, mask = durations()
-            r = run(fwd, bwd)
-            patch_rows(ex.charts["gantt"], {None: gantt_rows(r, c["color"].value, slowed_rows(r, mask))},
-                       title=f"step time {r.step_time:.4g} s")
-            added, increase = response()
-            patch_rows(ex.charts["response"], {None: delay_response_rows(response_x(added), increase)},
-                       title=f"delaying {label()}")
+            templates[mode] = ex.charts["gantt"].spec
+        rows = gantt_rows(r, mode, slowed_rows(r, mask))
+        width, height = gantt_size(r, min(760, 180 + 40 * M))
+        spec = set_color_scale(templates[mode], 0, *gantt_colors(rows, mode))
+        patch_rows(ex.charts["gantt"], {None: rows}, base=spec, width=width, height=height,
+                   title=f"step time {r.step_time:.4g} s")
+        added, increase = response()
+        patch_rows(ex.charts["response"], {None: delay_response_rows(response_x(added), increase)},
+                   title=f"delaying {label()}")
         describe(r)
 
     for ctrl in c.values():
@@ -352,16 +356,19 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
                          f"slowest {one.wait[0]:.3f} + all-reduce {one.sync[0]:.3f} · speed-up {one.speedup[0]:,.0f}x · "
                          f"efficiency <b>{one.efficiency[0]:.1%}</b>")
 
-    def rebuild(_=None):
-        _, chart, bars = charts()
-        replace_spec(ex.charts["scaling"], chart)  # same params: the n slider stays linked
-        replace_spec(ex.charts["breakdown"], bars)
-        describe()
+    templates = {c["measure"].value: ex.charts["scaling"].spec}  # one spec per measure
 
-    def update(_=None):
+    def rebuild(_=None):
+        measure = c["measure"].value
+        if measure not in templates:  # same params: the n slider stays linked
+            replace_spec(ex.charts["scaling"], charts()[1])
+            templates[measure] = ex.charts["scaling"].spec
+        update(base=templates[measure])
+
+    def update(_=None, base=None):
         s = scaling()
         scen = {"your setting": s, "no jitter, no pauses": scaling(quiet=True)}
-        patch_rows(ex.charts["scaling"], {1: dp_scaling_rows(scen, c["measure"].value)})
+        patch_rows(ex.charts["scaling"], {1: dp_scaling_rows(scen, c["measure"].value)}, base=base)
         patch_rows(ex.charts["breakdown"], {None: dp_breakdown_rows(s, decades)})
         describe()
 

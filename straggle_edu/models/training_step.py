@@ -29,7 +29,7 @@ import numpy as np
 
 from .._validate import nonnegative, positive, require, whole
 from ..math.tail import p_any_slow
-from .cluster import AllReduce
+from .cluster import AllReduce, ring_allreduce_time
 from .step_time import StepTime
 from .waste import _slowest_curve
 
@@ -162,7 +162,7 @@ def data_parallel_scaling(n, step_time, *, sync=0.0):
     if not isinstance(step_time, StepTime):
         require(False, "step_time", type(step_time).__name__, "a StepTime")
     if isinstance(sync, AllReduce):
-        sync_t = np.array([sync.time(int(k)) for k in ns])
+        sync_t = np.asarray(ring_allreduce_time(ns, sync.nbytes, sync.bandwidth, sync.latency), dtype=float)
     else:
         sync_t = np.full(ns.shape, nonnegative("sync", sync), dtype=float)
         require(np.ndim(sync) == 0, "sync", sync, "seconds >= 0 or an AllReduce")
