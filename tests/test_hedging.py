@@ -120,6 +120,8 @@ def test_sample_tied_requests_exponential_waits():
         (lambda: sample_tied_requests(stats.expon(), stats.expon(), 10**11), "memory budget"),
         (lambda: sample_tied_requests(stats.expon(), stats.expon(), 10, cancel_delay=-1.0), "cancel_delay must be >= 0"),
         (lambda: LAT.rvs(10**11), "memory budget"),
+        (lambda: LAT.ppf(1.5), "u must be in \\[0, 1\\], got 1.5"),
+        (lambda: HedgedLatency(LAT, 0.01).isf(-0.1), "w must be in \\[0, 1\\], got -0.1"),
     ],
 )
 def test_hedging_bad_input(call, match):

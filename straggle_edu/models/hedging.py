@@ -84,14 +84,14 @@ class _Dist:
 
     def ppf(self, u):
         """Quantile function (seconds) at probability u."""
-        u = np.asarray(u, dtype=float)
+        u = np.asarray(probability("u", u), dtype=float)
         out = _bisect_log_t(self.cdf, u, increasing=True)
         out = np.where(u <= 0, 0.0, np.where(u >= 1, np.inf, out))
         return float(out) if out.ndim == 0 else out
 
     def isf(self, w):
         """Inverse survival function: the t with P(latency > t) = w."""
-        w = np.asarray(w, dtype=float)
+        w = np.asarray(probability("w", w), dtype=float)
         out = _bisect_log_t(self.sf, w, increasing=False)
         out = np.where(w >= 1, 0.0, np.where(w <= 0, np.inf, out))
         return float(out) if out.ndim == 0 else out
