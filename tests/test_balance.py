@@ -117,8 +117,9 @@ def test_heuristics_within_bounds(costs, m):
     lpt = greedy_lpt(costs, m).makespan
     kk = karmarkar_karp(costs, m).makespan
     assert opt - 1e-9 <= lpt <= lpt_bound(m) * opt + 1e-9
-    # Differencing has the same worst case, 4/3 - 1/(3m) (Michiels, Korst,
-    # Aarts and van Leeuwen, 2007; 7/6 for m = 2, Fischetti and Martello, 1987).
+    # Differencing's worst-case ratio is at most LPT's, 4/3 - 1/(3m) (Michiels,
+    # Aarts, Korst, van Leeuwen and Spieksma, 2012); 7/6 for m = 2 (Fischetti
+    # and Martello, 1987).
     assert opt - 1e-9 <= kk <= lpt_bound(m) * opt + 1e-9
 
 
