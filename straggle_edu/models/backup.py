@@ -487,8 +487,9 @@ def inception_50_setup():
     normalized speedup was best with 3, and a 5th backup made steps slightly
     slower, because each extra worker adds traffic to the parameter servers.
 
-    The model (calibrated by hand to that shape, not fitted to the paper's
-    data): 1.1 s of compute with 2% jitter; on 3% of steps a worker also
+    The model has that shape in its expected step time (the paper plots
+    medians; with fixed-length stalls the median moves in jumps). It is
+    calibrated by hand to the shape, not fitted to the paper's data: 1.1 s of compute with 2% jitter; on 3% of steps a worker also
     stalls for 0.55 s; communication of 0.1 s plus 12 ms per participating
     worker. Returns keyword arguments for :func:`backup_workers`.
 
