@@ -76,9 +76,19 @@ def test_restaurant_explorer_links_are_recorded_for_the_static_site():
     assert all(t is None for *_, t in ex.links)
 
 
-def test_restaurant_explorer_bad_input():
-    with pytest.raises(ValueError, match="dishes must be a whole number in 1..16, got 20"):
-        restaurant_explorer(dishes=20)
+@pytest.mark.parametrize(
+    "make, kwargs, message",
+    [
+        (restaurant_explorer, dict(dishes=20), "dishes must be a whole number in 1..16, got 20"),
+        (restaurant_explorer, dict(dish=100), r"dish must be in \[1, 60\], got 100"),
+        (restaurant_explorer, dict(spread=-0.1), r"spread must be in \[0, 1\], got -0.1"),
+        (barrier_explorer, dict(n=33), "n must be a whole number in 1..32, got 33"),
+        (barrier_explorer, dict(pause_prob=0.5), r"pause_prob must be in \[0, 0.2\], got 0.5"),
+    ],
+)
+def test_restaurant_explorers_bad_input(make, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make(**kwargs)
 
 
 def test_barrier_explorer_workers_and_steps_change_the_chart():

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from .._validate import whole
+from .._validate import in_range, whole
 from ..charts.restaurant import barrier_chart, barrier_datasets, restaurant_chart, restaurant_datasets
 from ..models.restaurant import MAX_DISHES, dish_noise, dish_times, run_with_barrier, serve_table, worker_times
 from ..models.step_time import StepTime
@@ -64,15 +64,17 @@ def restaurant_explorer(dishes=8, dish=10.0, slow=14.0, random=False, spread=0.2
     """
     max_dishes = whole("max_dishes", max_dishes, low=2, high=MAX_DISHES)
     dishes = whole("dishes", dishes, high=max_dishes)
+    dish, slow = in_range("dish", dish, 1, 60), in_range("slow", slow, 1, 60)
+    spread = in_range("spread", spread, 0, 1)
     seeds = np.random.SeedSequence(whole("seed", seed, low=0))
     noise = dish_noise(max_dishes, rng=np.random.default_rng(seeds.spawn(1)[0]))
     controls = {
         "dishes": _slider(widgets.IntSlider, dishes, 1, max_dishes, 1, "dishes"),
-        "dish": _slider(widgets.FloatSlider, float(dish), 1.0, 60.0, 0.5, "dish (min)", ".1f"),
-        "slow": _slider(widgets.FloatSlider, float(slow), 1.0, 60.0, 0.5, "slow dish (min)", ".1f"),
+        "dish": _slider(widgets.FloatSlider, dish, 1.0, 60.0, 0.5, "dish (min)", ".1f"),
+        "slow": _slider(widgets.FloatSlider, slow, 1.0, 60.0, 0.5, "slow dish (min)", ".1f"),
         "times": widgets.ToggleButtons(options=[("fixed", False), ("random", True)], value=bool(random),
                                        description="dish times", style={**_STYLE, "button_width": "80px"}),
-        "spread": _slider(widgets.FloatSlider, float(spread), 0.0, 1.0, 0.05, "spread", ".2f"),
+        "spread": _slider(widgets.FloatSlider, spread, 0.0, 1.0, 0.05, "spread", ".2f"),
         "redraw": widgets.Button(description="new random draw", icon="refresh", layout=widgets.Layout(width="auto")),
     }
     chart = restaurant_chart(noise, dishes, controls["dish"].value, controls["slow"].value,
@@ -185,9 +187,12 @@ def barrier_explorer(n=8, steps=6, jitter=0.05, pause_prob=0.02, pause=0.5, seed
     controls = {
         "n": _slider(widgets.IntSlider, whole("n", n, high=32), 1, 32, 1, "workers", continuous=False),
         "steps": _slider(widgets.IntSlider, whole("steps", steps, high=20), 1, 20, 1, "steps", continuous=False),
-        "jitter": _slider(widgets.FloatSlider, jitter, 0.0, 0.2, 0.01, "jitter", ".2f", continuous=False),
-        "pause_prob": _slider(widgets.FloatSlider, pause_prob, 0.0, 0.2, 0.005, "pause prob.", ".3f", continuous=False),
-        "pause": _slider(widgets.FloatSlider, pause, 0.0, 2.0, 0.1, "pause (s)", ".1f", continuous=False),
+        "jitter": _slider(widgets.FloatSlider, in_range("jitter", jitter, 0, 0.2), 0.0, 0.2, 0.01, "jitter", ".2f",
+                          continuous=False),
+        "pause_prob": _slider(widgets.FloatSlider, in_range("pause_prob", pause_prob, 0, 0.2), 0.0, 0.2, 0.005,
+                              "pause prob.", ".3f", continuous=False),
+        "pause": _slider(widgets.FloatSlider, in_range("pause", pause, 0, 2), 0.0, 2.0, 0.1, "pause (s)", ".1f",
+                         continuous=False),
         "seed": _slider(widgets.IntSlider, whole("seed", seed, low=0, high=999), 0, 999, 1, "seed", continuous=False),
     }
     c = controls
