@@ -10,6 +10,11 @@
 - Each notebook is opened and run once (a module-scoped fixture), then every
   test about that notebook uses the same page.
 
+- The static site is built in a background thread (one notebook at a time)
+  while JupyterLab is tested, when the site tests are selected and chromium
+  is there; ``STRAGGLE_EDU_BROWSER_SERIAL=1`` builds it only when its tests
+  start (cleaner latency figures, longer run).
+
 The figures (Run-All times, slider-to-chart latencies, the suite's time) are
 printed at the end of the run and written to ``tests/browser/screenshots/figures.json``;
 ``benchmarks/bench_browser.py`` runs this suite and reports them.
@@ -19,8 +24,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +39,83 @@ import labdriver  # noqa: E402
 
 _FIGURES = {"notebooks": {}, "site": {}}
 _DURATIONS = {"seconds": 0.0, "tests": 0}
+
+
+class SiteBuild:
+    """The static site for ``names``, built into a temporary folder, in a thread or now."""
+
+    def __init__(self, names):
+        self.names = list(names)
+        self.out = Path(tempfile.mkdtemp(prefix="straggle-edu-site-test-"))
+        self.lines = []
+        self.pages = None
+        self.error = None
+        self.seconds = None
+        self.thread = None
+
+    def run(self, jobs=1):
+        from straggle_edu.site import build_site
+
+        t0 = time.monotonic()
+        try:
+            self.pages = build_site(self.out, labdriver.NOTEBOOKS, pattern=self.names, jobs=jobs,
+                                    log=self.lines.append)
+        except BaseException as exc:  # reported by wait(), in the test that needs the site
+            self.error = exc
+        finally:
+            self.seconds = time.monotonic() - t0
+
+    def start(self):
+        self.thread = threading.Thread(target=self.run, name="site-build", daemon=True)
+        self.thread.start()
+        return self
+
+    def wait(self):
+        if self.thread is None and self.pages is None and self.error is None:
+            self.run(jobs=2)
+        elif self.thread is not None:
+            self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.pages
+
+    def cleanup(self):
+        if self.thread is not None:
+            self.thread.join()
+        shutil.rmtree(self.out, ignore_errors=True)
+
+
+_SITE = {}
+
+
+def pytest_collection_finish(session):
+    site_items = [item for item in session.items if "test_static_site.py" in item.nodeid]
+    if not site_items or "site" in _SITE:
+        return
+    # Exactly the notebooks the site tests were collected for (more may appear during the run).
+    names = list(getattr(site_items[0].module, "NOTEBOOKS", None) or [p.name for p in labdriver.notebook_paths()])
+    if not names:
+        return
+    _SITE["site"] = SiteBuild(names)
+    serial = os.environ.get("STRAGGLE_EDU_BROWSER_SERIAL") == "1"
+    if not serial and labdriver.find_chromium(install=False)[0] is not None:
+        _SITE["site"].start()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    build = _SITE.pop("site", None)
+    if build is not None:
+        build.cleanup()
+
+
+@pytest.fixture(scope="session")
+def site_build():
+    """The static site (see :class:`SiteBuild`); waits for the background build."""
+    build = _SITE.get("site")
+    if build is None:
+        build = _SITE["site"] = SiteBuild([p.name for p in labdriver.notebook_paths()])
+    build.wait()
+    return build
 
 
 def pytest_runtest_logreport(report):

@@ -184,7 +184,8 @@ class LabServer:
 
         # Render every cell (no virtual scrolling), so a screenshot and the
         # checks see the whole notebook; no news or update checks (no network).
-        put("@jupyterlab/notebook-extension/tracker.jupyterlab-settings", {"windowingMode": "none"})
+        put("@jupyterlab/notebook-extension/tracker.jupyterlab-settings",
+            {"windowingMode": "none", "scrollPastEnd": False})
         put("@jupyterlab/apputils-extension/notification.jupyterlab-settings",
             {"fetchNews": "false", "checkForUpdates": False})
 
@@ -684,7 +685,7 @@ class LabNotebook:
 
     # -- the screenshot
 
-    def screenshot(self, path, max_height=12000):
+    def screenshot(self, path, max_height=16000):
         """A PNG of the whole notebook: the window grows to the notebook's height.
 
         A notebook taller than ``max_height`` pixels is saved in parts
@@ -706,6 +707,7 @@ class LabNotebook:
                 moved = self.page.evaluate(
                     "() => { const o = window.jupyterapp.shell.currentWidget.content.node"
                     ".querySelector('.jp-WindowedPanel-outer'); const before = o.scrollTop; "
+                    "if (before + o.clientHeight >= o.scrollHeight - 5) return false; "
                     "o.scrollTop = before + o.clientHeight - 60; return o.scrollTop > before; }")
                 if not moved:
                     break

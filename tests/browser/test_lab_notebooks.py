@@ -4,9 +4,10 @@ Run All in a real Chromium, with every request beyond localhost blocked;
 then: no error output or traceback, no "Error displaying widget", every
 widget drawn, every chart drawn (a Vega svg or canvas with marks), and a
 PNG of the whole notebook in ``tests/browser/screenshots/``. In each
-notebook a control next to a chart is moved and the chart must change
-within 10 s (always in the core notebooks 00..04, which must have one);
-the latency is recorded, never asserted.
+core notebook (00..04) a control next to a chart is moved and the chart
+must change within 10 s; in the others the same is tried and reported (an
+explorer may redraw only when a Run button is pressed). The latency is
+recorded, never asserted.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ pytestmark = pytest.mark.browser
 
 NOTEBOOKS = [p.name for p in labdriver.notebook_paths()]
 MOVES = int(os.environ.get("STRAGGLE_EDU_BROWSER_MOVES", "5"))
-# Controls tried, in page order, before a notebook is said to have none that moves a chart.
-TRIES = 4
+# Controls tried, in page order, before a notebook is said to have none that moves a chart
+# (each try that moves nothing costs 10 s).
+TRIES = {True: 4, False: 2}
 
 
 @pytest.mark.parametrize("lab_notebook", NOTEBOOKS, indirect=True)
@@ -40,10 +42,11 @@ def test_control_moves_chart(lab_notebook, figures):
     name = lab_notebook.name
     rec = figures["notebooks"].setdefault(name, {})
     controls = lab_notebook.controls()
-    if labdriver.is_core(name):
+    core = labdriver.is_core(name)
+    if core:
         assert controls, f"{name}: no slider or other control next to a chart"
     tried = []
-    for control in controls[:TRIES]:
+    for control in controls[:TRIES[core]]:
         latencies = lab_notebook.move_control(control, moves=MOVES)
         tried.append(f"{control['kind']} '{control['label']}'")
         if latencies and latencies[0] is not None:
@@ -60,4 +63,8 @@ def test_control_moves_chart(lab_notebook, figures):
         rec.update(control="(no control next to a chart)")
         print(f"{name}: no control next to a chart; nothing to move")
         return
-    pytest.fail(f"{name}: no chart changed within 10 s after moving any of {tried}")
+    message = f"{name}: no chart changed within 10 s after moving any of {tried}"
+    if core:
+        pytest.fail(message)
+    rec.update(control="(none of the first controls redraws by itself)")
+    print(message + " (not a core notebook: reported, not failed)")

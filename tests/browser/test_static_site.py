@@ -10,13 +10,11 @@ such charts across the site.
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
 
 import labdriver
-from straggle_edu.site import build_site
 
 pytestmark = pytest.mark.browser
 
@@ -26,15 +24,14 @@ ALLOWED_BLOCKED = re.compile(r"^https://cdnjs\.cloudflare\.com/ajax/libs/mathjax
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory, figures):
-    out = tmp_path_factory.mktemp("site")
-    t0 = time.monotonic()
-    # Exactly the notebooks collected (others may appear while the suite runs).
-    pages = build_site(out, labdriver.NOTEBOOKS, pattern=NOTEBOOKS, jobs=2, log=lambda line: print(line, flush=True))
-    figures["site"]["build_s"] = round(time.monotonic() - t0, 1)
+def built_site(site_build, figures, chromium_path):
+    """The site for every collected notebook (built by conftest's ``site_build``)."""
+    pages = site_build.pages
+    print("\n".join(site_build.lines))
+    figures["site"]["build_s"] = round(site_build.seconds, 1)
     figures["site"]["interactive_charts"] = sum(p.interactive_charts for p in pages)
     figures["site"]["charts"] = sum(p.charts for p in pages)
-    return out, {p.name: p for p in pages}
+    return site_build.out, {p.name: p for p in pages}
 
 
 @pytest.fixture(scope="session")
