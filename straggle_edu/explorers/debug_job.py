@@ -15,6 +15,7 @@ single-step replay.
 
 from __future__ import annotations
 
+import functools
 import html
 
 import ipywidgets as widgets
@@ -50,6 +51,12 @@ def _worst_step(analysis, worker):
     return int(analysis.steps[int(np.argmax(analysis.worker_step_slowdown[i]))])
 
 
+@functools.lru_cache(maxsize=len(CAUSES))
+def _example_analysis(cause):
+    """The analysis of a generated example (deterministic, so computed once per cause)."""
+    return analyze(example_trace(cause))
+
+
 def _readout(analysis):
     items = "".join(f"<li><b>{html.escape(q)}</b> {html.escape(a)}</li>" for q, a in diagnose(analysis))
     return f"<ul style='margin:0'>{items}</ul>"
@@ -82,7 +89,7 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
         state["analysis"] = a
         return a
 
-    a = load(example_trace(example) if source is None else source)
+    a = load(_example_analysis(example) if source is None else source)
     controls = {}
     if source is None:
         controls["example"] = widgets.Dropdown(options=list(EXAMPLE_CAUSES), value=example, description="example",
@@ -128,7 +135,7 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
         explorer.charts["heatmap"].selections.observe(on_pick, names=["worker"])
 
     def on_example(change):
-        an = load(example_trace(change["new"]))
+        an = load(_example_analysis(change["new"]))
         explorer.analysis = an
         w = _first_worker(an)
         busy["on"] = True
