@@ -10,10 +10,10 @@
 - Each notebook is opened and run once (a module-scoped fixture), then every
   test about that notebook uses the same page.
 
-- The static site is built in a background thread (one notebook at a time)
-  while JupyterLab is tested, when the site tests are selected and chromium
-  is there; ``STRAGGLE_EDU_BROWSER_SERIAL=1`` builds it only when its tests
-  start (cleaner latency figures, longer run).
+- When the site tests are selected, the static site is built in a background
+  thread (one notebook at a time) from the moment the JupyterLab tests start;
+  ``STRAGGLE_EDU_BROWSER_SERIAL=1`` builds it only when its own tests start
+  (cleaner latency figures, longer run).
 
 The figures (Run-All times, slider-to-chart latencies, the suite's time) are
 printed at the end of the run and written to ``tests/browser/screenshots/figures.json``;
@@ -97,9 +97,14 @@ def pytest_collection_finish(session):
     if not names:
         return
     _SITE["site"] = SiteBuild(names)
+
+
+def _start_site_build():
+    """Start the site build in the background (called when the JupyterLab tests begin)."""
+    build = _SITE.get("site")
     serial = os.environ.get("STRAGGLE_EDU_BROWSER_SERIAL") == "1"
-    if not serial and labdriver.find_chromium(install=False)[0] is not None:
-        _SITE["site"].start()
+    if build is not None and build.thread is None and build.pages is None and not serial:
+        build.start()
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -209,6 +214,7 @@ def browser_context(playwright_api, chromium_path, blocked_requests):
 @pytest.fixture(scope="session")
 def lab_server(chromium_path):
     """A real JupyterLab on 127.0.0.1 with a token, over a temp copy of notebooks/."""
+    _start_site_build()
     server = labdriver.LabServer()
     try:
         server.start()
