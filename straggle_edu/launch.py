@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -44,9 +46,24 @@ def lab_command(notebooks, port=8888, token=None, open_browser=True):
     ]
     if not open_browser:
         argv.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        # Containers and CI run as root, where Jupyter refuses to start without this.
+        argv.append("--allow-root")
     if target:
         argv.append(target)
     return argv
+
+
+def free_port(start):
+    """The first port from ``start`` upward that is free on 127.0.0.1."""
+    for port in range(start, min(start + 100, 65536)):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise ValueError(f"port must have a free port within 100 above it on 127.0.0.1, got {start}")
 
 
 def configure(parser):
@@ -54,21 +71,42 @@ def configure(parser):
     parser.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
 
 
-def run(args):
-    if not 1 <= args.port <= 65535:
-        raise ValueError(f"port must be in 1..65535, got {args.port}")
-    notebooks = find_notebooks()
-    argv = lab_command(notebooks, port=args.port, open_browser=not args.no_browser)
-    env = dict(os.environ)
-    print("Starting JupyterLab on http://127.0.0.1 (token required; the link with the token is printed below).")
-    proc = subprocess.Popen(argv, cwd=notebooks, env=env)
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
+def _stop(proc):
+    """Stop JupyterLab and reap it: SIGTERM, then SIGKILL after 10 s."""
+    if proc.poll() is None:
         proc.terminate()
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def run(args):
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"port must be in 1..65535, got {args.port}")
+    notebooks = find_notebooks()
+    port = free_port(args.port)
+    token = secrets.token_hex(24)
+    argv = lab_command(notebooks, port=port, token=token, open_browser=not args.no_browser)
+    argv.append("--ServerApp.port_retries=0")  # the URL below must stay right
+    target = f"lab/tree/{START}" if (notebooks / START).exists() else "lab"
+    print(
+        "JupyterLab is starting on this machine only (127.0.0.1), with a token.\n"
+        f"Open: http://127.0.0.1:{port}/{target}?token={token}\n"
+        "Stop it with Ctrl-C.",
+        flush=True,
+    )
+    proc = subprocess.Popen(argv, cwd=notebooks)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
         return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        _stop(proc)
