@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 
-__all__ = ["patch_rows", "replace_spec", "set_color_scale"]
+__all__ = ["patch_rows", "replace_spec", "set_color_scale", "keep_params"]
 
 _counter = itertools.count()
 
@@ -54,7 +54,25 @@ def patch_rows(jchart, updates, base=None, **props):
     }
     spec["datasets"] = {k: v for k, v in datasets.items() if k in used}
     spec.update(props)
-    jchart.spec = spec
+    jchart.spec = keep_params(jchart, spec)
+
+
+def keep_params(jchart, spec):
+    """``spec`` with each value param set to its current value in ``jchart``.
+
+    The browser re-embeds a new spec and then reads every param's value back
+    from it; without this, a slider's param would snap back to the value the
+    chart was built with while the slider stays where the reader left it.
+    """
+    current = set(jchart.params.trait_names())
+    params = spec.get("params")
+    if params:
+        spec = dict(spec)
+        spec["params"] = [
+            dict(p, value=getattr(jchart.params, p["name"])) if "value" in p and p.get("name") in current else p
+            for p in params
+        ]
+    return spec
 
 
 def set_color_scale(spec, layer, domain, range_):
@@ -78,4 +96,4 @@ def replace_spec(jchart, chart):
     schema validation, about half of a rebuild's cost, is skipped. The
     chart functions are validated by their tests (``to_dict()``).
     """
-    jchart.spec = chart.to_dict(validate=False)
+    jchart.spec = keep_params(jchart, chart.to_dict(validate=False))

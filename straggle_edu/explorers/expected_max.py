@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import itertools
 
 import ipywidgets as widgets
 import numpy as np
@@ -28,6 +27,7 @@ from ..models.samplers import sample_max
 from ..models.step_time import StepTime
 from ..models.waste import slow_card, slow_card_curves
 from ._base import Explorer
+from ._patch import patch_rows
 
 __all__ = ["expected_max_explorer", "max_histogram_explorer", "slow_card_explorer", "speedup_explorer"]
 
@@ -68,35 +68,10 @@ def _replace_chart(ex, name, chart):
     links[name] = [widgets.dlink((ex.controls[c], "value"), (jchart.params, p)) for c, ch, p, _ in ex.links if ch == name]
 
 
-_swaps = itertools.count()
-
-
 def _swap_rows(jchart, rows_by_layer):
-    """Give layers of a layered chart new rows, in place, keeping the params where they are.
-
-    For updates that change only numbers (same marks, encodings and params),
-    editing the JupyterChart's Vega-Lite ``spec`` costs a few dictionary
-    copies, where a new chart costs Altair's wrapping and schema validation
-    (tens of milliseconds). The browser re-embeds a new spec and then reads
-    every param's value back from it, so the spec's params are set to their
-    current values first; otherwise a slider's param would snap back to the
-    value the chart was built with. ``jchart.chart`` keeps the chart as
-    built; ``jchart.spec`` is what the browser draws.
-    """
-    spec = dict(jchart.spec)
-    spec["layer"] = [dict(layer) for layer in spec["layer"]]
-    datasets = dict(spec.get("datasets", {}))
-    for i, rows in rows_by_layer.items():
-        name = f"swapped-{next(_swaps)}"
-        datasets[name] = [dict(r) for r in rows]
-        spec["layer"][i]["data"] = {"name": name}
-    used = {layer["data"].get("name") for layer in spec["layer"] if isinstance(layer.get("data"), dict)}
-    used.add((spec.get("data") or {}).get("name"))
-    spec["datasets"] = {k: v for k, v in datasets.items() if k in used}
-    current = jchart.params.trait_names()
-    spec["params"] = [dict(p, value=getattr(jchart.params, p["name"])) if "value" in p and p["name"] in current else p
-                      for p in spec.get("params", [])]
-    jchart.spec = spec
+    """Give layers of a layered chart new rows, in place, keeping the params
+    where they are (see :func:`straggle_edu.explorers._patch.patch_rows`)."""
+    patch_rows(jchart, rows_by_layer)
 
 
 def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0):
