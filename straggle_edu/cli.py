@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 __all__ = ["main"]
@@ -55,6 +56,12 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader closed the pipe (``straggle-edu analyze t.csv | head``):
+        # stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except (ValueError, FileNotFoundError, NotADirectoryError, PermissionError) as exc:
         print(f"straggle-edu {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -59,6 +59,11 @@ def test_solution_is_hidden_beside_the_marker(tmp_path, monkeypatch, capsys):
     assert q.check(14.0)
 
 
+def test_an_exercise_repr_gives_nothing_away():
+    q = _exercise()
+    assert "max(times)" not in repr(q) and "14" not in repr(q)
+
+
 def test_solution_is_hidden_with_the_environment_variable(monkeypatch, capsys):
     monkeypatch.setenv("STRAGGLE_EDU_STUDENT", "1")
     _exercise().solution()

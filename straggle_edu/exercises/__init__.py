@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
-from typing import Any, Callable
 
 __all__ = ["Exercise", "____", "solutions_visible", "STUDENT_ENV"]
 
@@ -55,7 +53,6 @@ def _fmt(x):
     return repr(x)
 
 
-@dataclass
 class Exercise:
     """One exercise.
 
@@ -89,14 +86,6 @@ class Exercise:
     True
     """
 
-    name: str
-    expected: Callable[[], Any]
-    hint_text: str = field(default="", metadata={"alias": "hint"})
-    solution_text: str = ""
-    rel_tol: float = 1e-6
-    abs_tol: float = 0.0
-    compare: Callable[[Any, Any], bool] | None = None
-
     def __init__(self, name, expected, hint="", solution="", *, rel_tol=1e-6, abs_tol=0.0, compare=None):
         self.name = name
         self.expected = expected
@@ -105,6 +94,11 @@ class Exercise:
         self.rel_tol = rel_tol
         self.abs_tol = abs_tol
         self.compare = compare
+
+    def __repr__(self):
+        # Never show the solution or the expected value: typing q1 in a cell
+        # must not give the answer away.
+        return f"<exercise {self.name}: {self.name}.check(answer), {self.name}.hint(), {self.name}.solution()>"
 
     def is_correct(self, answer):
         """True when ``answer`` matches the expected answer."""
