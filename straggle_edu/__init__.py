@@ -52,6 +52,7 @@ from .math import (
 )
 from .models import (
     AllReduce,
+    backup_workers,
     Cluster,
     Group,
     StepTime,
@@ -69,6 +70,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AllReduce",
+    "backup_workers",
     "Cluster",
     "Group",
     "StepTime",

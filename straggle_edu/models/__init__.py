@@ -7,8 +7,21 @@ frozen dataclasses; imports only the math layer, numpy and scipy.
 - :mod:`.cluster`: ``Group``, ``Cluster``, ``AllReduce``,
   ``ring_allreduce_time``, ``expected_step_time``, ``expected_slowest``,
   ``throughput``, ``scaling_efficiency``, ``sample_step_times``.
+- :mod:`.restaurant`: dishes at a table and workers at a barrier (notebook 01).
+- :mod:`.max_growth`: E[max] four ways and histograms of the maximum (03).
+- :mod:`.waste`: the lost fraction of a cluster and the slow card (03, 04).
+- :mod:`.training_step`: the data-parallel step against n (05).
+- :mod:`.pipeline`: ``schedule_1f1b`` and ``simulate_pipeline``, the DP x PP
+  step simulator with its critical path (05, 09).
+- :mod:`.causes`: sequence-length, stage and GC models and ``diagnose`` (06).
+- :mod:`.osdi2025`: the published figures of the OSDI 2025 straggler study (06).
+- :mod:`.balance`: packing (LPT, Karmarkar-Karp) and stage partition (07).
+- :mod:`.backup`: ``backup_workers`` and where backups stop paying (07).
+- :mod:`.hedging`: hedged and tied requests (07).
+- :mod:`.sgd`: sync, backup and async SGD at equal wall-clock time (07).
 """
 
+from .backup import backup_workers
 from .cluster import (
     AllReduce,
     Cluster,
@@ -25,6 +38,7 @@ from .step_time import StepTime
 
 __all__ = [
     "AllReduce",
+    "backup_workers",
     "Cluster",
     "Group",
     "StepTime",
