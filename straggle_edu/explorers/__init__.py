@@ -8,16 +8,6 @@ notebook can write ``from straggle_edu.explorers import <name>``. The modules
 are found at import time; adding a module adds its ``__all__``.
 """
 
-import importlib as _importlib
-import pkgutil as _pkgutil
+from .._rooms import export_modules as _export
 
-__all__ = []
-for _info in sorted(_pkgutil.iter_modules(__path__), key=lambda m: m.name):
-    if _info.name.startswith("_"):
-        continue
-    _mod = _importlib.import_module(f"{__name__}.{_info.name}")
-    for _name in getattr(_mod, "__all__", []):
-        globals()[_name] = getattr(_mod, _name)
-        __all__.append(_name)
-globals().pop("_info", None)
-globals().pop("_mod", None)
+__all__ = _export(__name__, __path__, globals())
