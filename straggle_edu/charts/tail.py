@@ -165,7 +165,8 @@ def tail_percentile_chart(step_time, n=100, levels=(0.5, 0.95, 0.99), points=100
     :class:`~straggle_edu.models.step_time.StepTime` (a mixture of two
     normals, whose CDF and density Vega evaluates with ``cumulativeNormal``
     and ``densityNormal``). The grid follows the params, and the percentiles
-    are read off it, so they are exact to within one grid step.
+    are read off it, so they are exact to within one grid step. The grid is
+    a Vega ``sequence``, so the spec carries no data rows at all.
 
     Parameters
     ----------
@@ -199,7 +200,7 @@ def tail_percentile_chart(step_time, n=100, levels=(0.5, 0.95, 0.99), points=100
     x = alt.X("t:Q", scale=alt.Scale(nice=False, zero=False), title=f"step time ({unit})")
     job = "max(1, round(n))"
     mix = "(1 - pause_prob) * {f}(datum.t, {mu}, {mu} * jitter) + pause_prob * {f}(datum.t, {mu} + pause, {mu} * jitter)"
-    grid = alt.Chart(alt.Data(name="percentile_grid")).transform_calculate(
+    grid = alt.Chart(alt.sequence(0, points, as_="i")).transform_calculate(
         t=f"{mu} * (1 - 4.5 * jitter) + datum.i * ({mu} * 11 * jitter + pause) / {points - 1}"
     ).transform_calculate(F=mix.format(f="cumulativeNormal", mu=mu), f=mix.format(f="densityNormal", mu=mu))
     names = [f"p{100 * q:g}" for q in levels]
@@ -228,5 +229,4 @@ def tail_percentile_chart(step_time, n=100, levels=(0.5, 0.95, 0.99), points=100
                    "#e45756", median.mark_rule(color="#e45756", strokeWidth=2).encode(x=x),
                    median.mark_text(align="left", dx=4, y=30, color="#e45756", fontWeight="bold").encode(x=x, text="label:N"))
     chart = alt.vconcat(top, bottom)
-    chart.datasets = {"percentile_grid": [{"i": i} for i in range(points)]}
     return share_selection(chart, hover, ["worker_0", "job_1"])
