@@ -154,8 +154,8 @@ def _execute(path, workdir, timeout, allow_errors):
         try:
             client.execute(env=env, cwd=str(workdir), stderr=log, stdout=log)
         except nbclient.exceptions.CellExecutionError as exc:
-            first = str(exc).strip().splitlines()
-            raise ValueError(f"{path.name} failed while building the site: {first[-1] if first else exc}") from None
+            lines = _ANSI.sub("", str(exc)).strip().splitlines()
+            raise ValueError(f"{path.name} failed while building the site: {lines[-1] if lines else exc}") from None
     return nb
 
 
