@@ -21,6 +21,10 @@ from __future__ import annotations
 
 import os
 
+from ._imports import skip_slow_optional_imports
+
+skip_slow_optional_imports()
+
 __all__ = ["chart_widget", "show", "enable_offline", "site_mode"]
 
 _offline_enabled = False
@@ -49,8 +53,55 @@ def enable_offline():
     if not _offline_enabled and not site_mode():
         import altair as alt
 
-        alt.JupyterChart.enable_offline()
+        if not _load_cached_bundle(alt):
+            alt.JupyterChart.enable_offline()
+            _save_cached_bundle(alt)
         _offline_enabled = True
+
+
+def _bundle_path(alt):
+    """Where the offline bundle for these versions of Altair and vl-convert is cached.
+
+    Building it (``JupyterChart.enable_offline``) costs about 2 s of CPU in
+    every kernel; the result depends only on the two versions.
+    """
+    import hashlib
+
+    import vl_convert
+
+    from altair.jupyter import jupyter_chart
+
+    key = f"{alt.__version__}|{vl_convert.__version__}|{jupyter_chart.load_js_src()}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "straggle-edu", f"jupyterchart-offline-{digest}.js")
+
+
+def _load_cached_bundle(alt):
+    cls = alt.JupyterChart
+    try:
+        with open(_bundle_path(alt), encoding="utf-8") as f:
+            src = f.read()
+    except (OSError, ImportError, AttributeError):
+        return False
+    if len(src) < 100_000 or not hasattr(cls, "_is_offline"):  # not a whole bundle
+        return False
+    cls._esm = src
+    cls._is_offline = True
+    return True
+
+
+def _save_cached_bundle(alt):
+    """Keep the bundle for the next kernel; a failure only costs time later."""
+    try:
+        path = _bundle_path(alt)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(alt.JupyterChart._esm)
+        os.replace(tmp, path)
+    except (OSError, ImportError, AttributeError):
+        pass
 
 
 def chart_widget(chart, **kwargs):

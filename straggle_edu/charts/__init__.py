@@ -8,6 +8,9 @@ notebook can write ``from straggle_edu.charts import <name>``. The modules
 are found at import time; adding a module adds its ``__all__``.
 """
 
+from .._imports import skip_slow_optional_imports as _skip
 from .._rooms import export_modules as _export
+
+_skip()
 
 __all__ = _export(__name__, __path__, globals())
