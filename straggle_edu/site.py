@@ -838,8 +838,10 @@ def _write_page(nb, path, out, names, prev, nxt):
     nb.metadata.pop("widgets", None)
     title, summary = _title_and_summary(nb, path.stem)
     nb.metadata["title"] = f"{title} · straggle-edu"
+    # embed_images stays off: nbconvert's image embedding re-parses each markdown
+    # cell and empties a "What to remember" <div> box whose list follows a blank line.
     exporter = HTMLExporter(template_name="lab", extra_loaders=[DictLoader({"straggle_site.html.j2": _TEMPLATE})],
-                            template_file="straggle_site.html.j2", embed_images=True)
+                            template_file="straggle_site.html.j2", embed_images=False)
     resources = {"metadata": {"name": path.stem, "path": str(path.parent)},
                  "se_css": _CSS, "se_nav": _nav(names, prev, nxt), "se_script": SCRIPT}
     body, _ = exporter.from_notebook_node(nb, resources=resources)

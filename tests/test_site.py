@@ -55,6 +55,7 @@ def small_site(tmp_path_factory):
     src = tmp_path_factory.mktemp("notebooks")
     _notebook(src / "01_first.ipynb", [
         ("md", "# First page\n\nThe job waits for the slowest. Next: [the second](02_second.ipynb#top)."),
+        ("md", '<div class="remember" style="border-left: 4px solid #1f4e79">\n\n- the slowest sets the pace\n\n</div>'),
         ("code", EXPLORER_CELL),
         ("code", "show(alt.Chart(data).mark_point().encode(x='k:Q', y='k:Q'))"),
     ])
@@ -114,6 +115,12 @@ def test_build_site_pages_need_no_cdn_but_mathjax(small_site):
             ["static/vega-site.js"] + [s for s in sources if "mathjax" in s]), sources
         assert "require.js" not in text and "@jupyter-widgets/html-manager" not in text
         assert "application/vnd.jupyter.widget-state+json" not in text
+
+
+def test_build_site_keeps_markdown_inside_html_boxes(small_site):
+    src, before, out, pages, lines = small_site
+    page = (out / "01_first.html").read_text()
+    assert re.search(r'<div class="remember"[^>]*>\s*<ul>\s*<li>the slowest sets the pace</li>', page)
 
 
 def test_build_site_points_notebook_links_at_pages(small_site):

@@ -56,6 +56,10 @@ def test_site_index_links_every_notebook(built_site, site_server, browser_contex
     page = _open(browser_context, f"{site_server.base_url}/index.html", [])
     try:
         hrefs = page.eval_on_selector_all("ol li > a", "els => els.map((a) => a.getAttribute('href'))")
+        shot = labdriver.SCREENSHOTS / "site-index.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot), full_page=True)
+        print(f"\nscreenshot of the site's index: {shot}")
     finally:
         page.close()
     assert hrefs == [Path(n).stem + ".html" for n in NOTEBOOKS]
