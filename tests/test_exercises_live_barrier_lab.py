@@ -19,7 +19,7 @@ def _emax_normal(n, mu, sigma):
     [
         (q1, 100.0, 62.5),  # the slow worker's 2 x 50 ms, not the average
         (q2, 50.0, 0.0),
-        (q3, 2 / ((2 + 1 + 1 + 1) / 4), 2.0),
+        (q3, 2 / ((2 + 7 * 1) / 8), 1.6),  # one 2x worker among 8; 1.6 is among 4
         (q4, _emax_normal(8, 50.0, 5.0), 50.0),
     ],
 )

@@ -32,10 +32,10 @@ def test_q2_cheap_backups():
 
 
 def test_q3_hedge_rate_from_the_lognormals():
-    body = 1 - stats.lognorm(0.574, scale=0.003).cdf(0.005)
-    slow = 1 - stats.lognorm(1.0, scale=0.0665).cdf(0.005)
+    body = 1 - stats.lognorm(0.574, scale=0.003).cdf(0.007)
+    slow = 1 - stats.lognorm(1.0, scale=0.0665).cdf(0.007)
     want = (1 - 0.00206) * body + 0.00206 * slow
-    assert q3.check(want) and not q3.check(0.02)
+    assert q3.check(want) and not q3.check(0.188)  # 0.188 is the 5 ms figure
 
 
 def test_q4_throughput_ratio_by_simulation():

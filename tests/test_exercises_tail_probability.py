@@ -9,15 +9,15 @@ from straggle_edu.exercises.tail_probability import q1, q2, q3, q4
 
 RIGHT = {
     "q1": 1 - 0.999**1000,
-    "q2": math.ceil(math.log(0.5) / math.log(1 - 0.001)),
+    "q2": math.ceil(math.log(0.5) / math.log(1 - 0.002)),
     "q3": 1 - (1 - 0.001) ** (1 / 1024),
     "q4": 100 * 0.5 ** (1 / 1000),
 }
-WRONG = {"q1": 1.0, "q2": 500, "q3": 0.001, "q4": 99.0}
+WRONG = {"q1": 1.0, "q2": 250, "q3": 0.001, "q4": 99.0}
 
 
 def test_tail_probability_right_answers_match_hand_values():
-    assert round(RIGHT["q1"], 3) == 0.632 and RIGHT["q2"] == 693
+    assert round(RIGHT["q1"], 3) == 0.632 and RIGHT["q2"] == 347
     assert round(RIGHT["q4"], 2) == 99.93
 
 

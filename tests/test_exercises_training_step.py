@@ -6,12 +6,12 @@ from straggle_edu.exercises import ____
 from straggle_edu.exercises.training_step import q1, q2, q3, q4
 
 RIGHT = {
-    "q1": (8 + 4 - 1) * (1.0 + 2.0),
+    "q1": (12 + 6 - 1) * (0.5 + 1.0),
     "q2": 1.0,  # 3 s added, 2 s of slack (the hand-computed 2-stage case)
     "q3": (8 - 1) / (8 + 8 - 1),
     "q4": 1.0 + 2.0 * (1 - 0.999**1000),
 }
-WRONG = {"q1": 8 * 3.0, "q2": 3.0, "q3": 0.0, "q4": 1.0 + 2.0 * 0.001}
+WRONG = {"q1": 12 * 1.5, "q2": 3.0, "q3": 0.0, "q4": 1.0 + 2.0 * 0.001}
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)

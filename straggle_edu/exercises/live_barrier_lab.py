@@ -3,7 +3,8 @@
 - ``q1``: 4 workers with 50 ms steps and no jitter, one of them 2x slow:
   the mean step time in ms, without the barrier's own overhead?
 - ``q2``: in that run, how many ms does each healthy worker wait per step?
-- ``q3``: the per-rank slowdown S that ``straggle-edu analyze`` reports for it?
+- ``q3``: the same 2x slow worker among 8 workers: the slowdown S that
+  ``straggle-edu analyze`` reports?
 - ``q4``: 8 workers with 50 ms steps and 10% jitter, no slow worker: the
   library's predicted mean step time in ms (no overhead)?
 """
@@ -35,10 +36,10 @@ q2 = Exercise(
 
 q3 = Exercise(
     "q3",
-    expected=lambda: predicted_slowdown(LabSettings(**_SLOW)),
-    hint=("The ideal step gives every worker the per-step mean work, (100 + 50 + 50 + 50) / 4 ms. "
+    expected=lambda: predicted_slowdown(LabSettings(**{**_SLOW, "workers": 8})),
+    hint=("The ideal step gives every worker the per-step mean work: (100 + 7 x 50) / 8 ms. "
           "S is the real step over the ideal one."),
-    solution="predicted_slowdown(LabSettings(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2))  # 2 / 1.25 = 1.6",
+    solution="predicted_slowdown(LabSettings(workers=8, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2))  # 100 / 56.25 = 16/9 = 1.78",
     rel_tol=1e-3,
 )
 

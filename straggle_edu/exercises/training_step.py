@@ -1,6 +1,6 @@
 """Exercises for ``05_training_step.ipynb``: the step as a mesh of barriers.
 
-- ``q1``: 4 pipeline stages, 8 microbatches, forward 1 s and backward 2 s,
+- ``q1``: 6 pipeline stages, 12 microbatches, forward 0.5 s and backward 1 s,
   free communication: how long is a 1F1B step?
 - ``q2``: 2 stages, 2 microbatches, forward 1 s, backward 2 s; the forward
   of microbatch 1 on stage 0 takes 4 s instead of 1. How much longer is
@@ -22,9 +22,9 @@ __all__ = ["q1", "q2", "q3", "q4"]
 
 q1 = Exercise(
     "q1",
-    expected=lambda: simulate_pipeline(4, 8, forward=1.0, backward=2.0).step_time,
+    expected=lambda: simulate_pipeline(6, 12, forward=0.5, backward=1.0).step_time,
     hint="Every device does M microbatches of f + b, plus the fill and drain of the pipe: P - 1 more.",
-    solution="simulate_pipeline(4, 8, forward=1.0, backward=2.0).step_time  # (8 + 4 - 1) * 3 = 33 s",
+    solution="simulate_pipeline(6, 12, forward=0.5, backward=1.0).step_time  # (12 + 6 - 1) * 1.5 = 25.5 s",
 )
 
 q2 = Exercise(
