@@ -102,3 +102,17 @@ def test_debug_checklist_mystery_is_seeded_and_every_choice_works():
         assert all(ex.answers[q].value for q in ex.checks)
     ex.controls["severity"].value = 0.0
     assert ex.diagnosis().slowdown == pytest.approx(1.0, abs=0.05)
+
+
+def test_sequence_imbalance_explorer_defaults_match_the_notebook_and_waste_is_never_negative_zero():
+    from straggle_edu.models.causes import sequence_imbalance
+
+    # 06_root_causes.ipynb quotes sequence_imbalance(64, sequences=8, rng=0): the explorer's defaults are that setup
+    ex = sequence_imbalance_explorer()
+    notebook = sequence_imbalance(64, sequences=8, rng=0)
+    assert ex.result().slowdown == pytest.approx(notebook.slowdown)
+    assert "S = <b>3.69x</b>" in ex.readout.value and "2.64x the mean tokens" in ex.readout.value
+    # equal tokens and no attention: S is 1 up to rounding (waste -2e-16 at 1024 workers), shown as 0%
+    ex = sequence_imbalance_explorer(workers=1024, packed=True, attention=0.0)
+    assert ex.result().waste <= 0.0
+    assert "waste 0%" in ex.readout.value and "-0%" not in ex.readout.value

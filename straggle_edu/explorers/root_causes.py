@@ -16,6 +16,7 @@ callback is a few milliseconds of numpy plus one chart.
 from __future__ import annotations
 
 import html
+import math
 
 import ipywidgets as widgets
 import numpy as np
@@ -79,6 +80,24 @@ def _is(v, lo, hi, label):
                              continuous_update=False, layout=_ROW)
 
 
+#: Sequences the sequence explorer draws per redraw, at most (about 2**18).
+_SEQUENCE_DRAWS = 2**18
+
+
+def _sequence_steps(workers, median, sigma, sequences=None, token_budget=None):
+    """Steps the sequence explorer simulates: the model's default 200 while
+    steps x workers x documents per worker stays within ``_SEQUENCE_DRAWS``
+    (so the defaults, whole or packed, are the notebook's setup), fewer
+    beyond that (at least 2), so a redraw stays fast and within memory.
+    Documents per packed worker are estimated as the model does."""
+    if token_budget is None:
+        docs = sequences
+    else:
+        mean_len = min(median * math.exp(sigma**2 / 2), 32768)
+        docs = min(token_budget, math.ceil(2 * token_budget / mean_len) + 8)
+    return max(2, min(200, _SEQUENCE_DRAWS // (workers * docs)))
+
+
 def sequence_imbalance_explorer(workers=64, median=1024, sigma=1.0, packed=False, sequences=8, token_budget=8192,
                                 attention=1.0, seed=0):
     """Long-tailed sequences on n data-parallel workers: who gets the long ones?
@@ -112,11 +131,19 @@ def sequence_imbalance_explorer(workers=64, median=1024, sigma=1.0, packed=False
         ``load`` (one step's workers) and ``lengths``; ``readout``;
         ``result()`` returns the :class:`~straggle_edu.models.causes.SequenceImbalance`.
 
+    Notes
+    -----
+    The model is :func:`~straggle_edu.models.causes.sequence_imbalance` with
+    its default 200 steps, so the defaults reproduce the figures of
+    ``06_root_causes.ipynb`` (S = 3.69, 2.64x the mean tokens; packed into
+    8,192 tokens, S = 1.19). Large setups (many workers, many documents per
+    worker) simulate fewer steps, at least 2, to stay fast and within memory.
+
     Examples
     --------
     >>> ex = sequence_imbalance_explorer(workers=64, seed=0)
-    >>> round(ex.result().slowdown, 2)
-    3.57
+    >>> round(ex.result().slowdown, 2), round(ex.result().token_spread, 2)
+    (3.69, 2.64)
     >>> ex.controls["batching"].value = "packed"
     >>> ex.result().token_spread
     1.0
@@ -141,9 +168,10 @@ def sequence_imbalance_explorer(workers=64, median=1024, sigma=1.0, packed=False
 
     def result():
         packed_ = c["batching"].value == "packed"
+        n, budget = int(c["workers"].value), int(c["token_budget"].value) if packed_ else None
+        steps = _sequence_steps(n, c["median"].value, c["sigma"].value, c["sequences"].value, budget)
         return sequence_imbalance(
-            int(c["workers"].value), sequences=c["sequences"].value,
-            token_budget=int(c["token_budget"].value) if packed_ else None, steps=50,
+            n, sequences=c["sequences"].value, token_budget=budget, steps=steps,
             median=c["median"].value, sigma=c["sigma"].value, attention=4e-9 * c["attention"].value,
             rng=c["seed"].value)
 
@@ -170,7 +198,8 @@ def sequence_imbalance_explorer(workers=64, median=1024, sigma=1.0, packed=False
         patch_rows(ex.charts["lengths"], {0: hist, 1: marks})
         c["sequences"].disabled = c["batching"].value == "packed"
         c["token_budget"].disabled = c["batching"].value != "packed"
-        readout.value = (f"slowdown S = <b>{r.slowdown:.2f}x</b> (waste {r.waste:.0%}) · busiest worker has "
+        waste = round(r.waste, 2) + 0.0  # + 0.0 turns a rounded -0.0 into 0.0: never "waste -0%"
+        readout.value = (f"slowdown S = <b>{r.slowdown:.2f}x</b> (waste {waste:.0%}) · busiest worker has "
                          f"{r.token_spread:.2f}x the mean tokens · attention is {r.attention_share:.0%} of the work")
 
     for ctrl in c.values():
