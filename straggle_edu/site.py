@@ -229,8 +229,23 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
             page.seconds = seconds
             pages.append(page)
         (out / "index.html").write_text(_index_html(pages), encoding="utf-8")
+        _copy_images(src, out)
         log(f"site written to {out / 'index.html'} in {time.monotonic() - start:.1f} s")
     return pages
+
+
+_IMAGES = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"}
+
+
+def _copy_images(src, out):
+    """Copy the images next to the notebooks, so relative image links keep working."""
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if path.is_file() and path.suffix.lower() in _IMAGES and not any(
+                part.startswith(".") or part == "__pycache__" for part in rel.parts):
+            target = out / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
 
 
 # ---------------------------------------------------------------- number formats

@@ -47,7 +47,8 @@ def _notebook(path, cells):
 
 
 def _digest(folder):
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(Path(folder).iterdir())}
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(Path(folder).rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +60,11 @@ def small_site(tmp_path_factory):
         ("code", EXPLORER_CELL),
         ("code", "show(alt.Chart(data).mark_point().encode(x='k:Q', y='k:Q'))"),
     ])
-    _notebook(src / "02_second.ipynb", [("md", "# Second page\n\nBack to [the first](01_first.ipynb)."),
+    _notebook(src / "02_second.ipynb", [("md", "# Second page\n\nBack to [the first](01_first.ipynb).\n\n"
+                                               "![a figure](figures/fig.png)"),
                                         ("code", "print('hello')")])
+    (src / "figures").mkdir()
+    (src / "figures" / "fig.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     before = _digest(src)
     out = tmp_path_factory.mktemp("site")
     lines = []
@@ -125,6 +129,8 @@ def test_build_site_keeps_markdown_inside_html_boxes(small_site):
 
 def test_build_site_points_notebook_links_at_pages(small_site):
     src, before, out, pages, lines = small_site
+    assert 'src="figures/fig.png"' in (out / "02_second.html").read_text()
+    assert (out / "figures" / "fig.png").read_bytes() == (src / "figures" / "fig.png").read_bytes()
     assert 'href="02_second.html#top"' in (out / "01_first.html").read_text()
     assert 'href="01_first.html"' in (out / "02_second.html").read_text()
 
