@@ -134,7 +134,8 @@ def _title_and_summary(nb, fallback):
             if line.startswith("#") and title == fallback:
                 title = line.lstrip("#").strip()
             elif not line.startswith(("#", "<", "!", "|", "-", "*")) and not summary:
-                summary = re.sub(r"[*_`]", "", line)
+                summary = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", line)  # [text](link) -> text
+                summary = re.sub(r"\*\*|__|\*|`", "", summary)
         if title != fallback and summary:
             break
     return title, summary

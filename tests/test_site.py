@@ -83,6 +83,7 @@ def test_build_site_writes_index_pages_and_one_bundle(small_site):
     index = (out / "index.html").read_text()
     assert 'href="01_first.html"' in index and 'href="02_second.html"' in index
     assert "First page" in index and "1 of 2 charts work without a kernel" in index
+    assert "Back to the first." in index, "the summary shows a link's text, not its markdown"
     assert (out / "static" / "vega-site.js").stat().st_size > 100_000
     assert (out / ".nojekyll").exists()
     assert any("executed 01_first.ipynb" in line for line in lines)
