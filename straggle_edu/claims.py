@@ -38,13 +38,12 @@ def claim(label, value, expected, *, rel_tol=1e-9, abs_tol=0.0):
 
     Returns
     -------
-    The computed value, so a cell can go on using it.
+    None, so a cell shows only the ✓ line.
 
     Examples
     --------
     >>> claim("P(any of 100 slow)", 0.63397, 0.634, abs_tol=5e-4)
     ✓ P(any of 100 slow) = 0.63397 (quoted: 0.634)
-    0.63397
     """
     if isinstance(expected, bool):
         ok = bool(value) is expected
@@ -53,4 +52,3 @@ def claim(label, value, expected, *, rel_tol=1e-9, abs_tol=0.0):
     if not ok:
         raise AssertionError(f"✗ {label}: computed {_fmt(value)}, but the text says {_fmt(expected)}")
     print(f"✓ {label} = {_fmt(value)} (quoted: {_fmt(expected)})")
-    return value

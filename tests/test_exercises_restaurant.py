@@ -16,19 +16,22 @@ WRONG = {"q1": (11 * 8 + 20) / 12, "q2": 12.0, "q3": 0.6 / 1.6, "q4": 1.0}
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_restaurant_exercise_right_answer(q, capsys):
-    assert q.check(RIGHT[q.name]) is True
+    q.check(RIGHT[q.name])
+    assert q.is_correct(RIGHT[q.name])
     assert "✓" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_restaurant_exercise_wrong_answer(q, capsys):
-    assert q.check(WRONG[q.name]) is False
+    q.check(WRONG[q.name])
+    assert not q.is_correct(WRONG[q.name])
     assert "✗" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_restaurant_exercise_blank_hint_and_solution(q, capsys, monkeypatch):
-    assert q.check(____) is False
+    q.check(____)
+    assert not q.is_correct(____)
     q.hint()
     out = capsys.readouterr().out
     assert "Not attempted" in out and out.count("Hint: ") == 1

@@ -25,15 +25,19 @@ def test_start_here_worker_is_the_notebooks():
 
 
 def test_start_here_q1_right_and_wrong(capsys):
-    assert q1.check(_expected_max_by_quadrature(256)) is True
-    assert q1.check(1.005) is False
+    q1.check(_expected_max_by_quadrature(256))
+    assert q1.is_correct(_expected_max_by_quadrature(256))
+    q1.check(1.005)
+    assert not q1.is_correct(1.005)
     out = capsys.readouterr().out
     assert "✓" in out and "✗" in out
 
 
 def test_start_here_q2_right_and_wrong(capsys):
-    assert q2.check(1024 * 1.005 / _expected_max_by_quadrature(1024)) is True
-    assert q2.check(1024) is False
+    q2.check(1024 * 1.005 / _expected_max_by_quadrature(1024))
+    assert q2.is_correct(1024 * 1.005 / _expected_max_by_quadrature(1024))
+    q2.check(1024)
+    assert not q2.is_correct(1024)
     out = capsys.readouterr().out
     assert "✓" in out and "✗" in out
 

@@ -23,19 +23,22 @@ def test_tail_probability_right_answers_match_hand_values():
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_tail_probability_exercise_right_answer(q, capsys):
-    assert q.check(RIGHT[q.name]) is True
+    q.check(RIGHT[q.name])
+    assert q.is_correct(RIGHT[q.name])
     assert "✓" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_tail_probability_exercise_wrong_answer(q, capsys):
-    assert q.check(WRONG[q.name]) is False
+    q.check(WRONG[q.name])
+    assert not q.is_correct(WRONG[q.name])
     assert "✗" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_tail_probability_exercise_blank_and_hint(q, capsys):
-    assert q.check(____) is False
+    q.check(____)
+    assert not q.is_correct(____)
     q.hint()
     out = capsys.readouterr().out
     assert "Not attempted" in out and "Hint: " in out

@@ -77,12 +77,11 @@ class Exercise:
     ...              solution="max(times)")
     >>> q.check(____)
     Not attempted yet: replace ____ with your answer, then run the cell again.
-    False
     >>> q.check(10.5)
     ✗ q0: expected 14, got 10.5. Try q0.hint().
-    False
     >>> q.check(14)
     ✓ q0: correct.
+    >>> q.is_correct(14)
     True
     """
 
@@ -101,7 +100,9 @@ class Exercise:
         return f"<exercise {self.name}: {self.name}.check(answer), {self.name}.hint(), {self.name}.solution()>"
 
     def is_correct(self, answer):
-        """True when ``answer`` matches the expected answer."""
+        """True when ``answer`` matches the expected answer (never for ``____``)."""
+        if isinstance(answer, _Blank):
+            return False
         want = self.expected()
         if self.compare is not None:
             return bool(self.compare(answer, want))
@@ -118,18 +119,19 @@ class Exercise:
         return answer == want
 
     def check(self, answer):
-        """Print whether ``answer`` is right; return True or False."""
+        """Print whether ``answer`` is right.
+
+        Returns None, so a notebook cell shows only the message; use
+        :meth:`is_correct` for the verdict as a bool.
+        """
         if isinstance(answer, _Blank):
             print("Not attempted yet: replace ____ with your answer, then run the cell again.")
-            return False
-        if self.is_correct(answer):
+        elif self.is_correct(answer):
             print(f"✓ {self.name}: correct.")
-            return True
-        if solutions_visible():
+        elif solutions_visible():
             print(f"✗ {self.name}: expected {_fmt(self.expected())}, got {_fmt(answer)}. Try {self.name}.hint().")
         else:
             print(f"✗ {self.name}: not yet, got {_fmt(answer)}. Try {self.name}.hint().")
-        return False
 
     def hint(self):
         """Print the hint."""
