@@ -106,7 +106,8 @@ class ClaimCheck:
                           for k, v in self.figures.items())
         readings = "".join(f"<li>{'✓' if ok else '✗'} {e(k)}</li>" for k, ok in self.readings.items())
         return (
-            f"<div style='border-left:6px solid {color};padding:6px 12px;margin:4px 0'>"
+            # The claims quote dollars: keep JupyterLab's MathJax from typesetting "$2 ... $5".
+            f"<div class='tex2jax_ignore mathjax_ignore' style='border-left:6px solid {color};padding:6px 12px;margin:4px 0'>"
             f"<div><b>Claim {self.number}</b>: “{e(self.claim)}”</div>"
             f"<table style='margin:4px 0'>{figures}</table>"
             f"<ul style='margin:2px 0 4px 0;list-style:none;padding-left:0'>{readings}</ul>"
@@ -204,7 +205,10 @@ class VerdictTable:
             for c in self.checks
         )
         total = ", ".join(f"<b>{n}</b> {e(v)}" for v, n in self.counts.items())
-        return f"<table><tr><th>#</th><th>claim</th><th>verdict</th></tr>{rows}</table><p>{total}</p>"
+        return (
+            f"<div class='tex2jax_ignore mathjax_ignore'><table><tr><th>#</th><th>claim</th><th>verdict</th></tr>"
+            f"{rows}</table><p>{total}</p></div>"
+        )
 
 
 def verdict_table(checks):
