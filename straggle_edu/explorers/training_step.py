@@ -33,6 +33,7 @@ from ..models.pipeline import pipeline_step_times, simulate_pipeline
 from ..models.step_time import StepTime
 from ..models.training_step import data_parallel_scaling
 from ._base import Explorer
+from .tail import worker_counts
 from ._patch import patch_rows, replace_spec, set_color_scale
 
 __all__ = ["SLOW_TARGETS", "SCHEDULE_CHOICES", "pipeline_explorer", "dp_scaling_explorer", "slow_mask"]
@@ -324,8 +325,9 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
         "bandwidth_gbs": fs(bandwidth_gbs, 10.0, 400.0, 10.0, "bandwidth (GB/s)", ".0f"),
         "measure": widgets.ToggleButtons(options=["efficiency", "speedup"], value="efficiency", description="show",
                                          style=_STYLE),
-        "n": widgets.FloatLogSlider(value=clamp(n, 1, 1e5), base=10, min=0, max=5, step=0.01, description="workers n",
-                                    readout_format=",.0f", style=_STYLE, layout=_ROW),
+        # Stops at round counts and powers of two: a log slider would miss 1,024 and 4,096.
+        "n": widgets.SelectionSlider(options=[(f"{m:,}", m) for m in worker_counts([round(clamp(n, 1, 1e5))])],
+                                     value=round(clamp(n, 1, 1e5)), description="workers n", style=_STYLE, layout=_ROW),
     }
     decades = [1, 10, 100, 1000, 10000, 100000]  # the breakdown's bars
     ns = np.unique(np.concatenate([np.round(np.geomspace(1, 1e5, 60)), decades]).astype(np.int64))
