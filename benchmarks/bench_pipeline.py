@@ -56,7 +56,7 @@ CASES = [
     (pipeline_explorer, "microbatches", 8, 12, SAMPLING),
     (pipeline_explorer, "allreduce", 1.0, 2.0, SAMPLING),
     (pipeline_explorer, "color", "microbatch", "op", SAMPLING),
-    (dp_scaling_explorer, "n", 1024.0, 64.0, CLOSED),
+    (dp_scaling_explorer, "n", 1024, 64, CLOSED),
     (dp_scaling_explorer, "jitter", 0.05, 0.1, CLOSED),
     (dp_scaling_explorer, "pause_prob", 0.01, 0.02, CLOSED),
     (dp_scaling_explorer, "gradient_gb", 1.0, 4.0, CLOSED),
