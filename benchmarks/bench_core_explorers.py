@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 import warnings
@@ -56,8 +55,9 @@ from straggle_edu.models.samplers import sample_max
 from straggle_edu.models.step_time import StepTime
 from straggle_edu.models.waste import lost_fraction_curves
 
-CLOSED, SAMPLING = "closed form", "sampling"
-BUDGET_MS = {CLOSED: 30.0, SAMPLING: 150.0}
+from _timing import BUDGET_MS, CLOSED, SAMPLING, control_latency
+from _timing import median_ms as _median_ms
+
 
 # (explorer factory, control, value a, value b, kind)
 CASES = [
@@ -87,33 +87,9 @@ CASES = [
 ]
 
 
-def median_ms(fn, repeats, clock=time.process_time):
-    times = []
-    for _ in range(repeats):
-        start = clock()
-        fn()
-        times.append(clock() - start)
-    return 1e3 * statistics.median(times)
-
-
-def median_cpu_wall_ms(fn, repeats):
-    """(median CPU ms, median wall ms) of ``repeats`` calls."""
-    cpu, wall = [], []
-    for _ in range(repeats):
-        c, w = time.process_time(), time.perf_counter()
-        fn()
-        cpu.append(time.process_time() - c)
-        wall.append(time.perf_counter() - w)
-    return 1e3 * statistics.median(cpu), 1e3 * statistics.median(wall)
-
-
-def control_latency(factory, control, a, b, repeats):
-    """(CPU ms, wall ms), medians of one change of ``control``, alternating between a and b."""
-    ex = factory()
-    widget = ex.controls[control]
-    widget.value = a
-    values = iter([b, a] * (repeats + 1))
-    return median_cpu_wall_ms(lambda: setattr(widget, "value", next(values)), repeats)
+def median_ms(fn, repeats):
+    """Median CPU milliseconds: the comparisons here are about work done."""
+    return _median_ms(fn, repeats, clock=time.process_time)
 
 
 def baselines(repeats):

@@ -63,8 +63,7 @@ from straggle_edu.models.balance import (
 from straggle_edu.models.hedging import HedgedLatency, fanout_quantile, hedging_tradeoff, tail_at_scale_latency
 from straggle_edu.models.samplers import sample_order_stat
 
-CLOSED, SAMPLING = "closed form", "sampling"
-BUDGET_MS = {CLOSED: 30.0, SAMPLING: 150.0}
+from _timing import BUDGET_MS, CLOSED, SAMPLING
 
 
 def best_time(fn, repeats):

@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -46,8 +44,8 @@ from straggle_edu.explorers.training_step import dp_scaling_explorer, pipeline_e
 from straggle_edu.models.causes import diagnose, straggler_scenario
 from straggle_edu.models.pipeline import pipeline_schedule, pipeline_step_times, simulate_pipeline
 
-CLOSED, SAMPLING = "closed form", "sampling"
-BUDGET_MS = {CLOSED: 30.0, SAMPLING: 150.0}
+from _timing import BUDGET_MS, CLOSED, SAMPLING, control_latency, median_ms
+
 
 CASES = [
     (pipeline_explorer, "factor", 3.0, 4.0, SAMPLING),
@@ -73,24 +71,6 @@ CASES = [
     (debug_checklist_explorer, "cause", "slow worker", "slow link", SAMPLING),
     (debug_checklist_explorer, "severity", 1.0, 2.0, SAMPLING),
 ]
-
-
-def median_ms(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
-
-
-def control_latency(factory, control, a, b, repeats):
-    """Median ms of one change of ``control``, alternating between a and b."""
-    ex = factory()
-    widget = ex.controls[control]
-    widget.value = a
-    values = iter([b, a] * (repeats + 1))
-    return median_ms(lambda: setattr(widget, "value", next(values)), repeats)
 
 
 def naive_step_time(P, M, fwd, bwd, p2p, ar, opt):
@@ -170,7 +150,7 @@ def main(argv=None):
     print(f"{'explorer':<28} {'control':<14} {'kind':<12} {'median ms':>10} {'budget':>8}")
     missed = []
     for factory, control, a, b, kind in CASES:
-        ms = control_latency(factory, control, a, b, args.repeats)
+        ms = control_latency(factory, control, a, b, args.repeats)[1]  # wall
         ok = ms <= BUDGET_MS[kind]
         if not ok:
             missed.append((factory.__name__, control, ms))
