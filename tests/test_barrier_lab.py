@@ -32,6 +32,8 @@ from straggle_edu.barrier_lab import (
 from straggle_edu.cli import main as cli_main
 from straggle_edu.traces import analyze
 
+from _procs import alive, live_processes
+
 
 # ------------------------------------------------------------------ helpers
 def read_trace(path):
@@ -66,51 +68,14 @@ def per_rank_slowdown(c):
     return s, by_rank
 
 
-def alive(pid):
-    """True while pid exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
-
-
 def spawned_children():
     """Live spawn workers whose parent is this test process."""
-    me = os.getpid()
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                stat = f.read()
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                cmd = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == me and fields[0] != "Z" and b"spawn_main" in cmd:
-            out.append(int(d))
-    return out
+    return live_processes(ppid=os.getpid(), cmdline_has=b"spawn_main")
 
 
 def session_members(sid):
     """Live processes in session sid (a CLI started with start_new_session)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[3]) == sid and fields[0] != "Z":
-            out.append(int(d))
-    return out
+    return live_processes(sid=sid)
 
 
 def wait_until(predicate, seconds):

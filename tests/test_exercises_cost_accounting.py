@@ -6,6 +6,7 @@ from scipy import integrate, optimize, stats
 
 from straggle_edu.exercises import ____
 from straggle_edu.exercises.cost_accounting import q1, q2, q3, q4
+from _exercise_checks import assert_right, assert_wrong
 
 
 def _normal_max(n):
@@ -25,16 +26,12 @@ WRONG = {"q1": 1024 * 30 * 0.05 * 3.0, "q2": 20 * 1.15, "q3": 0.02, "q4": 0.05}
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])
 def test_checker_accepts_the_right_answer(q, capsys):
-    q.check(RIGHT[q.name])
-    assert q.is_correct(RIGHT[q.name])
-    assert "✓" in capsys.readouterr().out
+    assert_right(q, RIGHT[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])
 def test_checker_rejects_a_wrong_answer(q, capsys):
-    q.check(WRONG[q.name])
-    assert not q.is_correct(WRONG[q.name])
-    assert "✗" in capsys.readouterr().out
+    assert_wrong(q, WRONG[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])

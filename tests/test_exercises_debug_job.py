@@ -6,6 +6,7 @@ import pytest
 from straggle_edu.exercises import ____
 from straggle_edu.exercises.debug_job import q1, q2, q3, q4
 from straggle_edu.models.pipeline import pipeline_step_times
+from _exercise_checks import assert_right, assert_wrong
 
 
 def m_s_by_hand():
@@ -34,16 +35,12 @@ def test_m_s_by_hand_is_8_over_7():
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_debug_job_exercise_right_answer(q, capsys):
-    q.check(RIGHT[q.name])
-    assert q.is_correct(RIGHT[q.name])
-    assert "✓" in capsys.readouterr().out
+    assert_right(q, RIGHT[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_debug_job_exercise_wrong_answer(q, capsys):
-    q.check(WRONG[q.name])
-    assert not q.is_correct(WRONG[q.name])
-    assert "✗" in capsys.readouterr().out
+    assert_wrong(q, WRONG[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)

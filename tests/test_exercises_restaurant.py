@@ -4,6 +4,7 @@ import pytest
 
 from straggle_edu.exercises import ____
 from straggle_edu.exercises.restaurant import q1, q2, q3, q4
+from _exercise_checks import assert_right, assert_wrong
 
 RIGHT = {
     "q1": 20.0,  # the slow dish
@@ -16,16 +17,12 @@ WRONG = {"q1": (11 * 8 + 20) / 12, "q2": 12.0, "q3": 0.6 / 1.6, "q4": 1.0}
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_restaurant_exercise_right_answer(q, capsys):
-    q.check(RIGHT[q.name])
-    assert q.is_correct(RIGHT[q.name])
-    assert "✓" in capsys.readouterr().out
+    assert_right(q, RIGHT[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_restaurant_exercise_wrong_answer(q, capsys):
-    q.check(WRONG[q.name])
-    assert not q.is_correct(WRONG[q.name])
-    assert "✗" in capsys.readouterr().out
+    assert_wrong(q, WRONG[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)

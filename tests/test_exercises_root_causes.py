@@ -4,6 +4,7 @@ import pytest
 
 from straggle_edu.exercises import ____
 from straggle_edu.exercises.root_causes import q1, q2, q3, q4
+from _exercise_checks import assert_right, assert_wrong
 
 RIGHT = {
     "q1": 151936 / (12 * 2048 + 2 * 4096),
@@ -16,16 +17,12 @@ WRONG = {"q1": 1.0, "q2": 0.2, "q3": 1.213, "q4": 0}
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_root_causes_exercise_right_answer(q, capsys):
-    q.check(RIGHT[q.name])
-    assert q.is_correct(RIGHT[q.name])
-    assert "✓" in capsys.readouterr().out
+    assert_right(q, RIGHT[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_root_causes_exercise_wrong_answer(q, capsys):
-    q.check(WRONG[q.name])
-    assert not q.is_correct(WRONG[q.name])
-    assert "✗" in capsys.readouterr().out
+    assert_wrong(q, WRONG[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)

@@ -6,6 +6,7 @@ import pytest
 
 from straggle_edu.exercises import ____
 from straggle_edu.exercises.tail_probability import q1, q2, q3, q4
+from _exercise_checks import assert_right, assert_wrong
 
 RIGHT = {
     "q1": 1 - 0.999**1000,
@@ -23,16 +24,12 @@ def test_tail_probability_right_answers_match_hand_values():
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_tail_probability_exercise_right_answer(q, capsys):
-    q.check(RIGHT[q.name])
-    assert q.is_correct(RIGHT[q.name])
-    assert "✓" in capsys.readouterr().out
+    assert_right(q, RIGHT[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_tail_probability_exercise_wrong_answer(q, capsys):
-    q.check(WRONG[q.name])
-    assert not q.is_correct(WRONG[q.name])
-    assert "✗" in capsys.readouterr().out
+    assert_wrong(q, WRONG[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)

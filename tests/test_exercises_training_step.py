@@ -4,6 +4,7 @@ import pytest
 
 from straggle_edu.exercises import ____
 from straggle_edu.exercises.training_step import q1, q2, q3, q4
+from _exercise_checks import assert_right, assert_wrong
 
 RIGHT = {
     "q1": (12 + 6 - 1) * (0.5 + 1.0),
@@ -16,16 +17,12 @@ WRONG = {"q1": 12 * 1.5, "q2": 3.0, "q3": 0.0, "q4": 1.0 + 2.0 * 0.001}
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_training_step_exercise_right_answer(q, capsys):
-    q.check(RIGHT[q.name])
-    assert q.is_correct(RIGHT[q.name])
-    assert "✓" in capsys.readouterr().out
+    assert_right(q, RIGHT[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
 def test_training_step_exercise_wrong_answer(q, capsys):
-    q.check(WRONG[q.name])
-    assert not q.is_correct(WRONG[q.name])
-    assert "✗" in capsys.readouterr().out
+    assert_wrong(q, WRONG[q.name], capsys)
 
 
 @pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)

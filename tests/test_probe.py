@@ -19,6 +19,8 @@ import time
 import numpy as np
 import pytest
 
+from _procs import alive, live_processes
+
 NO_TORCH = 'torch is not installed (pip install "straggle-edu[torch]"; CI installs torch==2.13.0)'
 
 
@@ -291,27 +293,7 @@ def test_probe_under_torchrun_two_gloo_ranks_names_the_slow_rank(tmp_path):
 
 
 def _children(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if int(fields[1]) == pid and fields[0] != "Z":
-                out.append(int(d))
-    return out
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
+    return live_processes(ppid=pid)
 
 
 def test_probe_interrupted_under_torchrun_keeps_a_marked_trace_and_no_process(tmp_path):
@@ -336,9 +318,9 @@ def test_probe_interrupted_under_torchrun_keeps_a_marked_trace_and_no_process(tm
         assert proc.returncode != 0
         assert "interrupted; the trace written so far is marked '# incomplete'" in err
         deadline = time.monotonic() + 10
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        while any(alive(w) for w in workers) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not any(_alive(w) for w in workers)
+        assert not any(alive(w) for w in workers)
         rows, complete = read_trace(out)
         assert not complete and len(rows) >= 10
         steps = {s for s, _, _ in rows}
@@ -348,5 +330,5 @@ def test_probe_interrupted_under_torchrun_keeps_a_marked_trace_and_no_process(tm
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         for w in workers:
-            if _alive(w):
+            if alive(w):
                 os.kill(w, signal.SIGKILL)
