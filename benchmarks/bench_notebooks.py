@@ -130,7 +130,7 @@ def _time_changes(control, values, repeat):
 
 
 def _time_rerender(jchart, repeat=5):
-    from straggle_edu.display import chart_widget
+    from straggle_edu.notebook.display import chart_widget
 
     times = []
     for _ in range(repeat):

@@ -182,8 +182,8 @@ def main(argv=None):
                 target = "60 s" if large else ("1.5 s" if label == "--json" else "-")
                 print(f"{name:42} {n_ops:>10,} {label:>18} {min(walls):>8.2f} {statistics.median(walls):>9.2f} "
                       f"{cpu:>7.2f} {peak:>9.0f} {target:>8}")
-        bare = [measure([sys.executable, "-c", "import straggle_edu.cli"]) for _ in range(args.repeat)]
-        print(f"{'(python + import straggle_edu.cli alone)':42} {'':>10} {'':>18} {min(b[0] for b in bare):>8.2f} "
+        bare = [measure([sys.executable, "-c", "import straggle_edu.app.cli"]) for _ in range(args.repeat)]
+        print(f"{'(python + import straggle_edu.app.cli alone)':42} {'':>10} {'':>18} {min(b[0] for b in bare):>8.2f} "
               f"{statistics.median(b[0] for b in bare):>9.2f} {min(b[2] for b in bare):>7.2f}")
         print(f"load average after: {os.getloadavg()[0]:.1f}")
         small = next(v[2] for k, v in made.items() if "128" in k)

@@ -17,21 +17,36 @@ rng
     a ``numpy.random.Generator``, an int seed or None, always passed through
     ``numpy.random.default_rng``. Nothing here seeds a global generator.
 
-The rooms, from the bottom up (each imports only the ones above it)
--------------------------------------------------------------------
+The rooms
+---------
+Five layers, from the bottom up; each imports only the layers below it:
+
 ``straggle_edu.math``
     closed forms, order statistics, tail probabilities, cost.
 ``straggle_edu.models``
-    samplers, the step-time and cluster model, the pipeline schedule.
+    samplers, the step-time and cluster model, the pipeline schedule, the
+    root-cause and mitigation models, the barrier lab's prediction.
 ``straggle_edu.traces``
-    reading real traces and what-if analysis.
+    reading real traces, and the one what-if engine that analyses them.
 ``straggle_edu.charts``
     pure functions from data to an Altair chart.
 ``straggle_edu.explorers``
     ipywidgets that wire controls to models and charts.
-``straggle_edu.exercises``
-    the notebooks' exercises, with ``check``, ``hint`` and ``solution``.
 
+Beside them, three rooms of their own:
+
+``straggle_edu.instruments``
+    real processes: the barrier lab, the cluster probe, the per-rank CSV.
+``straggle_edu.notebook``
+    what a notebook cell calls: ``claim``, ``show``, the fact-check boxes;
+    with ``straggle_edu.exercises``, each notebook's exercises.
+``straggle_edu.app``
+    what a shell runs: the CLI, the lab launcher, the site, the classroom
+    tools.
+
+``tests/test_layers.py`` states what each room may import. Modules in
+charts, explorers and exercises are named after the notebook they serve
+(``tail`` for ``02_tail_probability``); models are named after the model.
 Importing ``straggle_edu`` loads only the math and models layers (numpy and
 scipy); charts and widgets load when you import them.
 """

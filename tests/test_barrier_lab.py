@@ -20,8 +20,8 @@ import time
 import numpy as np
 import pytest
 
-from straggle_edu import barrier_lab as bl
-from straggle_edu.barrier_lab import (
+from straggle_edu.instruments import barrier_lab as bl
+from straggle_edu.instruments.barrier_lab import (
     BarrierLabTimeout,
     LabSettings,
     measured_vs_predicted,
@@ -29,7 +29,7 @@ from straggle_edu.barrier_lab import (
     predicted_slowdown,
     run_barrier_lab,
 )
-from straggle_edu.cli import main as cli_main
+from straggle_edu.app.cli import main as cli_main
 from straggle_edu.traces import analyze
 
 from _procs import alive, live_processes

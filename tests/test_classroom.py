@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from straggle_edu import classroom
+from straggle_edu.app import classroom
 from straggle_edu.exercises import Exercise, solutions_visible
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"

@@ -3,7 +3,7 @@
 import pytest
 from ipywidgets import Button
 
-from straggle_edu.barrier_lab import cpu_cores
+from straggle_edu.instruments.barrier_lab import cpu_cores
 from straggle_edu.explorers.barrier_lab import LAB_MAX_WORKERS, barrier_lab_explorer
 from tests.test_barrier_lab import read_trace, spawned_children
 
@@ -49,7 +49,7 @@ def test_barrier_lab_explorer_keeps_every_control_valid(tmp_path):
     c["work"].value = "sleep"
     assert c["workers"].max == LAB_MAX_WORKERS
     # Every control at its extremes gives valid lab settings (no run needed).
-    from straggle_edu.barrier_lab import LabSettings
+    from straggle_edu.instruments.barrier_lab import LabSettings
 
     for name, control in c.items():
         if isinstance(control, Button) or hasattr(control, "options"):

@@ -2,7 +2,7 @@
 
 import altair as alt
 
-from straggle_edu.display import chart_widget
+from straggle_edu.notebook.display import chart_widget
 from straggle_edu.explorers._patch import patch_rows, replace_spec
 
 

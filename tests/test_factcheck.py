@@ -1,11 +1,11 @@
-"""Tests for the fact-check verdict helper (straggle_edu.factcheck)."""
+"""Tests for the fact-check verdict helper (straggle_edu.notebook.factcheck)."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from straggle_edu import p_any_slow
-from straggle_edu.factcheck import VERDICTS, ClaimCheck, check_claim, verdict_from_readings, verdict_table
+from straggle_edu.notebook.factcheck import VERDICTS, ClaimCheck, check_claim, verdict_from_readings, verdict_table
 
 
 @given(st.lists(st.booleans(), min_size=1, max_size=6))

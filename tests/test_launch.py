@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from straggle_edu import launch
+from straggle_edu.app import launch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,7 +45,7 @@ def test_lab_command_binds_localhost_with_a_token(tmp_path):
 
 
 def test_lab_rejects_a_bad_port(capsys):
-    from straggle_edu.cli import main
+    from straggle_edu.app.cli import main
 
     assert main(["lab", "--port", "0"]) == 2
     assert "port must be in 1..65535, got 0" in capsys.readouterr().err

@@ -1,12 +1,16 @@
-"""The layers stay honest: lower rooms never import higher ones.
+"""The rooms stay honest: each imports only the rooms it is allowed to.
 
-Two checks:
+Checks:
 
+- statically (by parsing every module), each room of ``straggle_edu``
+  imports only the rooms listed for it in ``ALLOWED``, and none of the
+  libraries listed for it in ``FORBIDDEN_LIBS``. altair 6 itself imports
+  anywidget and ipywidgets when they are installed, so the charts rule is
+  checked on the charts' own imports;
+- nothing but the rooms below (and a few infrastructure modules) sits loose
+  at the top of the package;
 - at run time, importing the math and models layers (and the package) loads
-  no plotting or widget library;
-- statically (by parsing every module), no module imports from a layer above
-  its own. altair 6 itself imports anywidget and ipywidgets when they are
-  installed, so the charts rule is checked on the charts' own imports.
+  no plotting or widget library.
 """
 
 import ast
@@ -18,17 +22,38 @@ import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "straggle_edu"
 
-# For each room: the modules it must never import (prefix match).
-FORBIDDEN = {
-    "math": ("altair", "ipywidgets", "anywidget", "IPython", "straggle_edu.models", "straggle_edu.traces",
-             "straggle_edu.charts", "straggle_edu.explorers", "straggle_edu.exercises"),
-    "models": ("altair", "ipywidgets", "anywidget", "IPython", "straggle_edu.charts", "straggle_edu.explorers",
-               "straggle_edu.exercises"),
-    "traces": ("altair", "ipywidgets", "anywidget", "IPython", "straggle_edu.charts", "straggle_edu.explorers",
-               "straggle_edu.exercises"),
-    "charts": ("ipywidgets", "anywidget", "straggle_edu.explorers", "straggle_edu.exercises"),
+# The five layers, bottom up; each may import the ones below it.
+LAYERS = ["math", "models", "traces", "charts", "explorers"]
+_BELOW = {room: set(LAYERS[: i + 1]) for i, room in enumerate(LAYERS)}
+
+# For each room: the rooms of straggle_edu it may import ("_validate" is the
+# shared input checker, a module at the top).
+ALLOWED = {
+    "math": _BELOW["math"] | {"_validate"},
+    "models": _BELOW["models"] | {"_validate"},
+    "traces": _BELOW["traces"] | {"_validate"},
+    "charts": _BELOW["charts"] | {"_validate"},
+    # The notebook helpers show charts; they never build widgets of their own.
+    "notebook": _BELOW["charts"] | {"_validate", "notebook"},
+    # Instruments run real processes; what they predict comes from models.
+    "instruments": _BELOW["traces"] | {"_validate", "instruments"},
+    "exercises": _BELOW["traces"] | {"_validate", "instruments", "exercises"},
+    # The barrier-lab explorer starts the instrument; explorers show through
+    # the notebook helpers.
+    "explorers": _BELOW["explorers"] | {"_validate", "instruments", "notebook"},
+    "app": set(LAYERS) | {"_validate", "instruments", "notebook", "exercises", "app"},
 }
 
+_NO_PLOTS = ("altair", "ipywidgets", "anywidget", "IPython")
+FORBIDDEN_LIBS = {
+    "math": _NO_PLOTS, "models": _NO_PLOTS, "traces": _NO_PLOTS, "instruments": _NO_PLOTS,
+    "exercises": _NO_PLOTS, "charts": ("ipywidgets", "anywidget"), "notebook": ("ipywidgets", "anywidget"),
+    "explorers": (), "app": (),
+}
+
+# Loose at the top: the package, ``python -m``, the input checker, and a
+# shim that keeps ``torchrun -m straggle_edu.probe`` working.
+TOP_LEVEL = {"__init__.py", "__main__.py", "_validate.py", "probe.py"}
 
 def imported_modules(path):
     """Absolute names of every module that the file imports (at any depth)."""
@@ -54,15 +79,44 @@ def _violations(room):
     bad = []
     for path in sorted((PACKAGE / room).rglob("*.py")):
         for name in imported_modules(path):
-            for forbidden in FORBIDDEN[room]:
-                if name == forbidden or name.startswith(forbidden + "."):
-                    bad.append(f"{path.relative_to(PACKAGE.parent)} imports {name}")
+            parts = name.split(".")
+            if parts[0] == "straggle_edu" and len(parts) > 1 and parts[1] not in ALLOWED[room]:
+                bad.append(f"{path.relative_to(PACKAGE.parent)} imports {name}")
+            if parts[0] in FORBIDDEN_LIBS[room]:
+                bad.append(f"{path.relative_to(PACKAGE.parent)} imports {name}")
     return bad
 
 
-@pytest.mark.parametrize("room", sorted(FORBIDDEN))
-def test_layers_no_module_imports_a_higher_room(room):
+@pytest.mark.parametrize("room", sorted(ALLOWED))
+def test_layers_each_room_imports_only_what_it_may(room):
     assert _violations(room) == []
+
+
+def test_layers_every_room_is_listed():
+    rooms = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert rooms == set(ALLOWED)
+
+
+def test_layers_nothing_loose_at_the_top():
+    loose = {p.name for p in PACKAGE.glob("*.py")}
+    assert loose <= TOP_LEVEL, sorted(loose - TOP_LEVEL)
+
+
+def test_layers_probe_shim_stays_a_shim():
+    body = (PACKAGE / "probe.py").read_text(encoding="utf-8")
+    assert len(body.splitlines()) <= 15
+
+
+def test_layers_checker_flags_an_upward_import(tmp_path, monkeypatch):
+    fake = tmp_path / "straggle_edu" / "math"
+    fake.mkdir(parents=True)
+    (fake / "bad.py").write_text("from ..charts import tail\nimport altair\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "straggle_edu")
+    assert _violations("math") == [
+        "straggle_edu/math/bad.py imports straggle_edu.charts",
+        "straggle_edu/math/bad.py imports straggle_edu.charts.tail",
+        "straggle_edu/math/bad.py imports altair",
+    ]
 
 
 def test_layers_checker_resolves_relative_imports():

@@ -52,18 +52,18 @@ def torchrun(*args, timeout=120, cwd=None):
 
 # ------------------------------------------------------------ without torch
 def test_probe_module_never_imports_torch_at_import_time():
-    code = "import sys, straggle_edu.probe; print('torch' in sys.modules)"
+    code = "import sys, straggle_edu.instruments.probe; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
 def test_probe_without_torch_says_how_to_install_it(tmp_path):
     # Hide torch (an import of it fails), then run the module as __main__,
-    # exactly as `python -m straggle_edu.probe` does.
+    # exactly as `python -m straggle_edu.instruments.probe` does.
     code = (
         "import runpy, sys; sys.modules['torch'] = None; "
         f"sys.argv = ['probe', '--out', {str(tmp_path / 'p.csv')!r}]; "
-        "runpy.run_module('straggle_edu.probe', run_name='__main__')"
+        "runpy.run_module('straggle_edu.instruments.probe', run_name='__main__')"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 3
@@ -88,7 +88,7 @@ def test_probe_without_torch_says_how_to_install_it(tmp_path):
 )
 def test_probe_bad_input_is_one_clear_line(monkeypatch, capsys, tmp_path, argv, message):
     needs_torch()
-    from straggle_edu.probe import main
+    from straggle_edu.instruments.probe import main
 
     monkeypatch.setenv("RANK", "0")
     monkeypatch.setenv("WORLD_SIZE", "2")
@@ -102,12 +102,12 @@ def test_probe_bad_input_is_one_clear_line(monkeypatch, capsys, tmp_path, argv, 
 
 def test_probe_outside_torchrun_explains_how_to_start_it(monkeypatch, capsys, tmp_path):
     needs_torch()
-    from straggle_edu.probe import main
+    from straggle_edu.instruments.probe import main
 
     for name in ("RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"):
         monkeypatch.delenv(name, raising=False)
     assert main(["--out", str(tmp_path / "p.csv")]) == 2
-    assert "torchrun --nproc-per-node 2 -m straggle_edu.probe" in capsys.readouterr().err
+    assert "torchrun --nproc-per-node 2 -m straggle_edu.instruments.probe" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------- StepTimer
@@ -123,7 +123,7 @@ def one_rank_group(tmp_path):
 
 def test_step_timer_needs_an_initialised_process_group(tmp_path):
     needs_torch()
-    from straggle_edu.probe import StepTimer
+    from straggle_edu.instruments.probe import StepTimer
 
     with pytest.raises(RuntimeError, match="init_process_group"):
         StepTimer(tmp_path / "t.csv")
@@ -131,7 +131,7 @@ def test_step_timer_needs_an_initialised_process_group(tmp_path):
 
 def test_step_timer_records_compute_wait_comm_in_process(one_rank_group, tmp_path):
     torch, dist = one_rank_group
-    from straggle_edu.probe import StepTimer
+    from straggle_edu.instruments.probe import StepTimer
 
     out = tmp_path / "t.csv"
     with StepTimer(out) as timer:
@@ -151,7 +151,7 @@ def test_step_timer_records_compute_wait_comm_in_process(one_rank_group, tmp_pat
 
 
 def test_step_timer_marks_an_interrupted_trace_incomplete(one_rank_group, tmp_path):
-    from straggle_edu.probe import StepTimer
+    from straggle_edu.instruments.probe import StepTimer
 
     out = tmp_path / "t.csv"
     with pytest.raises(KeyboardInterrupt):
@@ -169,7 +169,7 @@ def test_step_timer_never_closed_is_marked_incomplete_at_exit(tmp_path):
     out = tmp_path / "t.csv"
     code = textwrap.dedent(f"""
         import torch.distributed as dist
-        from straggle_edu.probe import StepTimer
+        from straggle_edu.instruments.probe import StepTimer
         dist.init_process_group("gloo", init_method="file://{tmp_path / 'store'}", rank=0, world_size=1)
         timer = StepTimer({str(out)!r})
         for _ in range(2):
@@ -184,7 +184,7 @@ def test_step_timer_never_closed_is_marked_incomplete_at_exit(tmp_path):
 
 
 def test_step_timer_misuse_and_bad_path(one_rank_group, tmp_path):
-    from straggle_edu.probe import StepTimer
+    from straggle_edu.instruments.probe import StepTimer
 
     with pytest.raises(ValueError, match="folder that exists"):
         StepTimer(tmp_path / "missing" / "t.csv")
@@ -205,7 +205,7 @@ STEP_TIMER_LOOP = """
     import sys, time
     import torch
     import torch.distributed as dist
-    from straggle_edu.probe import StepTimer
+    from straggle_edu.instruments.probe import StepTimer
 
     dist.init_process_group("gloo")
     rank = dist.get_rank()
@@ -265,7 +265,7 @@ def test_probe_under_torchrun_two_gloo_ranks_names_the_slow_rank(tmp_path):
     needs_torch()
     out = tmp_path / "probe.csv"
     run = torchrun(
-        "--nproc-per-node", "2", "-m", "straggle_edu.probe",
+        "--nproc-per-node", "2", "-m", "straggle_edu.instruments.probe",
         "--steps", "12", "--compute-size", "512", "--allreduce-mb", "1",
         "--slow-rank", "1", "--slow-factor", "3", "--out", str(out),
     )
@@ -300,7 +300,7 @@ def test_probe_interrupted_under_torchrun_keeps_a_marked_trace_and_no_process(tm
     needs_torch()
     out = tmp_path / "probe.csv"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           "-m", "straggle_edu.probe", "--steps", "1000000", "--compute-size", "64",
+           "-m", "straggle_edu.instruments.probe", "--steps", "1000000", "--compute-size", "64",
            "--allreduce-mb", "0.01", "--out", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     workers = []

@@ -14,12 +14,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from straggle_edu import cli
-from straggle_edu.site import NOTE_SOME, bind_spec, build_site, d3_format
+from straggle_edu.app import cli
+from straggle_edu.app.site import NOTE_SOME, bind_spec, build_site, d3_format
 
 EXPLORER_CELL = """\
 import altair as alt, ipywidgets as widgets
-from straggle_edu.display import show
+from straggle_edu.notebook.display import show
 from straggle_edu.explorers._base import Explorer
 p = alt.param(name="p", value=0.01)
 n = alt.param(name="n", value=100)

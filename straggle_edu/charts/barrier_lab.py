@@ -7,7 +7,7 @@
   bar, against the library's prediction (E[max] plus the barrier overhead).
 
 Both take plain numbers and arrays (seconds), such as a
-:class:`~straggle_edu.barrier_lab.LabResult`'s ``busy``, ``wait`` and
+:class:`~straggle_edu.instruments.barrier_lab.LabResult`'s ``busy``, ``wait`` and
 ``start``, so a trace read from a file can be drawn the same way.
 """
 

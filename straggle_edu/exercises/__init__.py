@@ -31,14 +31,14 @@ class _Blank:
 ____ = _Blank()
 
 STUDENT_ENV = "STRAGGLE_EDU_STUDENT"
-STUDENT_MARKER = ".straggle-edu-student"  # written by straggle_edu.classroom
+STUDENT_MARKER = ".straggle-edu-student"  # written by straggle_edu.app.classroom
 
 
 def solutions_visible():
     """Whether ``solution()`` may show a solution here.
 
     False in a student copy: when the kernel runs in a folder that holds the
-    student-copy marker (see :mod:`straggle_edu.classroom`), or when
+    student-copy marker (see :mod:`straggle_edu.app.classroom`), or when
     ``STRAGGLE_EDU_STUDENT=1`` is set. True otherwise: the notebooks in the
     project are the instructor's and the self-learner's copy.
     """

@@ -11,7 +11,7 @@ so tests and the static-site builder can reach them:
   params bound to HTML inputs, so closed-form charts stay interactive
   without a kernel.
 
-While the static site is built (:func:`straggle_edu.display.site_mode`), each
+While the static site is built (:func:`straggle_edu.notebook.display.site_mode`), each
 link also records what only the kernel knows (the widget ids, and the param
 value for each position of the control when the values are not plain
 numbers on the control, or go through a transform) in the synced trait
@@ -25,7 +25,7 @@ import math
 import ipywidgets as widgets
 import traitlets
 
-from ..display import chart_widget, site_mode
+from ..notebook.display import chart_widget, site_mode
 
 __all__ = ["Explorer"]
 
@@ -43,7 +43,7 @@ class Explorer(widgets.VBox):
         ``{name: ipywidgets control}``, shown in a row (or rows) above the charts.
     charts : dict
         ``{name: altair.Chart or altair.JupyterChart}``; Altair charts are
-        wrapped with :func:`straggle_edu.display.chart_widget`.
+        wrapped with :func:`straggle_edu.notebook.display.chart_widget`.
     extra : list, optional
         More widgets (an ``HTML`` readout, an ``Output``) shown under the charts.
 

@@ -1,7 +1,7 @@
 """The live barrier lab as a widget: settings, a Run button, a progress bar,
 then the measured Gantt chart and the measured-vs-predicted comparison.
 
-Each run starts real worker processes (see :mod:`straggle_edu.barrier_lab`),
+Each run starts real worker processes (see :mod:`straggle_edu.instruments.barrier_lab`),
 so nothing runs until :meth:`run` is called or the Run button is clicked.
 The notebook's stop button interrupts a run cleanly: the workers are stopped,
 the steps done so far are drawn, and the trace is marked ``# incomplete``.
@@ -17,7 +17,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._validate import require
-from ..barrier_lab import LabSettings, max_workers, measured_vs_predicted, run_barrier_lab
+from ..instruments.barrier_lab import LabSettings, max_workers, measured_vs_predicted, run_barrier_lab
 from ..charts.barrier_lab import lab_gantt_chart, lab_prediction_chart
 from ._base import Explorer
 
@@ -44,7 +44,7 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pa
     Parameters
     ----------
     workers, steps, step_seconds, jitter, pause_prob, pause_seconds, slow_rank, slow_factor, work, seed
-        Starting settings (see :class:`~straggle_edu.barrier_lab.LabSettings`);
+        Starting settings (see :class:`~straggle_edu.instruments.barrier_lab.LabSettings`);
         ``slow_rank=None`` for no slow worker. The controls allow 1..16
         workers (1..cores with ``work="compute"``), 2..100 steps, steps of
         5..200 ms and pauses of up to 200 ms.
@@ -59,7 +59,7 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pa
         ``slow_factor``, ``work``, ``seed``, ``run_button``; charts ``gantt``
         and ``prediction``; ``progress`` (an ``IntProgress``) and ``readout``.
         ``run()`` runs the lab with the current settings and returns the
-        :class:`~straggle_edu.barrier_lab.LabResult` (None after an error,
+        :class:`~straggle_edu.instruments.barrier_lab.LabResult` (None after an error,
         which the readout shows); ``result`` and ``prediction`` keep the last
         run's; ``out`` is the trace's path.
 

@@ -21,7 +21,7 @@ import html
 import ipywidgets as widgets
 import numpy as np
 
-from ..charts.traces import trace_attribution_chart, trace_heatmap_chart, worker_ops_chart
+from ..charts.debug_job import trace_attribution_chart, trace_heatmap_chart, worker_ops_chart
 from ..traces import Analysis, analyze
 from ..traces.diagnose import diagnose
 from ..traces.synthetic import CAUSES, example_trace

@@ -21,7 +21,7 @@ import math
 import ipywidgets as widgets
 import numpy as np
 
-from ..charts.causes import (
+from ..charts.root_causes import (
     attribution_chart,
     attribution_rows,
     gc_chart,

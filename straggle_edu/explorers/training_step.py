@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from ..charts.pipeline import (
+from ..charts.training_step import (
     delay_response_chart,
     delay_response_rows,
     dp_breakdown_chart,

@@ -2,7 +2,7 @@
 
 Prints a readable report, or with ``--json`` one JSON object on stdout
 (warnings go to stderr). Bad input raises ``ValueError``; the dispatcher in
-:mod:`straggle_edu.cli` prints it as one error line, without a traceback.
+:mod:`straggle_edu.app.cli` prints it as one error line, without a traceback.
 """
 
 from __future__ import annotations

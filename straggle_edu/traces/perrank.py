@@ -43,6 +43,8 @@ from .result import Analysis
 
 __all__ = ["RankTrace", "read_rank_csv", "rank_trace_from_times", "analyze_rank_times", "analyze_ranks"]
 
+HEADER = "step,rank,duration_s,phase"
+INCOMPLETE = "# incomplete"
 PHASES = ("compute", "wait", "comm")
 
 

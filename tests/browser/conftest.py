@@ -55,7 +55,7 @@ class SiteBuild:
         self.thread = None
 
     def run(self, jobs=1):
-        from straggle_edu.site import build_site
+        from straggle_edu.app.site import build_site
 
         t0 = time.monotonic()
         try:

@@ -65,8 +65,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._rank_csv import RankTraceWriter, check_out_path
-from ._validate import as_rng, check_memory, in_range, nonnegative, probability, require, whole
+from .rank_csv import RankTraceWriter, check_out_path
+from .._validate import as_rng, check_memory, in_range, nonnegative, probability, require, whole
 
 __all__ = [
     "LabSettings",
@@ -214,7 +214,7 @@ class LabSettings:
 
     def step_time(self, rank):
         """The :class:`~straggle_edu.models.step_time.StepTime` model of one worker."""
-        from .models.step_time import StepTime
+        from ..models.step_time import StepTime
 
         rank = whole("rank", rank, 0, self.workers - 1)
         slow = self.slow_factor if rank == self.slow_rank else 1.0
@@ -786,7 +786,7 @@ def lab_cluster(settings, overhead=0.0):
     >>> [(g.count, g.step_time.slowdown) for g in c.groups]
     [(3, 1.0), (1, 2.0)]
     """
-    from .models.cluster import Cluster, Group
+    from ..models.cluster import Cluster, Group
 
     require(isinstance(settings, LabSettings), "settings", settings, "a LabSettings")
     overhead = nonnegative("overhead", overhead)
@@ -801,7 +801,7 @@ def lab_cluster(settings, overhead=0.0):
 
 def _expected_max(settings):
     """E[max] of the workers' step times: the healthy group and the slow rank."""
-    from .models.cluster import expected_step_time
+    from ..models.cluster import expected_step_time
 
     return float(expected_step_time(lab_cluster(settings)))
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from straggle_edu.charts.traces import (
+from straggle_edu.charts.debug_job import (
     cause_gallery_chart,
     trace_attribution_chart,
     trace_heatmap_chart,

@@ -7,7 +7,7 @@ How a page is made:
 
 1. Each notebook is executed in a temporary copy of its folder, with
    ``STRAGGLE_EDU_SITE=1`` in the kernel's environment (see
-   :func:`straggle_edu.display.site_mode`). The notebooks in the repository
+   :func:`straggle_edu.notebook.display.site_mode`). The notebooks in the repository
    are never modified.
 2. Every widget output is rebuilt from the saved widget state (the final
    state after Run-All, which is also what JupyterLab shows):
@@ -187,7 +187,7 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
     -------
     list of SitePage
     """
-    from ._validate import positive, whole
+    from .._validate import positive, whole
 
     src = Path(notebooks)
     if not src.is_dir():

@@ -5,7 +5,7 @@ import pytest
 from scipy import integrate, optimize, stats
 
 from straggle_edu.exercises import ____
-from straggle_edu.exercises.cost_accounting import q1, q2, q3, q4
+from straggle_edu.exercises.cost import q1, q2, q3, q4
 from _exercise_checks import assert_right, assert_wrong
 
 

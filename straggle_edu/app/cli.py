@@ -16,11 +16,11 @@ __all__ = ["main"]
 
 # name: (module, one-line help)
 SUBCOMMANDS = {
-    "lab": ("straggle_edu.launch", "open the notebooks in JupyterLab (localhost only, with a token)"),
+    "lab": ("straggle_edu.app.launch", "open the notebooks in JupyterLab (localhost only, with a token)"),
     "analyze": ("straggle_edu.traces.cli", "find the stragglers in a trace (what-if analysis)"),
-    "barrier": ("straggle_edu.barrier_lab", "run real worker processes at a real barrier and record a trace"),
-    "site": ("straggle_edu.site", "export every notebook to a static HTML site"),
-    "student-copies": ("straggle_edu.classroom", "write the notebooks without exercise solutions"),
+    "barrier": ("straggle_edu.instruments.barrier_lab", "run real worker processes at a real barrier and record a trace"),
+    "site": ("straggle_edu.app.site", "export every notebook to a static HTML site"),
+    "student-copies": ("straggle_edu.app.classroom", "write the notebooks without exercise solutions"),
 }
 
 

@@ -20,7 +20,7 @@ import html
 import math
 from dataclasses import dataclass, field
 
-from ._validate import require, whole
+from .._validate import require, whole
 
 __all__ = ["VERDICTS", "ClaimCheck", "VerdictTable", "check_claim", "verdict_from_readings", "verdict_table"]
 

@@ -16,8 +16,9 @@ lines that start with ``#``.
 
 Both the live barrier lab and the cluster probe write through
 :class:`RankTraceWriter`, which flushes after every step, so an interrupted
-run keeps every step it finished. This module imports only the standard
-library (the probe runs it inside torchrun workers).
+run keeps every step it finished. The format's constants (``HEADER``,
+``INCOMPLETE``, ``PHASES``) are defined once, by the reader in
+:mod:`straggle_edu.traces.perrank`, and imported here.
 """
 
 from __future__ import annotations
@@ -26,11 +27,9 @@ import math
 import os
 from pathlib import Path
 
-__all__ = ["RankTraceWriter", "check_out_path", "HEADER", "INCOMPLETE", "PHASES"]
+from ..traces.perrank import HEADER, INCOMPLETE, PHASES
 
-HEADER = "step,rank,duration_s,phase"
-INCOMPLETE = "# incomplete"
-PHASES = ("compute", "wait", "comm")
+__all__ = ["RankTraceWriter", "check_out_path", "HEADER", "INCOMPLETE", "PHASES"]
 
 
 def check_out_path(out, name="out"):

@@ -5,7 +5,7 @@ import pytest
 from scipy import integrate, stats
 
 from straggle_edu.exercises import ____
-from straggle_edu.exercises.live_barrier_lab import q1, q2, q3, q4
+from straggle_edu.exercises.barrier_lab import q1, q2, q3, q4
 
 
 def _emax_normal(n, mu, sigma):

@@ -8,7 +8,7 @@ import pytest
 from scipy import integrate, stats
 
 from straggle_edu.exercises import ____
-from straggle_edu.exercises.expected_maximum import q1, q2, q3, q4
+from straggle_edu.exercises.expected_max import q1, q2, q3, q4
 from _exercise_checks import assert_right, assert_wrong
 
 

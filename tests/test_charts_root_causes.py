@@ -1,10 +1,10 @@
-"""Tests for the root-cause charts (straggle_edu.charts.causes)."""
+"""Tests for the root-cause charts (straggle_edu.charts.root_causes)."""
 
 import numpy as np
 import pytest
 from _chartdata import layer_rows
 
-from straggle_edu.charts.causes import (
+from straggle_edu.charts.root_causes import (
     attribution_chart,
     gc_chart,
     per_step_chart,

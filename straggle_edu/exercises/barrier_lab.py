@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from ..barrier_lab import LabSettings, predict_step_time, predicted_slowdown
+from ..instruments.barrier_lab import LabSettings, predict_step_time, predicted_slowdown
 from . import Exercise
 
 __all__ = ["q1", "q2", "q3", "q4"]

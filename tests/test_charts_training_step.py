@@ -1,10 +1,10 @@
-"""Tests for the training-step charts (straggle_edu.charts.pipeline)."""
+"""Tests for the training-step charts (straggle_edu.charts.training_step)."""
 
 import numpy as np
 import pytest
 from _chartdata import layer_rows
 
-from straggle_edu.charts.pipeline import (
+from straggle_edu.charts.training_step import (
     delay_response_chart,
     dp_breakdown_chart,
     dp_scaling_chart,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 __all__ = ["student_copy", "student_copies", "MARKER"]
 
-from .exercises import STUDENT_MARKER as MARKER
+from ..exercises import STUDENT_MARKER as MARKER
 
 _SOLUTION_CALL = re.compile(r"^\s*#?\s*[A-Za-z_][A-Za-z0-9_]*\.solution\(\s*\)\s*(#.*)?$")
 

@@ -14,14 +14,14 @@ Every chart a notebook or explorer shows goes through :func:`chart_widget`
   saved widget state and draws it with Vega in the page, and an
   :class:`~straggle_edu.explorers._base.Explorer` records which of its
   controls drive which chart params, so those controls become HTML inputs
-  bound to the params (see :mod:`straggle_edu.site`).
+  bound to the params (see :mod:`straggle_edu.app.site`).
 """
 
 from __future__ import annotations
 
 import os
 
-from ._imports import skip_slow_optional_imports
+from ..charts import skip_slow_optional_imports
 
 skip_slow_optional_imports()
 

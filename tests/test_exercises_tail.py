@@ -5,7 +5,7 @@ import math
 import pytest
 
 from straggle_edu.exercises import ____
-from straggle_edu.exercises.tail_probability import q1, q2, q3, q4
+from straggle_edu.exercises.tail import q1, q2, q3, q4
 from _exercise_checks import assert_right, assert_wrong
 
 RIGHT = {

@@ -1,0 +1,16 @@
+"""Notebook helpers: what a notebook cell calls to show and to check.
+
+``claim``
+    check a number the prose quotes, and show a ✓ line (or raise).
+``show``
+    display a chart or an explorer, offline.
+``factcheck``
+    the fact-check notebook's claim boxes and verdict table.
+
+A notebook's setup cell reads ``from straggle_edu.notebook import claim, show``.
+"""
+
+from .claims import claim
+from .display import show
+
+__all__ = ["claim", "show"]
