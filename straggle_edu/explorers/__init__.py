@@ -8,103 +8,45 @@ available here, so a notebook can write
 """
 
 from .barrier_lab import (
-    barrier_lab_explorer,
-    LAB_MAX_WORKERS,
+    barrier_lab_explorer, LAB_MAX_WORKERS,
 )
 from .cost import (
-    cost_explorer,
-    lost_fraction_explorer,
-    PAUSE_CHOICES,
+    cost_explorer, lost_fraction_explorer, PAUSE_CHOICES,
 )
 from .debug_job import (
-    debug_job_explorer,
-    EXAMPLE_CAUSES,
+    debug_job_explorer, EXAMPLE_CAUSES,
 )
 from .expected_max import (
-    expected_max_explorer,
-    max_histogram_explorer,
-    slow_card_explorer,
-    speedup_explorer,
+    expected_max_explorer, max_histogram_explorer, slow_card_explorer, speedup_explorer,
 )
 from .mitigations import (
-    backup_explorer,
-    hedging_explorer,
-    packing_explorer,
-    partition_explorer,
-    sgd_explorer,
+    backup_explorer, hedging_explorer, packing_explorer, partition_explorer, sgd_explorer,
 )
 from .restaurant import (
-    restaurant_explorer,
-    barrier_explorer,
+    restaurant_explorer, barrier_explorer,
 )
 from .root_causes import (
-    MYSTERY,
-    debug_checklist_explorer,
-    gc_explorer,
-    sequence_imbalance_explorer,
+    MYSTERY, debug_checklist_explorer, gc_explorer, sequence_imbalance_explorer,
     stage_imbalance_explorer,
 )
 from .start_here import (
-    start_here_explorer,
-    START_HERE_STEP_TIME,
+    start_here_explorer, START_HERE_STEP_TIME,
 )
 from .tail import (
-    tail_explorer,
-    budget_explorer,
-    percentile_explorer,
-    worker_counts,
+    tail_explorer, budget_explorer, percentile_explorer, worker_counts,
 )
 from .training_step import (
-    SLOW_TARGETS,
-    SCHEDULE_CHOICES,
-    pipeline_explorer,
-    dp_scaling_explorer,
-    slow_mask,
+    SLOW_TARGETS, SCHEDULE_CHOICES, pipeline_explorer, dp_scaling_explorer, slow_mask,
 )
 
 __all__ = [
-    # barrier_lab
-    "barrier_lab_explorer",
-    "LAB_MAX_WORKERS",
-    # cost
-    "cost_explorer",
-    "lost_fraction_explorer",
-    "PAUSE_CHOICES",
-    # debug_job
-    "debug_job_explorer",
-    "EXAMPLE_CAUSES",
-    # expected_max
-    "expected_max_explorer",
-    "max_histogram_explorer",
-    "slow_card_explorer",
-    "speedup_explorer",
-    # mitigations
-    "backup_explorer",
-    "hedging_explorer",
-    "packing_explorer",
-    "partition_explorer",
-    "sgd_explorer",
-    # restaurant
-    "restaurant_explorer",
-    "barrier_explorer",
-    # root_causes
-    "MYSTERY",
-    "debug_checklist_explorer",
-    "gc_explorer",
-    "sequence_imbalance_explorer",
-    "stage_imbalance_explorer",
-    # start_here
-    "start_here_explorer",
-    "START_HERE_STEP_TIME",
-    # tail
-    "tail_explorer",
-    "budget_explorer",
-    "percentile_explorer",
-    "worker_counts",
-    # training_step
-    "SLOW_TARGETS",
-    "SCHEDULE_CHOICES",
-    "pipeline_explorer",
-    "dp_scaling_explorer",
-    "slow_mask",
+    "barrier_lab_explorer", "LAB_MAX_WORKERS", "cost_explorer", "lost_fraction_explorer",
+    "PAUSE_CHOICES", "debug_job_explorer", "EXAMPLE_CAUSES", "expected_max_explorer",
+    "max_histogram_explorer", "slow_card_explorer", "speedup_explorer", "backup_explorer",
+    "hedging_explorer", "packing_explorer", "partition_explorer", "sgd_explorer",
+    "restaurant_explorer", "barrier_explorer", "MYSTERY", "debug_checklist_explorer",
+    "gc_explorer", "sequence_imbalance_explorer", "stage_imbalance_explorer",
+    "start_here_explorer", "START_HERE_STEP_TIME", "tail_explorer", "budget_explorer",
+    "percentile_explorer", "worker_counts", "SLOW_TARGETS", "SCHEDULE_CHOICES",
+    "pipeline_explorer", "dp_scaling_explorer", "slow_mask",
 ]
