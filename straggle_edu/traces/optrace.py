@@ -331,15 +331,16 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
     dur = float_column(shown, cols, "duration", expected="a duration in seconds >= 0", low=0.0)
     codes, labels = str_column(shown, cols, "optype")
     rank = int_column(shown, cols, "rank") if "rank" in cols else None
-    mc = int_column(shown, cols, "mc") if "mc" in cols else np.zeros(n, np.int64)
-    gmc = int_column(shown, cols, "gmc") if "gmc" in cols else None
+    chunk = "a whole number (model chunk, -1 for none)"
+    mc = int_column(shown, cols, "mc", expected=chunk, low=-1) if "mc" in cols else np.zeros(n, np.int64)
+    gmc = int_column(shown, cols, "gmc", expected=chunk, low=-1) if "gmc" in cols else None
     mb = int_column(shown, cols, "mb_id", expected="a whole number (microbatch id, -1 allowed)", low=-1) if "mb_id" in cols else None
 
     # unknown optypes: warn with counts, skip
     known = np.array([lab in OPTYPES for lab in labels], dtype=bool)
     skipped = ()
     rows = np.arange(1, n + 1, dtype=np.int64)
-    if not known.all():
+    if not known[np.unique(codes)].all():  # unused dictionary labels do not count
         counts = np.bincount(codes, minlength=len(labels))
         unknown = [(str(labels[i]), int(counts[i])) for i in np.flatnonzero(~known) if counts[i] > 0]
         skipped = tuple(unknown)
