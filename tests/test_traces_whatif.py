@@ -111,3 +111,47 @@ def test_optype_groups_pp_comm_cover_sends_and_receives():
     sends = [n for n in range(model.n_nodes) if {2, 3} & set(model.node_codes[n])]
     assert groups["forward-pp-comm"][sends].all()
     assert not groups["forward-pp-comm"][[n for n in range(model.n_nodes) if model.node_codes[n] == (0,)]].any()
+
+
+def test_public_trace_path_csv_matches_parquet():
+    """The packaged CSV of ST (converted for installs without pyarrow) gives the same analysis."""
+    from straggle_edu.traces.optrace import public_result, public_trace_path
+
+    packaged = analyze(public_trace_path("ST"))
+    original = analyze(DATA / "trace-ST.parquet")
+    assert packaged.slowdown == original.slowdown
+    assert dict(packaged.by_stage) == dict(original.by_stage)
+    assert public_result("ST") == artifact("ST")
+
+
+def test_public_trace_path_unknown_name():
+    from straggle_edu.traces.optrace import public_trace_path
+
+    with pytest.raises(ValueError, match="name must be one of ST, got 'AR'"):
+        public_trace_path("AR")
+
+
+def test_collective_tell_points_at_the_artifact_culprits():
+    """The straggler's collectives look shortest: on AR (DP rank 0 slowed) and ST (DP rank 1, stage 3)."""
+    from straggle_edu.traces.diagnose import collective_tell
+
+    ar = collective_tell(read_trace(DATA / "trace-AR.parquet"), "grads-reduce-scatter")
+    assert min(ar, key=ar.get) == 0 and ar[0] < 0.2 * min(ar[1], ar[2], ar[3])
+    st = read_trace(DATA / "trace-ST.parquet")
+    rs = collective_tell(st, "grads-reduce-scatter")
+    assert min(rs, key=rs.get) == int(max(artifact("ST")["blocking_decompose_by_dp_rank"].items(),
+                                          key=lambda kv: kv[1])[0])
+    clip = collective_tell(st, "optimizer-clip-main-grad", by="stage")
+    assert min(clip, key=clip.get) == 3
+
+
+def test_collective_tell_bad_input():
+    from straggle_edu.traces.diagnose import collective_tell
+
+    t = read_trace(DATA / "trace-ST.parquet")
+    with pytest.raises(ValueError, match="by must be 'dp_rank' or 'stage', got 'rank'"):
+        collective_tell(t, by="rank")
+    with pytest.raises(ValueError, match="optype must be one of"):
+        collective_tell(t, "all-to-all")
+    with pytest.raises(ValueError, match="optype must be an optype the trace records, got 'separate-grads-all-reduce'"):
+        collective_tell(t, "separate-grads-all-reduce")
