@@ -15,7 +15,20 @@ replay with a naive one (a straightforward per-op Python replay of the same
 dependency model, one variant, step and DP rank at a time) on the small
 trace, in process, and checks they agree.
 
-Run: ``.venv/bin/python benchmarks/bench_whatif.py [--repeat 3] [--skip-large]``
+Against the artifact. When a clone of the OSDI 2025 artifact
+(``git clone https://github.com/ByteDance-Seed/StragglerAnalysis``) and a
+Python with its requirements (``python3 -m venv V && V/bin/pip install
+"pandas<3" pyarrow pyyaml scipy tqdm numpy ujson seaborn``) are present, it
+also times ``analyze`` on the artifact's SE trace as a whole process against
+the artifact's ``analyzer/wia.py`` in the same run, and prints the speed ratio
+and both peak memories (target: >= 3x faster, with less memory). Where they
+are looked for: ``$STRAGGLE_EDU_ARTIFACT`` (the clone; default
+``../StragglerAnalysis`` beside this repository, then
+``/work/artifact/StragglerAnalysis``) and ``$STRAGGLE_EDU_ARTIFACT_PYTHON``
+(default: ``<clone>/.venv/bin/python``, then ``/work/artifact-venv/bin/python``).
+Without them the comparison is skipped, saying why.
+
+Run: ``.venv/bin/python benchmarks/bench_whatif.py [--repeat 3] [--skip-large] [--only-artifact]``
 """
 
 from __future__ import annotations
@@ -78,6 +91,55 @@ def generate(folder, skip_large):
         print(f"generated {len(big):,} ops in {time.perf_counter() - t:.1f} s")
         del big
     return made
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def find_artifact():
+    """``(clone, python)`` of the artifact, or ``(None, reason)``."""
+    env = os.environ.get("STRAGGLE_EDU_ARTIFACT")
+    clones = [Path(env)] if env else [REPO.parent / "StragglerAnalysis", Path("/work/artifact/StragglerAnalysis")]
+    clone = next((c for c in clones if (c / "analyzer" / "wia.py").is_file()), None)
+    if clone is None:
+        return None, f"no clone of the artifact with analyzer/wia.py at {', '.join(map(str, clones))}"
+    env = os.environ.get("STRAGGLE_EDU_ARTIFACT_PYTHON")
+    pythons = [Path(env)] if env else [clone / ".venv" / "bin" / "python", Path("/work/artifact-venv/bin/python")]
+    python = next((p for p in pythons if p.is_file()), None)
+    if python is None:
+        return None, f"no Python for the artifact at {', '.join(map(str, pythons))} (a venv with 'pandas<3' ...)"
+    ok = subprocess.run([str(python), "-c", "import pandas, pyarrow, yaml, tqdm"], capture_output=True)
+    if ok.returncode != 0:
+        return None, f"{python} lacks the artifact's requirements (pandas<3, pyarrow, pyyaml, tqdm)"
+    return clone, python
+
+
+def versus_artifact(repeat, trial="SE"):
+    """Whole-process wall time and peak memory: ours and the artifact's wia.py on one public trace."""
+    clone, python = find_artifact()
+    print(f"versus the artifact's analyzer/wia.py on trace-{trial}.parquet:")
+    if clone is None:
+        print(f"  skipped: {python}")
+        return None
+    data = clone / "data"
+    with tempfile.TemporaryDirectory(prefix="bench-wia-") as out:
+        theirs_cmd = ["env", f"PYTHONPATH={clone}", str(python), str(clone / "analyzer" / "wia.py"),
+                      "--metadata", str(data / f"meta-{trial}.yaml"), "--trace", str(data / f"trace-{trial}.parquet"),
+                      "--dump-dir", out]
+        ours_cmd = [sys.executable, "-m", "straggle_edu", "analyze", str(data / f"trace-{trial}.parquet"), "--json"]
+        ours, theirs = [], []
+        for _ in range(repeat):  # interleaved, so both see the same load
+            ours.append(measure(ours_cmd))
+            theirs.append(measure(theirs_cmd))
+    o_wall, t_wall = statistics.median(r[0] for r in ours), statistics.median(r[0] for r in theirs)
+    o_rss, t_rss = max(r[1] for r in ours), max(r[1] for r in theirs)
+    print(f"  {'':28} {'median s':>9} {'cpu s':>7} {'peak MiB':>9}")
+    print(f"  {'straggle-edu analyze':28} {o_wall:>9.2f} {min(r[2] for r in ours):>7.2f} {o_rss:>9.0f}")
+    print(f"  {'artifact analyzer/wia.py':28} {t_wall:>9.2f} {min(r[2] for r in theirs):>7.2f} {t_rss:>9.0f}")
+    cpu = min(r[2] for r in theirs) / min(r[2] for r in ours)
+    print(f"  speed ratio wia.py / ours: {t_wall / o_wall:.1f}x wall, {cpu:.1f}x CPU (target >= 3x); "
+          f"peak memory wia.py / ours {t_rss / o_rss:.2f}")
+    return t_wall / o_wall
 
 
 def naive_replay(model, work, steps=None):
@@ -158,7 +220,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-large", action="store_true", help="skip the 4096-worker trace")
+    parser.add_argument("--only-artifact", action="store_true", help="only the comparison with the artifact")
     args = parser.parse_args(argv)
+    versus_artifact(args.repeat)
+    print()
+    if args.only_artifact:
+        return 0
     env_python = [sys.executable, "-m", "straggle_edu", "analyze"]
     with tempfile.TemporaryDirectory(prefix="bench-whatif-") as tmp:
         folder = Path(tmp)

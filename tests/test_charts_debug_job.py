@@ -93,3 +93,19 @@ def test_cause_gallery_chart():
     s = {c["cause"]: c["value"] for c in cells if c["metric"] == "S"}
     assert s["slow-worker"] > s["none"]
     assert np.isfinite([c["value"] for c in cells if c["value"] is not None]).all()
+
+
+def test_collective_tell_chart_marks_the_culprit():
+    from straggle_edu.charts.debug_job import collective_tell_chart
+
+    spec = collective_tell_chart({0: 0.063, 1: 0.054}, culprit=1, by="DP rank").to_dict()
+    rows = next(iter(spec["datasets"].values()))
+    assert [r["culprit"] for r in rows] == [False, True]
+    assert rows[1]["ms"] == pytest.approx(54.0)
+
+
+def test_collective_tell_chart_empty():
+    from straggle_edu.charts.debug_job import collective_tell_chart
+
+    with pytest.raises(ValueError, match="tell must be a non-empty dict"):
+        collective_tell_chart({})

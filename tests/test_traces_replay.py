@@ -113,10 +113,10 @@ def test_recorded_order_that_deadlocks_is_a_layout_error():
         analyze(op_trace_from_columns(rows, source="loop.csv"))
 
 
-def test_ideal_durations_are_group_means_and_median_transfers():
+def test_ideal_work_per_step_group_means_and_median_transfers():
     t = synthetic_trace(4, 2, 3, 2, slow_worker=(0, 1, 3.0), jitter=0.05, rng=3)
     model = build_model(t)
-    ideal = ideal_work(model)
+    ideal = ideal_work(model, "per-step")
     fwd = [n for n in range(model.n_nodes) if model.node_codes[n] == (OPTYPES.index("forward-compute"),)]
     # group (forward-compute, step 0, microbatch 1) across both stages and all DP ranks
     cells = [(n, d) for n in fwd for d in range(4) if model.node_mb[n, 0, d] == 1]

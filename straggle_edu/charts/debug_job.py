@@ -11,6 +11,8 @@
 - :func:`worker_ops_chart`: one worker's ops in one step: the recorded
   timeline above, the replay with ideal durations below; the ops that ran
   long stand out in red.
+- :func:`collective_tell_chart`: each DP rank's (or stage's) mean recorded
+  time in one collective; the straggler's bar is the shortest.
 - :func:`cause_gallery_chart`: the fingerprints of the injected causes: S,
   M_W, M_S and the share of slowed steps, one row per cause.
 """
@@ -25,6 +27,7 @@ import numpy as np
 from .._validate import require
 
 __all__ = ["trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart", "cause_gallery_chart",
+           "collective_tell_chart",
            "TRACE_MAX_ROWS"]
 
 TRACE_MAX_ROWS = 5000
@@ -228,3 +231,25 @@ def cause_gallery_chart(rows, *, width=360):
         tooltip=["cause:N", "metric:N", "text:N", alt.Tooltip("optype:N", title="top optype")])
     text = base.mark_text(fontSize=12).encode(text="text:N")
     return (rect + text).properties(width=width, height=24 * len(rows))
+
+
+def collective_tell_chart(tell, *, culprit=None, by="DP rank", optype="collective", width=360):
+    """Bars of the mean recorded time in one collective per DP rank (or stage), in milliseconds.
+
+    ``tell`` is :func:`~straggle_edu.traces.diagnose.collective_tell`'s dict;
+    ``culprit`` (an id) is drawn in red: the straggler waits least.
+
+    Examples
+    --------
+    >>> collective_tell_chart({0: 0.063, 1: 0.054}, culprit=1).to_dict()["mark"]["type"]
+    'bar'
+    """
+    require(len(tell) > 0, "tell", tell, "a non-empty dict of id -> seconds")
+    rows = [{"id": f"{by} {k}", "ms": 1000 * v, "culprit": k == culprit} for k, v in sorted(tell.items())]
+    return alt.Chart({"values": rows}).mark_bar().encode(
+        y=alt.Y("id:N", title=None, sort=None),
+        x=alt.X("ms:Q", title=f"mean recorded {optype} (ms), waits included"),
+        color=alt.Color("culprit:N", scale=alt.Scale(domain=[False, True], range=["#bbbbbb", "#d62728"]),
+                        legend=None),
+        tooltip=["id:N", alt.Tooltip("ms:Q", format=".1f")],
+    ).properties(width=width)

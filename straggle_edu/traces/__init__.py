@@ -166,7 +166,7 @@ def read_trace(path, *, format=None, meta=None):
     raise ValueError(f"format must be one of 'op-level', 'per-rank', 'torch-profiler', got {fmt!r}")
 
 
-def analyze(trace, *, attribution="auto", progress=False):
+def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):
     """What-if analysis of a trace: how much slower than ideal, and who is to blame.
 
     Parameters
@@ -179,6 +179,9 @@ def analyze(trace, *, attribution="auto", progress=False):
         to 1024 workers. Per-rank formats always report ``by_rank``.
     progress : bool
         Show a progress bar for large op-level traces.
+    ideal : {"artifact", "per-step"}
+        Op-level traces: how ideal durations are set (see
+        :func:`~straggle_edu.traces.whatif.ideal_work`).
 
     Returns
     -------
@@ -200,7 +203,7 @@ def analyze(trace, *, attribution="auto", progress=False):
             return analyze_ranks(trace)
     from .whatif import analyze_ops
 
-    return analyze_ops(trace, attribution=attribution, progress=progress)
+    return analyze_ops(trace, attribution=attribution, progress=progress, ideal=ideal)
 
 
 def _is_op_trace(obj):

@@ -30,6 +30,13 @@ def configure(parser):
         help="op-level traces: 'full' always reports by_dp_rank and by_worker, 'basic' never, "
         "'auto' up to 1024 workers (default)",
     )
+    parser.add_argument(
+        "--ideal",
+        choices=("artifact", "per-step"),
+        default="artifact",
+        help="op-level traces: ideal durations as the OSDI 2025 artifact sets them (default), or per step "
+        "and microbatch (see docs/trace-formats.md)",
+    )
     parser.add_argument("--meta", metavar="FILE", help="op-level layout file (default: meta-<name>.yaml beside the trace)")
     parser.add_argument(
         "--format",
@@ -84,7 +91,7 @@ def run(args):
             if bar is not None:
                 bar.update(1)
                 bar.set_description("analysing")
-            result = analyze(trace, attribution=args.attribution)
+            result = analyze(trace, attribution=args.attribution, ideal=args.ideal)
             if bar is not None:
                 bar.update(1)
                 bar.close()

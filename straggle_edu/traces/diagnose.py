@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["diagnose", "answer", "QUESTIONS", "STRAGGLING", "EXPLAINS", "LARGE_PART", "PERSISTENT", "COMM_OPTYPES",
-           "persistent_share"]
+           "persistent_share", "collective_tell"]
 
 #: Short keys for :func:`answer`, and the questions they stand for.
 QUESTIONS = {
@@ -71,6 +71,50 @@ def persistent_share(result):
     if excess <= 1e-12 or per.size == 0:
         return 0.0
     return float(np.mean(per - 1.0 >= PERSISTENT * excess))
+
+
+def collective_tell(trace, optype="grads-reduce-scatter", by="dp_rank"):
+    """The practitioner's tell: each DP rank's (or stage's) mean recorded time in one collective.
+
+    A collective's recorded duration includes the wait for the slowest peer.
+    The straggler arrives last and waits least, so *its* collectives look
+    shortest, while everyone else's look long. The smallest value points at
+    the straggler.
+
+    Parameters
+    ----------
+    trace : OpTrace
+    optype : str
+        A collective, e.g. ``"grads-reduce-scatter"`` (across DP ranks) or
+        ``"optimizer-clip-main-grad"`` (across every rank).
+    by : {"dp_rank", "stage"}
+
+    Returns
+    -------
+    dict
+        id (int) -> mean recorded duration, in seconds.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> t = synthetic_trace(dp=4, pp=1, microbatches=2, steps=2, slow_worker=(2, 0, 2.0))
+    >>> tell = collective_tell(t)
+    >>> min(tell, key=tell.get)   # DP rank 2 is slow: its reduce-scatter waits for nobody
+    2
+    """
+    from .optrace import OPTYPES
+
+    if optype not in OPTYPES:
+        raise ValueError(f"optype must be one of {', '.join(OPTYPES)}, got {optype!r}")
+    if by not in ("dp_rank", "stage"):
+        raise ValueError(f"by must be 'dp_rank' or 'stage', got {by!r}")
+    sel = trace.optype == OPTYPES.index(optype)
+    if not sel.any():
+        raise ValueError(f"optype must be an optype the trace records, got {optype!r}")
+    ids = getattr(trace, by)[sel]
+    total = np.bincount(ids, weights=trace.duration[sel])
+    count = np.bincount(ids)
+    return {int(i): float(total[i] / count[i]) for i in np.flatnonzero(count)}
 
 
 def _explains(value, S):

@@ -52,7 +52,8 @@ from ._table import (
     str_column,
 )
 
-__all__ = ["OPTYPES", "OpTrace", "Layout", "read_op_trace", "write_trace", "op_trace_from_columns", "ops_table"]
+__all__ = ["OPTYPES", "OpTrace", "Layout", "read_op_trace", "write_trace", "op_trace_from_columns", "ops_table",
+           "public_trace_path", "public_result", "PUBLIC_TRACES"]
 
 OPTYPES = (
     "forward-compute",
@@ -331,15 +332,16 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
     dur = float_column(shown, cols, "duration", expected="a duration in seconds >= 0", low=0.0)
     codes, labels = str_column(shown, cols, "optype")
     rank = int_column(shown, cols, "rank") if "rank" in cols else None
-    mc = int_column(shown, cols, "mc") if "mc" in cols else np.zeros(n, np.int64)
-    gmc = int_column(shown, cols, "gmc") if "gmc" in cols else None
+    chunk = "a whole number (model chunk, -1 for none)"
+    mc = int_column(shown, cols, "mc", expected=chunk, low=-1) if "mc" in cols else np.zeros(n, np.int64)
+    gmc = int_column(shown, cols, "gmc", expected=chunk, low=-1) if "gmc" in cols else None
     mb = int_column(shown, cols, "mb_id", expected="a whole number (microbatch id, -1 allowed)", low=-1) if "mb_id" in cols else None
 
     # unknown optypes: warn with counts, skip
     known = np.array([lab in OPTYPES for lab in labels], dtype=bool)
     skipped = ()
     rows = np.arange(1, n + 1, dtype=np.int64)
-    if not known.all():
+    if not known[np.unique(codes)].all():  # unused dictionary labels do not count
         counts = np.bincount(codes, minlength=len(labels))
         unknown = [(str(labels[i]), int(counts[i])) for i in np.flatnonzero(~known) if counts[i] > 0]
         skipped = tuple(unknown)
@@ -561,6 +563,44 @@ def ops_table(trace, dp_rank, stage, step, rows=10):
         lines.append(f"{ops['optype'][i]:<28}{int(ops['mb_id'][i]):>4}{ops['start_ts'][i] - t0:>13.6f}"
                      f"{ops['duration'][i]:>16.6f}")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# the public trace shipped with the package
+
+PUBLIC_TRACES = ("ST",)  # the OSDI 2025 artifact's traces inside the package (AR and SE: tests/data/osdi2025)
+_DATA = Path(__file__).parent / "data"
+
+
+def public_trace_path(name="ST"):
+    """The path of a real production trace shipped with the package.
+
+    ``"ST"`` is the stage-imbalance job of the OSDI 2025 study (DP 2 x PP 4,
+    32 steps), from its public artifact (Apache-2.0, see ``data/README.txt``),
+    as CSV so that it reads without pyarrow; ``meta-ST.yaml`` lies beside it.
+
+    Examples
+    --------
+    >>> public_trace_path().name
+    'trace-ST.csv'
+    >>> read_op_trace(public_trace_path())
+    OpTrace(ops=6784, dp=2, pp=4, steps=32, source='...trace-ST.csv')
+    """
+    if name not in PUBLIC_TRACES:
+        raise ValueError(f"name must be one of {', '.join(PUBLIC_TRACES)}, got {name!r}")
+    return _DATA / f"trace-{name}.csv"
+
+
+def public_result(name="ST"):
+    """The artifact's own analysis of a shipped trace (its ``result-<name>.json``, from ``wia.py``).
+
+    Examples
+    --------
+    >>> round(public_result()["blocking_slowdown"], 4)
+    1.1787
+    """
+    public_trace_path(name)
+    return json.loads((_DATA / f"result-{name}.json").read_text(encoding="utf-8"))
 
 
 # ---------------------------------------------------------------------------

@@ -137,192 +137,228 @@ def build_model(trace):
     ['forward-recv+backward-send', 'forward-send+backward-recv']
     """
     shown = display_path(trace.source) if trace.source != "<memory>" else trace.source
-    L = trace.layout
-    D, P = L.dp_size, L.pp_size
+    _check_plain_1f1b(trace, shown)
+    notes = []
+    cells = _cells(trace, shown, notes)
+    nodes = _combine_p2p(cells, trace.layout.pp_size, notes)
+    peers, noop, linked = _p2p_links(cells, nodes, trace.layout.pp_size, shown, notes)
+    dpsync = _collective_groups(cells, nodes, peers, trace.layout.dp_size, trace.layout.pp_size)
+    peers = [sorted(x) for x in peers]
+    side, preds = _streams(nodes, trace.layout.pp_size)
+    order = _event_order(nodes["N"], preds, peers, node_label=None, node_stage=nodes["stage"],
+                         node_codes=nodes["codes"], shown=shown)
+    work = _recorded_work(nodes, peers, dpsync, notes)
+    labels = ["+".join(OPTYPES[c] for c in nodes["codes"][n]) + (" (no peer)" if noop[n] else "")
+              for n in range(nodes["N"])]
+    S, D = len(cells["steps"]), trace.layout.dp_size
+    return DependencyModel(
+        source=str(trace.source), steps=cells["steps"], dp_size=D, pp_size=trace.layout.pp_size,
+        node_stage=nodes["stage"], node_codes=nodes["codes"], node_label=labels, node_noop=noop,
+        node_mb=nodes["mb"], preds=preds, peers=peers, dpsync=dpsync, side=side, order=order,
+        start=nodes["start"], duration=nodes["dur"], work=work, recorded_step=cells["recorded_step"],
+        cell_of_row=(nodes["node_of_key"][cells["kidx"]] * S + cells["si"]) * D + trace.dp_rank, notes=notes,
+    )
+
+
+def _check_plain_1f1b(trace, shown):
+    """The replay supports the plain 1F1B schedule (one model chunk per stage)."""
     chunks = int(trace.mc.max()) + 1
-    if chunks > 1 or L.vpp_size > 1:
+    if chunks > 1 or trace.layout.vpp_size > 1:
         raise TraceError(
             f"{shown}: column 'mc': this trace uses an interleaved (virtual) pipeline with "
-            f"{max(chunks, L.vpp_size)} model chunks per stage; the replay supports the plain 1F1B schedule "
-            f"(vpp_size = 1, mc = 0) so far"
+            f"{max(chunks, trace.layout.vpp_size)} model chunks per stage; the replay supports the plain 1F1B "
+            f"schedule (vpp_size = 1, mc = 0) so far"
         )
+
+
+def _step_bounds(trace, shown):
+    """Step ids, each op's step index, each step's start and its recorded time (last end - first start)."""
     steps, si = dense_codes(trace.step)
     S = len(steps)
-    n_ops = len(trace)
     step_start = np.full(S, np.inf)
     np.minimum.at(step_start, si, trace.start_ts)
-    end_ts = trace.start_ts + trace.duration
     step_end = np.full(S, -np.inf)
-    np.maximum.at(step_end, si, end_ts)
+    np.maximum.at(step_end, si, trace.start_ts + trace.duration)
     recorded_step = step_end - step_start
     if (recorded_step <= 0).any():
         s = int(np.flatnonzero(recorded_step <= 0)[0])
         raise TraceError(f"{shown}: column 'duration': step {steps[s]} has no time in it (every op lasts 0 s)")
+    return steps, si, step_start, recorded_step
 
-    # nodes: one per (stage, optype, seq_id)
+
+def _cells(trace, shown, notes):
+    """Every op in its cell (key, step, DP rank); a key is one (stage, optype, seq_id)."""
+    D = trace.layout.dp_size
+    steps, si, step_start, recorded_step = _step_bounds(trace, shown)
+    S = len(steps)
     nseq = int(trace.seq_id.max()) + 1
-    key = (trace.stage * len(OPTYPES) + trace.optype) * nseq + trace.seq_id
-    keys, kidx = dense_codes(key)
+    keys, kidx = dense_codes((trace.stage * len(OPTYPES) + trace.optype) * nseq + trace.seq_id)
     K = len(keys)
-    k_stage = keys // (nseq * len(OPTYPES))
-    k_code = (keys // nseq) % len(OPTYPES)
-    k_seq = keys % nseq
+    k_stage, k_code, k_seq = keys // (nseq * len(OPTYPES)), (keys // nseq) % len(OPTYPES), keys % nseq
     check_memory(6 * 8 * K * S * D, f"replaying {K} ops x {S} steps x {D} DP ranks")
     cell = (kidx * S + si) * D + trace.dp_rank
-    counts = np.bincount(cell, minlength=K * S * D).reshape(K, S, D)
-    notes = []
-    if (counts != 1).any():
-        missing = counts == 0
-        # gc ops may be absent in some worker-steps: they take 0 s there
-        fill = missing & (k_code == GC)[:, None, None]
-        bad = missing & ~fill
-        if bad.any():
-            k, s, d = np.argwhere(bad)[0]
-            raise TraceError(
-                f"{shown}: inconsistent layout: column 'seq_id': worker (dp_rank {d}, stage {k_stage[k]}) has no "
-                f"{OPTYPES[k_code[k]]} op with seq_id {k_seq[k]} in step {steps[s]}, but other workers of its "
-                f"stage do (every DP rank and step must run the same ops)"
-            )
-        if fill.any():
-            notes.append(f"{int(fill.sum())} worker-steps have fewer gc ops than others; the missing ones count as 0 s")
-    start = np.zeros((K, S, D))
-    dur = np.zeros((K, S, D))
+    _check_cells(np.bincount(cell, minlength=K * S * D).reshape(K, S, D), k_stage, k_code, k_seq, steps,
+                 shown, notes)
+    start, dur = np.zeros((K, S, D)), np.zeros((K, S, D))
     mb = np.full((K, S, D), -1, dtype=np.int64)
-    rel = trace.start_ts - step_start[si]
-    start.reshape(-1)[cell] = rel
+    start.reshape(-1)[cell] = trace.start_ts - step_start[si]
     dur.reshape(-1)[cell] = trace.duration
     mb.reshape(-1)[cell] = trace.mb_id
-    if (counts == 0).any():  # filled gc: start where the op before it ends (set below via median order)
-        pass
     mc_of = np.zeros(K, dtype=np.int64)
-    mc_of[kidx] = trace.mc  # any row of the node (chunks are fixed per node)
-    med_start = _median_time(start)
-    med_end = _median_time(start + dur)
+    mc_of[kidx] = trace.mc  # any row of the key (chunks are fixed per key)
+    return {"steps": steps, "si": si, "kidx": kidx, "recorded_step": recorded_step, "stage": k_stage,
+            "code": k_code, "seq": k_seq, "start": start, "dur": dur, "mb": mb, "mc": mc_of,
+            "med_start": _median_time(start), "med_end": _median_time(start + dur)}
 
-    # combined send+recv: p2p nodes of one stage with the same start and duration
+
+def _check_cells(counts, k_stage, k_code, k_seq, steps, shown, notes):
+    """One op per cell; a missing gc counts as 0 s, any other missing op is an error."""
+    if not (counts != 1).any():
+        return
+    missing = counts == 0
+    fill = missing & (k_code == GC)[:, None, None]
+    bad = missing & ~fill
+    if bad.any():
+        k, s, d = np.argwhere(bad)[0]
+        raise TraceError(
+            f"{shown}: inconsistent layout: column 'seq_id': worker (dp_rank {d}, stage {k_stage[k]}) has no "
+            f"{OPTYPES[k_code[k]]} op with seq_id {k_seq[k]} in step {steps[s]}, but other workers of its "
+            f"stage do (every DP rank and step must run the same ops)"
+        )
+    if fill.any():
+        notes.append(f"{int(fill.sum())} worker-steps have fewer gc ops than others; the missing ones count as 0 s")
+
+
+def _combine_p2p(cells, P, notes):
+    """Nodes: keys, with Megatron's combined send+recv (same start and duration) merged into one."""
+    k_stage, k_code, start, dur = cells["stage"], cells["code"], cells["start"], cells["dur"]
+    K = len(k_stage)
     group_of = np.arange(K)
     for p in range(P):
         ks = np.flatnonzero((k_stage == p) & np.isin(k_code, P2P_CODES))
-        ks = ks[np.argsort(med_start[ks], kind="stable")]
+        ks = ks[np.argsort(cells["med_start"][ks], kind="stable")]
         for a, b in zip(ks[:-1], ks[1:]):
             if group_of[a] != a:
                 continue
-            same = (np.abs(start[a] - start[b]) <= COMBINE_TOL) & (np.abs(dur[a] - dur[b]) <= COMBINE_TOL)
-            frac = same.mean()
+            frac = ((np.abs(start[a] - start[b]) <= COMBINE_TOL) & (np.abs(dur[a] - dur[b]) <= COMBINE_TOL)).mean()
             if frac >= 0.5:
                 group_of[b] = a
                 if frac < 1:
-                    notes.append(
-                        f"{OPTYPES[k_code[a]]} and {OPTYPES[k_code[b]]} of stage {p} are combined in "
-                        f"{100 * frac:.0f}% of worker-steps and treated as one op everywhere"
-                    )
+                    notes.append(f"{OPTYPES[k_code[a]]} and {OPTYPES[k_code[b]]} of stage {p} are combined in "
+                                 f"{100 * frac:.0f}% of worker-steps and treated as one op everywhere")
     heads = np.flatnonzero(group_of == np.arange(K))
     node_of_key = np.searchsorted(heads, group_of)
-    N = len(heads)
-    members = [[] for _ in range(N)]
+    members = [[] for _ in heads]
     for k in range(K):
         members[node_of_key[k]].append(k)
-
-    node_stage = k_stage[heads]
-    node_codes = [tuple(int(k_code[k]) for k in members[n]) for n in range(N)]
     n_start = start[heads]
-    n_dur = np.stack([dur[members[n]].max(axis=0) for n in range(N)]) if N else dur[:0]
-    n_mb = mb[heads]
-    n_med_start = med_start[heads]
-    n_med_end = _median_time(n_start + n_dur)
+    n_dur = np.stack([dur[m].max(axis=0) for m in members]) if len(heads) else dur[:0]
+    return {"N": len(heads), "heads": heads, "node_of_key": node_of_key, "stage": k_stage[heads],
+            "codes": [tuple(int(k_code[k]) for k in m) for m in members], "start": n_start, "dur": n_dur,
+            "mb": cells["mb"][heads], "mc": cells["mc"][heads], "med_start": cells["med_start"][heads],
+            "med_end": _median_time(n_start + n_dur)}
 
-    # p2p links, between keys, then between nodes
+
+def _p2p_links(cells, nodes, P, shown, notes):
+    """Pipeline peers (the k-th send of a stage with the k-th receive of its neighbour) and no-ops."""
+    k_stage, k_code, k_seq, node_of_key = cells["stage"], cells["code"], cells["seq"], nodes["node_of_key"]
+    N = nodes["N"]
     peers = [set() for _ in range(N)]
-    noop = np.zeros(N, dtype=bool)
+    linked = np.zeros(len(k_stage), dtype=bool)
 
     def by_seq(stage_, code):
         ks = np.flatnonzero((k_stage == stage_) & (k_code == code))
         return ks[np.argsort(k_seq[ks], kind="stable")]
 
-    linked = np.zeros(K, dtype=bool)
     for s_ in range(P - 1):
-        for send_code, send_stage, recv_code, recv_stage in (
-            (FSEND, s_, FRECV, s_ + 1),
-            (BSEND, s_ + 1, BRECV, s_),
-        ):
+        for send_code, send_stage, recv_code, recv_stage in ((FSEND, s_, FRECV, s_ + 1), (BSEND, s_ + 1, BRECV, s_)):
             sends, recvs = by_seq(send_stage, send_code), by_seq(recv_stage, recv_code)
             if len(sends) != len(recvs):
-                sends, recvs = _trim_noops(sends, recvs, send_stage, recv_stage, send_code, recv_code,
-                                           k_stage, k_code, med_start, med_end, shown)
+                sends, recvs = _trim_noops(sends, recvs, send_stage, recv_stage, send_code, recv_code, k_stage,
+                                           k_code, cells["med_start"], cells["med_end"], shown)
             for a, b in zip(sends, recvs):
-                na, nb = node_of_key[a], node_of_key[b]
-                peers[na].add(nb)
-                peers[nb].add(na)
+                peers[node_of_key[a]].add(node_of_key[b])
+                peers[node_of_key[b]].add(node_of_key[a])
                 linked[a] = linked[b] = True
+    noop = np.zeros(N, dtype=bool)
     p2p_keys = np.flatnonzero(np.isin(k_code, P2P_CODES))
     for k in p2p_keys:
-        n = node_of_key[k]
-        if not peers[n]:
-            noop[n] = True  # moved no data: a send/recv (or pair) without any peer
+        noop[node_of_key[k]] |= not peers[node_of_key[k]]  # moved no data: no peer at all
     if P == 1 and len(p2p_keys):
         notes.append("a single stage has no pipeline peers: its send/recv ops are treated as local")
+    return peers, noop, linked
 
-    # embedding: first and last stage of the same DP rank; clip: all stages and DP ranks
-    dpsync = np.zeros(N, dtype=bool)
-    for n in range(N):
-        if node_codes[n][0] in DP_COLLECTIVES and D > 1:
-            dpsync[n] = True
+
+def _collective_groups(cells, nodes, peers, D, P):
+    """DP barriers (DP collectives, clip), the embedding pair, and the clip across every stage."""
+    k_stage, k_code, k_seq, node_of_key = cells["stage"], cells["code"], cells["seq"], nodes["node_of_key"]
+    dpsync = np.array([c[0] in DP_COLLECTIVES and D > 1 for c in nodes["codes"]], dtype=bool)
     for code, stages_ in ((EMB, (0, P - 1)), (CLIP, tuple(range(P)))):
         if P == 1 and code == EMB:
             continue
         for sq in np.unique(k_seq[k_code == code]):
-            group = [node_of_key[k] for k in np.flatnonzero((k_code == code) & (k_seq == sq))
-                     if k_stage[k] in stages_]
+            group = [node_of_key[k] for k in np.flatnonzero((k_code == code) & (k_seq == sq)) if k_stage[k] in stages_]
             for a in group:
                 peers[a].update(g for g in group if g != a)
                 if code == CLIP and D > 1:
                     dpsync[a] = True
-    peers = [sorted(x) for x in peers]
+    return dpsync
 
-    # streams: the main chain of each stage, and the DP-collective side stream
+
+def _streams(nodes, P):
+    """Program order on each stage's main chain, and the side stream of overlapping DP collectives."""
+    N, codes = nodes["N"], nodes["codes"]
     side = np.zeros(N, dtype=bool)
     preds = [set() for _ in range(N)]
-    eps = 1e-6
     for p in range(P):
-        ns = np.flatnonzero(node_stage == p)
-        ns = ns[np.lexsort((n_med_end[ns], n_med_start[ns]))]
-        dpc = [n for n in ns if node_codes[n][0] in (AG, RS)]
-        for n in dpc:
-            others = [m for m in ns if m != n and node_codes[m][0] not in (AG, RS)]
-            overlap = any(
-                n_med_start[m] < n_med_end[n] - eps and n_med_end[m] > n_med_start[n] + eps for m in others
-            )
-            side[n] = overlap
+        ns = np.flatnonzero(nodes["stage"] == p)
+        ns = ns[np.lexsort((nodes["med_end"][ns], nodes["med_start"][ns]))]
+        for n in ns:
+            if codes[n][0] in (AG, RS):
+                side[n] = _overlaps(nodes, n, [m for m in ns if m != n and codes[m][0] not in (AG, RS)])
         main = [n for n in ns if not side[n]]
-        for a, b in zip(main[:-1], main[1:]):
-            preds[b].add(a)
         sides = [n for n in ns if side[n]]
-        for a, b in zip(sides[:-1], sides[1:]):
-            preds[b].add(a)
+        for chain in (main, sides):
+            for a, b in zip(chain[:-1], chain[1:]):
+                preds[b].add(a)
         for n in sides:
-            before = [m for m in main if n_med_end[m] <= n_med_start[n] + eps]
-            if before:
-                preds[n].add(max(before, key=lambda m: (n_med_end[m], n_med_start[m])))
-            later = [m for m in main if n_med_start[m] >= n_med_start[n] - eps]
-            if node_codes[n][0] == AG:
-                chunk = mc_of[heads[n]]
-                fwd = [m for m in later if node_codes[m][0] == FWD and mc_of[heads[m]] == chunk]
-                if fwd:
-                    preds[fwd[0]].add(n)
-            else:  # gradient sync: the clip (or what follows the sync) waits for it
-                sync = [m for m in later if node_codes[m][0] in (SEP, CLIP, OPT)]
-                if sync:
-                    preds[sync[0]].add(n)
-    preds = [sorted(x) for x in preds]
+            _side_links(nodes, n, main, preds)
+    return side, [sorted(x) for x in preds]
 
-    order = _event_order(N, preds, peers, node_label=None, node_stage=node_stage, node_codes=node_codes,
-                         shown=shown)
 
-    # recorded work: duration for local ops, transfer time for collectives and send/recv
+_EPS = 1e-6  # seconds: tolerance when comparing median start and end times
+
+
+def _overlaps(nodes, n, others):
+    """Does node n overlap any of ``others`` in the median recorded timeline?"""
+    ms, me = nodes["med_start"], nodes["med_end"]
+    return any(ms[m] < me[n] - _EPS and me[m] > ms[n] + _EPS for m in others)
+
+
+def _side_links(nodes, n, main, preds):
+    """A side-stream collective starts after the last main op that ended before it; who waits for it."""
+    ms, me, codes = nodes["med_start"], nodes["med_end"], nodes["codes"]
+    before = [m for m in main if me[m] <= ms[n] + _EPS]
+    if before:
+        preds[n].add(max(before, key=lambda m: (me[m], ms[m])))
+    later = [m for m in main if ms[m] >= ms[n] - _EPS]
+    if codes[n][0] == AG:  # the first forward of its chunk waits for the parameters
+        fwd = [m for m in later if codes[m][0] == FWD and nodes["mc"][m] == nodes["mc"][n]]
+        if fwd:
+            preds[fwd[0]].add(n)
+    else:  # gradient sync: the clip (or what follows the sync) waits for it
+        sync = [m for m in later if codes[m][0] in (SEP, CLIP, OPT)]
+        if sync:
+            preds[sync[0]].add(n)
+
+
+def _recorded_work(nodes, peers, dpsync, notes):
+    """Duration for local ops; transfer time (end - latest arrival) for collectives and send/recv."""
+    n_start, n_dur = nodes["start"], nodes["dur"]
     work = n_dur.copy()
     n_end = n_start + n_dur
     negative = 0
-    for n in range(N):
+    for n in range(nodes["N"]):
         if not (dpsync[n] or peers[n]):
             continue
         arrive = n_start[n]
@@ -334,40 +370,9 @@ def build_model(trace):
         negative += int((t < -1e-9).sum())
         work[n] = np.maximum(t, 0.0)
     if negative:
-        notes.append(
-            f"{negative} collective or send/recv ops end before their last peer arrives (clock skew or an "
-            f"eager send); their transfer time is taken as 0"
-        )
-
-    labels = []
-    for n in range(N):
-        lab = "+".join(OPTYPES[c] for c in node_codes[n])
-        labels.append(lab + " (no peer)" if noop[n] else lab)
-
-    # map every op row to its cell
-    cell_of_row = (node_of_key[kidx] * S + si) * D + trace.dp_rank
-    return DependencyModel(
-        source=str(trace.source),
-        steps=steps,
-        dp_size=D,
-        pp_size=P,
-        node_stage=node_stage,
-        node_codes=node_codes,
-        node_label=labels,
-        node_noop=noop,
-        node_mb=n_mb,
-        preds=preds,
-        peers=peers,
-        dpsync=dpsync,
-        side=side,
-        order=order,
-        start=n_start,
-        duration=n_dur,
-        work=work,
-        recorded_step=recorded_step,
-        cell_of_row=cell_of_row,
-        notes=notes,
-    )
+        notes.append(f"{negative} collective or send/recv ops end before their last peer arrives (clock skew or an "
+                     f"eager send); their transfer time is taken as 0")
+    return work
 
 
 def _trim_noops(sends, recvs, send_stage, recv_stage, send_code, recv_code, k_stage, k_code, med_start, med_end, shown):

@@ -190,23 +190,36 @@ def synthetic_trace(
     ops_per_step = D * P * (6 * M + 10)
     check_memory(ops_per_step * S * 8 * 14, f"a synthetic trace of {ops_per_step * S} ops")
 
-    def worker_arg(name, value, high_stage):
-        require(isinstance(value, (tuple, list)) and len(value) == 3, name, value, "a tuple (dp_rank, stage, factor)")
-        d = whole(f"{name}[0] (dp_rank)", value[0], low=0, high=D - 1)
-        s_ = whole(f"{name}[1] (stage)", value[1], low=0, high=high_stage)
-        f = positive(f"{name}[2] (factor)", value[2])
-        return d, s_, f
+    inj = _injections(D, P, S, M, rng, slow_worker=slow_worker, last_stage=last_stage, slow_link=slow_link,
+                      gc_pauses=gc_pauses, seq_imbalance=seq_imbalance)
+    programs = [_program(s, P, M, D) for s in range(P)]
+    ops = _op_works(programs, times, inj, jitter, rng, S, D)
+    _wire(ops, programs, D)
+    start, end = _wavefront(ops, S, D, gaps, rng)
+    return _record(ops, start, end, S, D, P, step_gap)
 
+
+def _worker_arg(name, value, D, high_stage):
+    """A ``(dp_rank, stage, factor)`` argument, checked."""
+    require(isinstance(value, (tuple, list)) and len(value) == 3, name, value, "a tuple (dp_rank, stage, factor)")
+    d = whole(f"{name}[0] (dp_rank)", value[0], low=0, high=D - 1)
+    s_ = whole(f"{name}[1] (stage)", value[1], low=0, high=high_stage)
+    f = positive(f"{name}[2] (factor)", value[2])
+    return d, s_, f
+
+
+def _injections(D, P, S, M, rng, *, slow_worker, last_stage, slow_link, gc_pauses, seq_imbalance):
+    """The injected causes as factors: per worker, per stage, per link, GC seconds, token multipliers."""
     worker_factor = np.ones((D, P))
     if slow_worker is not None:
-        d, s_, f = worker_arg("slow_worker", slow_worker, P - 1)
+        d, s_, f = _worker_arg("slow_worker", slow_worker, D, P - 1)
         worker_factor[d, s_] = f
     stage_factor = np.ones(P)
     stage_factor[P - 1] *= last_stage
     link_factor = np.ones((D, max(P - 1, 1)))
     if slow_link is not None:
         require(P > 1, "slow_link", slow_link, "None for a single stage (there is no link)")
-        d, s_, f = worker_arg("slow_link", slow_link, P - 2)
+        d, s_, f = _worker_arg("slow_link", slow_link, D, P - 2)
         link_factor[d, s_] = f
     # per (step, dp, stage): extra gc seconds
     if gc_pauses is None:
@@ -229,12 +242,24 @@ def synthetic_trace(
         require(tokens.shape == (S, D, M), "seq_imbalance", seq_imbalance,
                 f"a lognormal sigma >= 0 or an array of token multipliers of shape (steps, dp, microbatches) = {(S, D, M)}")
 
-    def noisy(shape):
-        if jitter == 0:
-            return np.ones(shape)
-        return np.clip(1.0 + jitter * rng.standard_normal(shape), 0.1, None)
+    return {"worker": worker_factor, "stage": stage_factor, "link": link_factor, "pauses": pauses, "tokens": tokens}
 
-    programs = [_program(s, P, M, D) for s in range(P)]
+
+def _noisy(rng, jitter, shape):
+    """Multiplicative jitter around 1 (at least 0.1)."""
+    if jitter == 0:
+        return np.ones(shape)
+    return np.clip(1.0 + jitter * rng.standard_normal(shape), 0.1, None)
+
+
+def _op_works(programs, times, inj, jitter, rng, S, D):
+    """Every op of every stage's program with its work, shape (S, D), in seconds."""
+    stage_factor, worker_factor, link_factor = inj["stage"], inj["worker"], inj["link"]
+    pauses, tokens = inj["pauses"], inj["tokens"]
+
+    def noisy(shape):
+        return _noisy(rng, jitter, shape)
+
     # durations per op: (S, D)
     ops = []  # (stage, stream, index, kind, codes, mb, tags, work)
     for s, (main, side) in enumerate(programs):
@@ -270,7 +295,11 @@ def synthetic_trace(
     emb = [o for o in ops if o["kind"] == "emb"]
     if len(emb) == 2:
         emb[1]["work"] = emb[0]["work"]
-    # wiring: peers by tag, and stream dependencies
+    return ops
+
+
+def _wire(ops, programs, D):
+    """Peers (by tag; the embedding pair; the clip everywhere) and stream dependencies, in place."""
     by_pos = {(o["stage"], o["stream"], o["i"]): j for j, o in enumerate(ops)}
     tag_owner = {}
     for j, o in enumerate(ops):
@@ -300,7 +329,10 @@ def synthetic_trace(
             clip_i = next(i for i, op in enumerate(main) if op[1][0] == C["optimizer-clip-main-grad"])
             ops[by_pos[(s, "main", clip_i)]]["deps"].append(rs)
 
-    # wavefront: start an op when its dependencies have ended; end it when its peers have started
+
+
+def _wavefront(ops, S, D, gaps, rng):
+    """Start an op when its dependencies have ended; end it when its peers have started."""
     start = [None] * len(ops)
     end = [None] * len(ops)
     pending = set(range(len(ops)))
@@ -330,7 +362,11 @@ def synthetic_trace(
             progressed = True
         if not progressed:  # pragma: no cover - the programs above never deadlock
             raise RuntimeError("synthetic_trace: the simulated program deadlocked")
+    return start, end
 
+
+def _record(ops, start, end, S, D, P, step_gap):
+    """Write the simulated timeline in the artifact's op-level schema."""
     step_len = np.max([e.max(axis=1) for e in end], axis=0)  # (S,)
     origin = 1000.0 + np.concatenate([[0.0], np.cumsum(step_len + step_gap)[:-1]])
 

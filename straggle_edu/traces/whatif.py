@@ -53,14 +53,28 @@ from .optrace import OPTYPES
 from .replay import MEAN_KIND, build_model, replay
 from .result import Analysis
 
-__all__ = ["analyze_ops", "ideal_work", "worker_timeline", "MW_FRACTION", "AUTO_WORKERS"]
+__all__ = ["analyze_ops", "ideal_work", "optype_groups", "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION",
+           "AUTO_WORKERS"]
 
 MW_FRACTION = 0.03  # M_W fixes the ceil(3%) slowest workers, as in the artifact
 AUTO_WORKERS = 1024  # "auto" attribution reports by_dp_rank / by_worker up to this many workers
 
 
-def ideal_work(model):
+IDEALS = ("artifact", "per-step")  # how ideal durations are set; see the module docstring
+
+
+def ideal_work(model, ideal="artifact"):
     """The ideal work of every cell, shape (N, S, D), in seconds.
+
+    Parameters
+    ----------
+    model : DependencyModel
+    ideal : {"artifact", "per-step"}
+        ``"artifact"`` (default, as the artifact's ``wia.py``): a compute op
+        takes the mean of its optype over the whole trace, every other op the
+        median transfer time of its optype. ``"per-step"``: a compute op takes
+        the mean of its optype, step and microbatch; every other op the median
+        of its node label (a combined send+recv is a type of its own).
 
     Examples
     --------
@@ -72,38 +86,104 @@ def ideal_work(model):
     >>> ideal_work(build_model(t)).ravel().tolist()   # the group mean, straggler included
     [2.0, 2.0]
     """
-    N, S, D = model.shape
-    ideal = np.empty(model.shape)
-    work = model.work
-    # compute: group mean over (optype, step, microbatch) across DP ranks and stages
-    mean_nodes = [n for n in range(N) if model.node_codes[n][0] in MEAN_KIND and len(model.node_codes[n]) == 1]
-    if mean_nodes:
-        idx = np.array(mean_nodes)
-        codes = np.array([model.node_codes[n][0] for n in mean_nodes])
-        mb = model.node_mb[idx].copy()
-        use_mb = np.isin(codes, (OPTYPES.index("forward-compute"), OPTYPES.index("backward-compute")))
-        mb[~use_mb] = -1
-        mb_max = int(mb.max()) + 2
-        step_idx = np.broadcast_to(np.arange(S)[None, :, None], mb.shape)
-        group = (codes[:, None, None] * S + step_idx) * mb_max + (mb + 1)
-        flat = group.reshape(-1)
-        vals = work[idx].reshape(-1)
-        size = int(flat.max()) + 1
-        total = np.bincount(flat, weights=vals, minlength=size)
-        count = np.bincount(flat, minlength=size)
-        mean = total / np.maximum(count, 1)
-        ideal[idx] = mean[flat].reshape(len(idx), S, D)
-    # everything else: median transfer per label
+    if ideal not in IDEALS:
+        raise ValueError(f"ideal must be one of {', '.join(IDEALS)}, got {ideal!r}")
+    out = np.empty(model.shape)
+    mean_nodes = _mean_nodes(model)
+    if ideal == "artifact":
+        _optype_means(model, mean_nodes, out)
+        _optype_medians(model, mean_nodes, out)
+    else:
+        _group_means(model, mean_nodes, out)
+        _label_medians(model, mean_nodes, out)
+    return out
+
+
+def _mean_nodes(model):
+    """The nodes whose ideal is a mean: single compute ops (forward, backward, optimizer, gc)."""
+    return [n for n in range(model.n_nodes) if len(model.node_codes[n]) == 1 and model.node_codes[n][0] in MEAN_KIND]
+
+
+def _optype_means(model, mean_nodes, out):
+    """Artifact: each compute optype's mean over every step, stage, DP rank and microbatch."""
+    for code in {model.node_codes[n][0] for n in mean_nodes}:
+        nodes = [n for n in mean_nodes if model.node_codes[n][0] == code]
+        out[nodes] = float(np.mean(model.work[nodes]))
+
+
+def _optype_medians(model, mean_nodes, out):
+    """Artifact: each other optype's median transfer; a combined send+recv takes the larger."""
+    skip = set(mean_nodes)
+    by_code = {}
+    for n in range(model.n_nodes):
+        if n not in skip:
+            for c in model.node_codes[n]:
+                by_code.setdefault(c, []).append(n)
+    median = {c: float(np.median(model.work[nodes])) for c, nodes in by_code.items()}
+    for n in range(model.n_nodes):
+        if n not in skip:
+            out[n] = max(median[c] for c in model.node_codes[n])
+
+
+def _group_means(model, mean_nodes, out):
+    """Per step: the mean over (optype, step, microbatch) across DP ranks and stages."""
+    if not mean_nodes:
+        return
+    S, D = model.shape[1:]
+    idx = np.array(mean_nodes)
+    codes = np.array([model.node_codes[n][0] for n in mean_nodes])
+    mb = model.node_mb[idx].copy()
+    mb[~np.isin(codes, (OPTYPES.index("forward-compute"), OPTYPES.index("backward-compute")))] = -1
+    mb_max = int(mb.max()) + 2
+    step_idx = np.broadcast_to(np.arange(S)[None, :, None], mb.shape)
+    flat = ((codes[:, None, None] * S + step_idx) * mb_max + (mb + 1)).reshape(-1)
+    size = int(flat.max()) + 1
+    total = np.bincount(flat, weights=model.work[idx].reshape(-1), minlength=size)
+    count = np.bincount(flat, minlength=size)
+    out[idx] = (total / np.maximum(count, 1))[flat].reshape(len(idx), S, D)
+
+
+def _label_medians(model, mean_nodes, out):
+    """Per step: the median transfer of each node label over the trace."""
     labels = {}
-    is_mean = set(mean_nodes)
-    for n in range(N):
-        if n in is_mean:
-            continue
-        labels.setdefault(model.node_label[n], []).append(n)
-    for lab, nodes in labels.items():
-        med = float(np.median(work[nodes]))
-        ideal[nodes] = med
-    return ideal
+    skip = set(mean_nodes)
+    for n in range(model.n_nodes):
+        if n not in skip:
+            labels.setdefault(model.node_label[n], []).append(n)
+    for nodes in labels.values():
+        out[nodes] = float(np.median(model.work[nodes]))
+
+
+PP_COMM = {"forward-pp-comm": ("forward-send", "forward-recv"),
+           "backward-pp-comm": ("backward-send", "backward-recv")}  # the artifact's names for send/recv
+
+
+def optype_groups(model, ideal="artifact"):
+    """The suspects of ``by_optype``: ``[(name, node mask)]``, in OPTYPES order.
+
+    With ``ideal="artifact"`` sends and receives are grouped as the artifact
+    names them (``forward-pp-comm``, ``backward-pp-comm``); with
+    ``"per-step"`` every optype is its own suspect. A combined send+recv node
+    belongs to every group of its optypes.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> from straggle_edu.traces.replay import build_model
+    >>> m = build_model(synthetic_trace(dp=2, pp=2, microbatches=2, steps=1))
+    >>> [name for name, _ in optype_groups(m)][:4]
+    ['forward-compute', 'backward-compute', 'forward-pp-comm', 'backward-pp-comm']
+    """
+    present = sorted({c for codes in model.node_codes for c in codes})
+    names = [OPTYPES[c] for c in present]
+    if ideal == "artifact":
+        for group, members in PP_COMM.items():
+            names = [group if n in members else n for n in names]
+    groups = []
+    for name in dict.fromkeys(names):
+        codes = {OPTYPES.index(o) for o in PP_COMM.get(name, (name,))}
+        groups.append((name, np.array([bool(codes & set(c)) for c in model.node_codes])))
+    return groups
 
 
 def _ratio(num, den):
@@ -117,7 +197,114 @@ def _share(t_orig, t_fixed, t_ideal):
     return float((np.mean(t_orig) - np.mean(t_fixed)) / excess)
 
 
-def analyze_ops(trace, *, attribution="auto", progress=False):
+class _Ticker:
+    """A tqdm progress bar over the phases of the analysis, or nothing."""
+
+    def __init__(self, show, total=5):
+        self.bar = None
+        if show:
+            try:
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=total, desc="what-if analysis", unit="phase", leave=False)
+            except ImportError:  # pragma: no cover
+                self.bar = None
+
+    def tick(self):
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _variant_masks(model, groups):
+    """Which nodes keep their recorded work, per variant: recorded, ideal, stages, groups, M_S."""
+    N, P = model.n_nodes, model.pp_size
+    keep = np.zeros((3 + P + len(groups), N), dtype=bool)
+    keep[0] = True
+    for s in range(P):
+        keep[2 + s] = model.node_stage == s
+    for j, (_, mask) in enumerate(groups):
+        keep[2 + P + j] = mask
+    keep[-1] = model.node_stage != P - 1  # M_S: last stage at ideal, the rest recorded
+    return keep
+
+
+def _replay_variants(model, ideal, keep):
+    """Replay every variant of ``keep`` at once: step times, shape (V, S)."""
+    orig = model.work
+    S, D = model.shape[1:]
+
+    def work(n):
+        out = np.empty((len(keep), S, D))
+        k = keep[:, n]
+        out[k] = orig[n]
+        out[~k] = ideal[n]
+        return out
+
+    return replay(model, work)
+
+
+def _stage_optype_scores(model, T, groups):
+    """S, per-step S, S_stage, S_optype and M_S from the variant replays."""
+    P = model.pp_size
+    t_orig, t_ideal = T[0], T[1]
+    if (t_ideal <= 0).any():
+        s = int(np.flatnonzero(t_ideal <= 0)[0])
+        raise ValueError(f"{model.source}: step {model.steps[s]} replays to 0 s with ideal durations")
+    return {
+        "slowdown": _ratio(t_orig, t_ideal),
+        "per_step": t_orig / t_ideal,
+        "by_stage": {s: _ratio(T[2 + s], t_ideal) for s in range(P)},
+        "stage_step": T[2:2 + P] / t_ideal,
+        "by_optype": {name: _ratio(T[2 + P + j], t_ideal) for j, (name, _) in enumerate(groups)},
+        "optype_step": T[2 + P:2 + P + len(groups)] / t_ideal,
+        "m_s": _share(t_orig, T[-1], t_ideal) if P > 1 else None,
+    }
+
+
+def _worker_scores(by_dp, by_stage, dp_step, stage_step):
+    """A worker (d, s) scores min(S_dp=d, S_stage=s), overall and per step (workers x steps)."""
+    D, P = len(by_dp), len(by_stage)
+    workers = [(d, s) for d in range(D) for s in range(P)]
+    by_worker = {(d, s): min(by_dp[d], by_stage[s]) for d, s in workers}
+    worker_step = np.minimum(dp_step[:, None, :], stage_step[None, :, :]).reshape(D * P, -1)
+    return workers, by_worker, worker_step
+
+
+def _m_w(model, ideal, by_worker, t_orig, t_ideal):
+    """M_W: the share of the slowdown removed by fixing the ceil(3%) top workers."""
+    D, P = model.dp_size, model.pp_size
+    k = max(1, math.ceil(MW_FRACTION * D * P))
+    ranked = sorted(by_worker, key=lambda w: (-by_worker[w], w[1] * D + w[0]))[:k]
+    fix = np.zeros((P, D), dtype=bool)
+    for d, s in ranked:
+        fix[s, d] = True
+
+    def work(n):
+        out = model.work[n].copy()
+        cols = fix[model.node_stage[n]]
+        out[:, cols] = ideal[n][:, cols]
+        return out[None]
+
+    t_mw = replay(model, work)[0]
+    return _share(t_orig, t_mw, t_ideal), tuple(ranked)
+
+
+def _notes(model, trace, report_workers):
+    notes = list(model.notes)
+    if trace.skipped:
+        notes.append("skipped ops of unknown type: " + ", ".join(f"{n} x{c}" for n, c in trace.skipped))
+    if not report_workers:
+        D, P = model.dp_size, model.pp_size
+        notes.append(f"by_dp_rank and by_worker are left out for {D * P} workers (more than {AUTO_WORKERS}); "
+                     f"use --attribution full to include them")
+    return tuple(notes)
+
+
+def analyze_ops(trace, *, attribution="auto", progress=False, ideal="artifact"):
     """What-if analysis of an :class:`~straggle_edu.traces.OpTrace`.
 
     Parameters
@@ -129,6 +316,9 @@ def analyze_ops(trace, *, attribution="auto", progress=False):
         up to :data:`AUTO_WORKERS` workers.
     progress : bool
         Show a progress bar (tqdm) over the replays.
+    ideal : {"artifact", "per-step"}
+        How ideal durations are set, see :func:`ideal_work` (default: as the
+        artifact's ``wia.py``, so S matches its ``blocking_slowdown``).
 
     Returns
     -------
@@ -141,137 +331,36 @@ def analyze_ops(trace, *, attribution="auto", progress=False):
     >>> a.culprit("by_stage"), a.m_s > 1
     (1, True)
     """
-    bar = None
-    if progress:
-        try:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=5, desc="what-if analysis", unit="phase", leave=False)
-        except ImportError:  # pragma: no cover
-            bar = None
-
-    def tick():
-        if bar is not None:
-            bar.update(1)
-
+    bar = _Ticker(progress)
     model = build_model(trace)
-    tick()
-    N, S, D = model.shape
-    P = model.pp_size
-    orig = model.work
-    ideal = ideal_work(model)
-    node_stage = model.node_stage
-
-    present = sorted({c for codes in model.node_codes for c in codes})
-    optype_names = [OPTYPES[c] for c in present]
-    # batch A: full DP width; variants: recorded, ideal, each stage, each optype, last stage fixed
-    V = 2 + P + len(present) + 1
-    keep = np.zeros((V, N), dtype=bool)
-    keep[0] = True
-    for s in range(P):
-        keep[2 + s] = node_stage == s
-    for j, c in enumerate(present):
-        keep[2 + P + j] = [c in model.node_codes[n] for n in range(N)]
-    keep[V - 1] = node_stage != P - 1  # M_S: last stage at ideal, the rest recorded
-
-    def work_a(n):
-        out = np.empty((V, S, D))
-        k = keep[:, n]
-        out[k] = orig[n]
-        out[~k] = ideal[n]
-        return out
-
-    T = replay(model, work_a)
-    tick()
+    bar.tick()
+    ideal_arr = ideal_work(model, ideal)
+    groups = optype_groups(model, ideal)
+    T = _replay_variants(model, ideal_arr, _variant_masks(model, groups))
+    bar.tick()
+    sc = _stage_optype_scores(model, T, groups)
+    dp_step = _dp_variants(model, model.work, ideal_arr)
+    bar.tick()
     t_orig, t_ideal = T[0], T[1]
-    if (t_ideal <= 0).any():
-        s = int(np.flatnonzero(t_ideal <= 0)[0])
-        raise ValueError(f"{model.source}: step {model.steps[s]} replays to 0 s with ideal durations")
-    S_job = _ratio(t_orig, t_ideal)
-    per_step = t_orig / t_ideal
-    by_stage = {s: _ratio(T[2 + s], t_ideal) for s in range(P)}
-    stage_step = T[2:2 + P] / t_ideal
-    by_optype = {name: _ratio(T[2 + P + j], t_ideal) for j, name in enumerate(optype_names)}
-    m_s = _share(t_orig, T[V - 1], t_ideal) if P > 1 else None
-
-    # batch B: one variant per DP rank
-    dp_step = _dp_variants(model, orig, ideal)
-    tick()
-    by_dp = {d: float(np.mean(dp_step[d] * t_ideal) / np.mean(t_ideal)) for d in range(D)}
-
-    # workers: min(S_dp, S_stage), overall and per step
-    worker_score = np.minimum(np.array([by_dp[d] for d in range(D)])[:, None],
-                              np.array([by_stage[s] for s in range(P)])[None, :])  # (D, P)
-    workers = [(d, s) for d in range(D) for s in range(P)]
-    by_worker = {(d, s): float(worker_score[d, s]) for d, s in workers}
-    worker_step = np.minimum(dp_step[:, None, :], stage_step[None, :, :]).reshape(D * P, S)
-
-    # batch C: M_W, the top ceil(3%) workers fixed
-    k = max(1, math.ceil(MW_FRACTION * D * P))
-    ranked = sorted(workers, key=lambda w: (-by_worker[w], w[1] * D + w[0]))[:k]
-    fix = np.zeros((P, D), dtype=bool)
-    for d, s in ranked:
-        fix[s, d] = True
-
-    def work_c(n):
-        out = orig[n].copy()
-        cols = fix[node_stage[n]]
-        out[:, cols] = ideal[n][:, cols]
-        return out[None]
-
-    t_mw = replay(model, work_c)[0]
-    m_w = _share(t_orig, t_mw, t_ideal)
-    tick()
-
-    rec = model.recorded_step
-    replay_error = float(np.mean(np.abs(t_orig - rec) / rec))
-
-    report_workers = attribution == "full" or (attribution == "auto" and D * P <= AUTO_WORKERS)
-    notes = list(model.notes)
-    if trace.skipped:
-        notes.append("skipped ops of unknown type: " + ", ".join(f"{n} x{c}" for n, c in trace.skipped))
-    if not report_workers:
-        notes.append(
-            f"by_dp_rank and by_worker are left out for {D * P} workers (more than {AUTO_WORKERS}); "
-            f"use --attribution full to include them"
-        )
-    details = {
-        "model": model,
-        "ideal": ideal,
-        "optypes": tuple(optype_names),
-        "stage_step": stage_step,
-        "dp_step": dp_step,
-        "optype_step": T[2 + P:2 + P + len(present)] / t_ideal,
-        "mw_workers": k,
-        "mw_fixed": tuple(ranked),
-        "microbatch": _microbatch_stats(model, ideal),
-        "layout": trace.layout,
-        "trace": trace,
-    }
-    tick()
-    if bar is not None:
-        bar.close()
+    by_dp = {d: float(np.mean(dp_step[d] * t_ideal) / np.mean(t_ideal)) for d in range(model.dp_size)}
+    workers, by_worker, worker_step = _worker_scores(by_dp, sc["by_stage"], dp_step, sc["stage_step"])
+    m_w, fixed = _m_w(model, ideal_arr, by_worker, t_orig, t_ideal)
+    bar.tick()
+    report = attribution == "full" or (attribution == "auto" and len(workers) <= AUTO_WORKERS)
+    details = {"model": model, "ideal": ideal_arr, "ideal_method": ideal, "optypes": tuple(sc["by_optype"]),
+               "stage_step": sc["stage_step"], "dp_step": dp_step, "optype_step": sc["optype_step"],
+               "mw_workers": len(fixed), "mw_fixed": fixed, "microbatch": _microbatch_stats(model, ideal_arr),
+               "layout": trace.layout, "trace": trace}
+    bar.tick()
+    bar.close()
     return Analysis(
-        format="op-level",
-        source=str(trace.source),
-        slowdown=S_job,
-        waste=1.0 - 1.0 / S_job,
-        per_step={int(s): float(v) for s, v in zip(model.steps, per_step)},
-        replay_error=replay_error,
-        steps=model.steps,
-        step_time=t_orig,
-        ideal_step_time=t_ideal,
-        recorded_step_time=rec,
-        workers=tuple(workers),
-        worker_step_slowdown=worker_step,
-        by_optype=by_optype,
-        by_dp_rank=by_dp if report_workers else None,
-        by_stage=by_stage,
-        by_worker=by_worker if report_workers else None,
-        m_w=m_w,
-        m_s=m_s,
-        notes=tuple(notes),
-        details=details,
+        format="op-level", source=str(trace.source), slowdown=sc["slowdown"], waste=1.0 - 1.0 / sc["slowdown"],
+        per_step={int(s): float(v) for s, v in zip(model.steps, sc["per_step"])},
+        replay_error=float(np.mean(np.abs(t_orig - model.recorded_step) / model.recorded_step)),
+        steps=model.steps, step_time=t_orig, ideal_step_time=t_ideal, recorded_step_time=model.recorded_step,
+        workers=tuple(workers), worker_step_slowdown=worker_step, by_optype=sc["by_optype"],
+        by_dp_rank=by_dp if report else None, by_stage=sc["by_stage"], by_worker=by_worker if report else None,
+        m_w=m_w, m_s=sc["m_s"], notes=_notes(model, trace, report), details=details,
     )
 
 
