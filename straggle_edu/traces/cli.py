@@ -76,11 +76,14 @@ def run(args):
     >>> from straggle_edu.traces.synthetic import example_trace_path
     >>> parser = argparse.ArgumentParser()
     >>> configure(parser)
+    >>> from straggle_edu import _validate
+    >>> budget = _validate.memory_budget()
     >>> out = io.StringIO()
     >>> with contextlib.redirect_stdout(out):
     ...     code = run(parser.parse_args([str(example_trace_path("slow-worker")), "--json"]))
     >>> code, round(json.loads(out.getvalue())["slowdown"], 2)
     (0, 1.56)
+    >>> _ = _validate.set_memory_budget(budget)   # run() raised it to 2 GiB, as for the command line
     """
     import os
 
