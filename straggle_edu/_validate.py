@@ -159,17 +159,43 @@ def probability(name, value):
 
 
 def nonnegative(name, value):
-    """Check a finite number >= 0 (times, prices, counts of GPUs)."""
+    """Check a finite number >= 0 (times, prices, counts of GPUs).
+
+    Examples
+    --------
+    >>> nonnegative("price", 2)
+    2.0
+    >>> nonnegative("price", -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: price must be >= 0, got -1
+    """
     return in_range(name, value, 0.0)
 
 
 def positive(name, value):
-    """Check a finite number > 0."""
+    """Check a finite number > 0.
+
+    Examples
+    --------
+    >>> positive("days", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: days must be > 0, got 0
+    """
     return in_range(name, value, 0.0, low_open=True)
 
 
 def finite(name, value):
-    """Check a finite real number."""
+    """Check a finite real number.
+
+    Examples
+    --------
+    >>> finite("t", float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: t must be a real number (not NaN), got nan
+    """
     arr = in_range(name, value)
     return arr
 
@@ -193,14 +219,28 @@ def as_rng(rng):
 
 
 def as_output(result, *inputs):
-    """Return a Python float when every input is a scalar, else an array."""
+    """Return a Python float when every input is a scalar, else an array.
+
+    Examples
+    --------
+    >>> as_output(np.array(2.5), 1.0), as_output([1, 2], [1, 2])
+    (2.5, array([1., 2.]))
+    """
     if all(np.ndim(x) == 0 for x in inputs):
         return float(np.asarray(result).reshape(()))
     return np.asarray(result, dtype=float)
 
 
 def memory_budget():
-    """The current memory budget in bytes (512 MiB unless changed)."""
+    """The current memory budget in bytes (512 MiB unless changed).
+
+    Examples
+    --------
+    >>> old = set_memory_budget(2**30)
+    >>> memory_budget()
+    1073741824
+    >>> _ = set_memory_budget(old)
+    """
     return _budget
 
 

@@ -22,7 +22,16 @@ START = "00_start_here.ipynb"
 
 def find_notebooks(start=None):
     """The ``notebooks/`` folder: under ``start`` (default: the current
-    folder) or beside the installed package (an editable install)."""
+    folder) or beside the installed package (an editable install).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "notebooks").mkdir()
+    >>> find_notebooks(root) == root / "notebooks"
+    True
+    """
     for root in (Path(start or os.getcwd()), Path(__file__).resolve().parent.parent):
         folder = root / "notebooks"
         if folder.is_dir():
@@ -33,7 +42,16 @@ def find_notebooks(start=None):
 
 
 def lab_command(notebooks, port=8888, token=None, open_browser=True):
-    """The argv that starts JupyterLab on localhost with a token."""
+    """The argv that starts JupyterLab on localhost with a token.
+
+    Examples
+    --------
+    >>> argv = lab_command("notebooks", port=8899, token="abc", open_browser=False)
+    >>> argv[1:6]
+    ['-m', 'jupyterlab', '--ServerApp.ip=127.0.0.1', '--ServerApp.port=8899', '--IdentityProvider.token=abc']
+    >>> "--no-browser" in argv, "--ServerApp.allow_remote_access=False" in argv
+    (True, True)
+    """
     token = token or secrets.token_hex(24)
     target = START if (Path(notebooks) / START).exists() else ""
     argv = [

@@ -35,6 +35,13 @@ def inline_rows(rows):
 
 def rows_of(spec, data):
     """The rows a spec's ``data`` entry holds, whether inline, named or JSON text
-    (for tests and tools that read a chart's numbers back)."""
+    (for tests and tools that read a chart's numbers back).
+
+    Examples
+    --------
+    >>> spec = {"datasets": {"d": [{"n": 2}]}, "data": {"name": "d"}}
+    >>> rows_of(spec, spec["data"])
+    [{'n': 2}]
+    """
     values = spec.get("datasets", {}).get(data["name"]) if "name" in data else data.get("values")
     return json.loads(values) if isinstance(values, str) else values

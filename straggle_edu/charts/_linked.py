@@ -33,6 +33,14 @@ def share_selection(chart, selection, views):
     Returns
     -------
     The same chart, for chaining.
+
+    Examples
+    --------
+    >>> hover = alt.selection_point(name="pick", fields=["x"])
+    >>> a = alt.Chart(alt.Data(values=[{"x": 1}])).mark_point().encode(x="x:Q").properties(name="left")
+    >>> chart = share_selection(alt.hconcat(a, a.properties(name="right")), hover, ["left", "right"])
+    >>> chart.to_dict()["params"][0]["views"]
+    ['left', 'right']
     """
     param = alt.TopLevelSelectionParameter(name=selection.name, select=selection.param.select, views=list(views))
     existing = [] if alt.utils.is_undefined(chart.params) else list(chart.params)

@@ -80,6 +80,18 @@ def trace_heatmap_chart(analysis, *, width=520, max_rows=TRACE_MAX_ROWS):
     -------
     altair.VConcatChart
         With a point selection named ``worker`` (fields ``worker``).
+
+    Examples
+    --------
+    >>> from straggle_edu.charts._data import rows_of
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> from straggle_edu.traces.whatif import analyze_ops
+    >>> a = analyze_ops(synthetic_trace(dp=2, pp=1, microbatches=2, steps=2, slow_worker=(1, 0, 3.0)))
+    >>> spec = trace_heatmap_chart(a).to_dict()
+    >>> spec["params"][0]["name"]   # the clicked worker, for an explorer to drill into
+    'worker'
+    >>> [(r["worker"], r["step"], round(r["S"], 2)) for r in rows_of(spec, spec["data"])]
+    [('dp 0 · stage 0', 0, 1.0), ('dp 0 · stage 0', 1, 1.0), ('dp 1 · stage 0', 0, 1.46), ('dp 1 · stage 0', 1, 1.46)]
     """
     _check_analysis(analysis)
     rows, trimmed = _heatmap_rows(analysis, max_rows)
@@ -123,6 +135,16 @@ def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> from straggle_edu.charts._data import rows_of
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> from straggle_edu.traces.whatif import analyze_ops
+    >>> a = analyze_ops(synthetic_trace(dp=2, pp=1, microbatches=2, steps=2, slow_worker=(1, 0, 3.0)))
+    >>> spec = trace_attribution_chart(a, "by_dp_rank").to_dict()
+    >>> spec["title"], [(r["x"], round(r["S"], 2)) for r in rows_of(spec, spec["layer"][0]["data"])]
+    ('by dp rank', [('1', 1.46), ('0', 1.0)])
     """
     _check_analysis(analysis)
     table = getattr(analysis, by, None) if isinstance(by, str) else None
@@ -171,6 +193,17 @@ def worker_ops_chart(ops, *, title="", long_factor=1.2, width=620):
     Returns
     -------
     altair.Chart
+
+    Examples
+    --------
+    >>> from straggle_edu.charts._data import rows_of
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> from straggle_edu.traces.whatif import analyze_ops, worker_timeline
+    >>> a = analyze_ops(synthetic_trace(dp=2, pp=1, microbatches=2, steps=2, slow_worker=(1, 0, 3.0)))
+    >>> spec = worker_ops_chart(worker_timeline(a, 1, 0, 0), title="dp 1, step 0").to_dict()
+    >>> rows = rows_of(spec, spec["data"])
+    >>> sorted({r["lane"] for r in rows}), len(rows)   # each of the 10 ops, recorded and replayed
+    (['ideal replay', 'recorded'], 20)
     """
     require(isinstance(ops, (list, tuple)) and len(ops) <= TRACE_MAX_ROWS // 2, "ops", f"{type(ops).__name__}",
             "a list of at most 2500 ops from worker_timeline()")
@@ -214,6 +247,14 @@ def cause_gallery_chart(rows, *, width=360):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> from straggle_edu.charts._data import rows_of
+    >>> from straggle_edu.traces.synthetic import cause_gallery
+    >>> spec = cause_gallery_chart(cause_gallery(steps=2)).to_dict()
+    >>> [(c["metric"], c["text"]) for c in rows_of(spec, spec["data"]) if c["cause"] == "slow-worker"]
+    [('S', '1.57'), ('M_W', '1.04'), ('M_S', '1.03'), ('slowed steps', '1.00')]
     """
     require(isinstance(rows, (list, tuple)) and 0 < len(rows) <= 100, "rows", type(rows).__name__,
             "a list of cause rows from cause_gallery()")

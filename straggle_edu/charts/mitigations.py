@@ -76,7 +76,17 @@ def _packing_rows(p, unit):
 
 def packing_datasets(*packings, unit="s"):
     """The named datasets of :func:`packing_chart`, for swapping new numbers
-    into a drawn chart (an explorer's update)."""
+    into a drawn chart (an explorer's update).
+
+    Examples
+    --------
+    >>> from straggle_edu.models.balance import greedy_lpt, split_in_order
+    >>> data = packing_datasets(split_in_order([8, 7, 1, 1], 2), greedy_lpt([8, 7, 1, 1], 2))
+    >>> [r["load"] for r in data["packing_bars_1"]]   # LPT: 8 + 1 and 7 + 1
+    [9.0, 8.0]
+    >>> data["packing_lines_0"][1]["label"]
+    'makespan 15 s, 76.5% over the mean'
+    """
     _check_all(packings, Packing, "packings")
     out = {}
     for i, p in enumerate(packings):
@@ -103,6 +113,13 @@ def packing_chart(*packings, unit="s", height=220):
     Returns
     -------
     altair.HConcatChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.balance import greedy_lpt, split_in_order
+    >>> spec = packing_chart(split_in_order([8, 7, 1, 1], 2), greedy_lpt([8, 7, 1, 1], 2)).to_dict()
+    >>> [panel["title"] for panel in spec["hconcat"]]
+    ['in order', 'greedy LPT']
     """
     datasets = packing_datasets(*packings, unit=unit)
     y = alt.Y("load:Q", title=f"work per worker ({unit})")
@@ -143,7 +160,16 @@ def _stage_rows(p, unit):
 
 def stage_partition_datasets(*partitions, unit="s"):
     """The named datasets of :func:`stage_partition_chart`, for swapping new
-    numbers into a drawn chart (an explorer's update)."""
+    numbers into a drawn chart (an explorer's update).
+
+    Examples
+    --------
+    >>> from straggle_edu.models.balance import partition_layers, split_layers_evenly
+    >>> data = stage_partition_datasets(split_layers_evenly([1] * 8, 4, last_stage_extra=1.5),
+    ...                                 partition_layers([1] * 8, 4, last_stage_extra=1.5))
+    >>> data["stage_label_0"], data["stage_label_1"]
+    ([{'y': 3.5, 'label': '2/2/2/2 layers: slowest stage 3.5 s'}], [{'y': 3.0, 'label': '2/2/3/1 layers: slowest stage 3 s'}])
+    """
     _check_all(partitions, StagePartition, "partitions")
     out = {}
     for i, p in enumerate(partitions):
@@ -169,6 +195,14 @@ def stage_partition_chart(*partitions, unit="s", height=220):
     Returns
     -------
     altair.HConcatChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.balance import partition_layers, split_layers_evenly
+    >>> spec = stage_partition_chart(split_layers_evenly([1] * 8, 4, last_stage_extra=1.5),
+    ...                              partition_layers([1] * 8, 4, last_stage_extra=1.5)).to_dict()
+    >>> [panel["title"] for panel in spec["hconcat"]]
+    ['even split', 'linear-partition DP']
     """
     datasets = stage_partition_datasets(*partitions, unit=unit)
     y = alt.Y("lo:Q", title=f"work per microbatch ({unit})")
@@ -216,6 +250,15 @@ def backup_datasets(plan):
     -------
     dict
         ``{"backup_plan": rows, "backup_margin": rows}``.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.backup import backup_workers, inception_50_setup
+    >>> data = backup_datasets(backup_workers(**inception_50_setup(), max_backups=8))
+    >>> len(data["backup_plan"]), len(data["backup_margin"])   # b = 0..8, and the 8 backups added
+    (9, 8)
+    >>> round(data["backup_margin"][0]["gain"], 3)   # compute the first backup saves, seconds
+    0.175
     """
     require(isinstance(plan, BackupPlan), "plan", plan, "a BackupPlan from backup_workers")
     return {"backup_plan": _backup_rows(plan), "backup_margin": _margin_rows(plan)}
@@ -251,6 +294,15 @@ def backup_step_chart(plan, *, sync_per_worker=None, price=None, height=200):
     Returns
     -------
     altair.VConcatChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.backup import backup_workers, inception_50_setup
+    >>> spec = backup_step_chart(backup_workers(**inception_50_setup(), max_backups=8)).to_dict()
+    >>> spec["params"]
+    [{'name': 'sync_per_worker', 'value': 0.012}, {'name': 'price', 'value': 1.0}]
+    >>> len(spec["vconcat"])   # step time above, normalized speedup below
+    2
     """
     require(isinstance(plan, BackupPlan), "plan", plan, "a BackupPlan from backup_workers")
     base = alt.Chart(alt.Data(name="backup_plan")).transform_calculate(
@@ -302,6 +354,13 @@ def backup_margin_chart(plan, *, sync_per_worker=None, price=None, height=260):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.backup import backup_workers, inception_50_setup
+    >>> spec = backup_margin_chart(backup_workers(**inception_50_setup(), max_backups=8), price=2.0).to_dict()
+    >>> spec["params"]
+    [{'name': 'sync_per_worker', 'value': 0.012}, {'name': 'price', 'value': 2.0}]
     """
     require(isinstance(plan, BackupPlan) and plan.backups.size >= 2, "plan", plan,
             "a BackupPlan with max_backups >= 1")
@@ -344,6 +403,16 @@ def backup_tails_chart(plans, height=260):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> from straggle_edu.models.backup import backup_workers, inception_50_setup
+    >>> plans = {"normal": backup_workers(stats.norm(1.0, 0.05), 50, 6),
+    ...          "long tail": backup_workers(**inception_50_setup(), max_backups=8)}
+    >>> spec = backup_tails_chart(plans).to_dict()
+    >>> spec["layer"][1]["encoding"]["color"]["sort"]   # one line per tail, a rule at 1
+    ['normal', 'long tail']
     """
     require(isinstance(plans, dict) and plans and all(isinstance(p, BackupPlan) for p in plans.values()),
             "plans", plans, "a dict of {label: BackupPlan}")
@@ -395,6 +464,15 @@ def hedging_chart(latency, delay_ms=10.0, fanout=1000, q=0.999, points=600, t_ma
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.hedging import tail_at_scale_latency
+    >>> spec = hedging_chart(tail_at_scale_latency(), delay_ms=10.0, fanout=1000).to_dict()
+    >>> {p["name"]: p["value"] for p in spec["params"]}["delay_ms"]
+    10.0
+    >>> [p["name"] for p in spec["params"]][-2:]
+    ['delay_ms', 'fanout']
     """
     require(isinstance(latency, RequestLatency), "latency", latency, "a RequestLatency")
     q = in_range("q", q, 0, 1, low_open=True, high_open=True)
@@ -430,7 +508,18 @@ def hedging_chart(latency, delay_ms=10.0, fanout=1000, q=0.999, points=600, t_ma
 
 def hedging_tradeoff_datasets(tradeoff):
     """The named datasets of :func:`hedging_tradeoff_chart`, for swapping new
-    numbers into a drawn chart (an explorer's update)."""
+    numbers into a drawn chart (an explorer's update).
+
+    Examples
+    --------
+    >>> from straggle_edu.models.hedging import hedging_tradeoff, tail_at_scale_latency
+    >>> tr = hedging_tradeoff(tail_at_scale_latency(), [0.005, 0.010, 0.050], q=0.999, fanout=1000)
+    >>> data = hedging_tradeoff_datasets(tr)
+    >>> [(r["delay_ms"], round(r["extra_pct"], 1), round(r["tail_ms"])) for r in data["hedging_tradeoff"]]
+    [(5.0, 18.8, 71), (10.0, 2.0, 74), (50.0, 0.1, 95)]
+    >>> round(data["hedging_unhedged"][0]["y"])   # the 99.9th percentile of 1,000 without hedging, ms
+    1801
+    """
     require(isinstance(tradeoff, HedgingTradeoff), "tradeoff", tradeoff, "a HedgingTradeoff")
     span = [1e3 * float(tradeoff.delays.min()), 1e3 * float(tradeoff.delays.max())]
     return {"hedging_tradeoff": tradeoff.records(),
@@ -451,6 +540,14 @@ def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
     Returns
     -------
     altair.VConcatChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.hedging import hedging_tradeoff, tail_at_scale_latency
+    >>> tr = hedging_tradeoff(tail_at_scale_latency(), [0.005, 0.010, 0.050], q=0.999, fanout=1000)
+    >>> spec = hedging_tradeoff_chart(tr, delay_ms=10.0).to_dict()
+    >>> spec["params"], len(spec["vconcat"])
+    ([{'name': 'delay_ms', 'value': 10.0}], 2)
     """
     datasets = hedging_tradeoff_datasets(tradeoff)
     span = [1e3 * float(tradeoff.delays.min()), 1e3 * float(tradeoff.delays.max())]
@@ -480,7 +577,17 @@ def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
 def sgd_datasets(comparison, points=150):
     """The named dataset of :func:`sgd_loss_chart`, for swapping new runs into
     a drawn chart (an explorer's update). Losses are floored at the smallest
-    positive one, for the log scale."""
+    positive one, for the log scale.
+
+    Examples
+    --------
+    >>> from straggle_edu.models import StepTime
+    >>> from straggle_edu.models.sgd import compare_sgd, make_problem
+    >>> c = compare_sgd(StepTime(1.0, jitter=0.1, pause_prob=0.05, pause=1.0), make_problem(rng=0), 2, 60.0)
+    >>> rows = sgd_datasets(c, points=5)["sgd_runs"]
+    >>> [(r["mode"], round(r["loss"], 4)) for r in rows if r["time"] == 60.0]   # excess loss after 60 s
+    [('sync', 0.0053), ('backup', 0.001), ('async', 0.0027)]
+    """
     require(isinstance(comparison, SGDComparison), "comparison", comparison, "an SGDComparison")
     rows = comparison.records(points=whole("points", points, 2, 1000))
     floor = max(min((r["loss"] for r in rows if r["loss"] > 0), default=1e-12), 1e-12)
@@ -503,6 +610,15 @@ def sgd_loss_chart(comparison, points=150, height=280):
     Returns
     -------
     altair.Chart
+
+    Examples
+    --------
+    >>> from straggle_edu.models import StepTime
+    >>> from straggle_edu.models.sgd import compare_sgd, make_problem
+    >>> c = compare_sgd(StepTime(1.0, jitter=0.1, pause_prob=0.05, pause=1.0), make_problem(rng=0), 2, 60.0)
+    >>> spec = sgd_loss_chart(c).to_dict()
+    >>> spec["mark"]["type"], spec["encoding"]["y"]["scale"], spec["encoding"]["color"]["scale"]["domain"]
+    ('line', {'type': 'log'}, ['sync', 'backup', 'async'])
     """
     datasets = sgd_datasets(comparison, points)
     chart = alt.Chart(alt.Data(name="sgd_runs")).mark_line(strokeWidth=2.5, interpolate="step-after").encode(

@@ -52,6 +52,14 @@ def restaurant_chart(noise=None, dishes=8, dish=10.0, slow=14.0, spread=0.2, ran
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> spec = restaurant_chart(dishes=8, dish=10.0, slow=14.0).to_dict()
+    >>> {p["name"]: p["value"] for p in spec["params"] if "value" in p}
+    {'dishes': 8, 'dish_time': 10.0, 'slow_time': 14.0, 'spread': 0.2, 'random_times': False}
+    >>> len(spec["datasets"]["restaurant_dishes"])
+    16
     """
     max_dishes = whole("max_dishes", max_dishes, high=MAX_DISHES)
     dishes = whole("dishes", dishes, high=max_dishes)
@@ -175,6 +183,15 @@ def barrier_chart(run, unit="s"):
     -------
     altair.HConcatChart
         Its data are the named datasets of :func:`barrier_datasets`.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.restaurant import run_with_barrier
+    >>> spec = barrier_chart(run_with_barrier([[1.0, 1.5], [2.0, 1.0]])).to_dict()
+    >>> spec["datasets"]["barrier_waits"]
+    [{'worker': 0, 'waiting': 0.5}, {'worker': 1, 'waiting': 1.0}]
+    >>> spec["params"][0]["views"]
+    ['timeline_0', 'per_worker']
     """
     datasets = barrier_datasets(run)
     hover = alt.selection_point(name="worker_hover", on="pointerover", fields=["worker"], empty=False)

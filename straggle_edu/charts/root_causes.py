@@ -55,6 +55,15 @@ def study_waste_chart():
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> from straggle_edu.charts._data import rows_of
+    >>> spec = study_waste_chart().to_dict()
+    >>> [(r["what"], r["waste"]) for r in rows_of(spec, spec["data"])]
+    [('median job', 0.078), ('p90 job', 0.213), ('p99 job', 0.45), ('all GPU-hours', 0.104)]
+    >>> spec["title"]
+    'OSDI 2025: 3,079 jobs of >= 128 GPUs'
     """
     keys = [("waste_median", "median job"), ("waste_p90", "p90 job"), ("waste_p99", "p99 job"),
             ("gpu_hours_wasted", "all GPU-hours")]
@@ -68,7 +77,16 @@ def study_waste_chart():
 
 
 def sequence_lengths_rows(lengths, bins=40):
-    """(histogram rows, quantile rows) of :func:`sequence_lengths_chart`."""
+    """(histogram rows, quantile rows) of :func:`sequence_lengths_chart`.
+
+    Examples
+    --------
+    >>> rows, marks = sequence_lengths_rows([1, 10, 100, 1000], bins=5)
+    >>> [r["share"] for r in rows]   # five log-spaced bins, a quarter of the lengths in four of them
+    [0.25, 0.25, 0.0, 0.25, 0.25]
+    >>> marks[0]
+    {'q': 'median', 'tokens': 55.0}
+    """
     x = np.asarray(lengths, dtype=float).ravel()
     require(x.size > 0 and np.isfinite(x).all() and (x >= 1).all(), "lengths", x, "tokens >= 1")
     bins = whole("bins", bins, low=5, high=200)
@@ -92,6 +110,13 @@ def sequence_lengths_chart(lengths, bins=40):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.causes import sequence_lengths
+    >>> spec = sequence_lengths_chart(sequence_lengths(1000, rng=0)).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]]   # histogram, median and p99 rules
+    ['rect', 'rule']
     """
     rows, marks = sequence_lengths_rows(lengths, bins)
     scale = alt.Scale(type="log")
@@ -103,7 +128,16 @@ def sequence_lengths_chart(lengths, bins=40):
 
 
 def worker_load_rows(worker_times):
-    """(bar rows, rule rows) of :func:`worker_load_chart`."""
+    """(bar rows, rule rows) of :func:`worker_load_chart`.
+
+    Examples
+    --------
+    >>> bars, lines = worker_load_rows([1.0, 1.2, 0.8])
+    >>> [r["worker"] for r in bars if r["slowest"]]
+    [1]
+    >>> lines   # the step waits 0.2 s longer than a balanced one
+    [{'what': 'balanced (mean)', 'time': 1.0}, {'what': 'step (slowest)', 'time': 1.2}]
+    """
     t = np.asarray(worker_times, dtype=float).ravel()
     require(0 < t.size <= 1024 and np.isfinite(t).all(), "worker_times", t, "1 to 1024 finite seconds")
     slowest = int(np.argmax(t))
@@ -125,6 +159,12 @@ def worker_load_chart(worker_times, *, label="compute time (s)"):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> spec = worker_load_chart([1.0, 1.2, 0.8]).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]], spec["resolve"]
+    (['bar', 'rule'], {'scale': {'color': 'independent'}})
     """
     rows, lines = worker_load_rows(worker_times)
     bars = alt.Chart({"values": rows}).mark_bar().encode(
@@ -137,7 +177,17 @@ def worker_load_chart(worker_times, *, label="compute time (s)"):
 
 
 def stage_costs_rows(result):
-    """(bar rows, balanced-line rows) of :func:`stage_costs_chart`."""
+    """(bar rows, balanced-line rows) of :func:`stage_costs_chart`.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.causes import stage_imbalance
+    >>> bars, ideal = stage_costs_rows(stage_imbalance(32, 4, 8, output_layers=2.3))
+    >>> [(r["stage"], r["part"], round(r["seconds"], 1)) for r in bars if r["stage"] == 3]
+    [(3, 'layers', 8.0), (3, 'embedding / output layer', 2.3)]
+    >>> ideal   # (4 * 8 + 2.3) / 4
+    [{'ideal': 8.575}]
+    """
     require(isinstance(result, StageImbalance), "result", result, "a StageImbalance from stage_imbalance()")
     layers = result.layers_per_stage * result.layer_time
     rows = [{"stage": s, "part": "layers", "seconds": float(v), "layers": int(n)} for s, (v, n) in
@@ -157,6 +207,12 @@ def stage_costs_chart(result):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.causes import stage_imbalance
+    >>> stage_costs_chart(stage_imbalance(32, 4, 8, output_layers=2.3)).to_dict()["title"]   # the 1F1B step's
+    'slowdown 1.128x'
     """
     rows, mean = stage_costs_rows(result)
     bars = alt.Chart({"values": rows}).mark_bar().encode(
@@ -169,7 +225,14 @@ def stage_costs_chart(result):
 
 
 def gc_rows(random_steps, planned_steps, *, max_points=400):
-    """(step rows, mean rows) of :func:`gc_chart`."""
+    """(step rows, mean rows) of :func:`gc_chart`.
+
+    Examples
+    --------
+    >>> rows, means = gc_rows([1.0, 1.5, 1.0], [1.1, 1.1, 1.1])
+    >>> len(rows), means
+    (6, [{'mode': 'random GC', 'mean': 1.1666666666666667}, {'mode': 'planned GC', 'mean': 1.1}])
+    """
     max_points = whole("max_points", max_points, low=10, high=2000)
     rows, means = [], []
     for label, x in (("random GC", random_steps), ("planned GC", planned_steps)):
@@ -194,6 +257,12 @@ def gc_chart(random_steps, planned_steps, *, max_points=400):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> spec = gc_chart([1.0, 1.5, 1.0], [1.1, 1.1, 1.1]).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]]   # step times, and a rule at each mean
+    ['line', 'rule']
     """
     rows, means = gc_rows(random_steps, planned_steps, max_points=max_points)
     color = alt.Color("mode:N", scale=_GC, title=None)
@@ -209,7 +278,15 @@ def _check_dx(dx):
 
 
 def attribution_rows(diagnosis):
-    """Rows ``{"group", "id", "S"}`` of :func:`attribution_chart`."""
+    """Rows ``{"group", "id", "S"}`` of :func:`attribution_chart`.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> rows = attribution_rows(diagnose(straggler_scenario("slow worker", rng=0)))
+    >>> [(r["id"], round(r["S"], 2)) for r in rows if r["group"] == "dp rank"]   # dp rank 1 is slow
+    [('0', 1.0), ('1', 1.16), ('2', 1.0), ('3', 1.0)]
+    """
     _check_dx(diagnosis)
     d = diagnosis
     rows = [{"group": "dp rank", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_dp)]
@@ -220,14 +297,30 @@ def attribution_rows(diagnosis):
 
 
 def heatmap_rows(diagnosis):
-    """Rows ``{"dp", "stage", "S"}`` of :func:`worker_heatmap_chart`."""
+    """Rows ``{"dp", "stage", "S"}`` of :func:`worker_heatmap_chart`.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> rows = heatmap_rows(diagnose(straggler_scenario("slow worker", rng=0)))
+    >>> len(rows), max(rows, key=lambda r: r["S"])["dp"], max(rows, key=lambda r: r["S"])["stage"]
+    (16, 1, 0)
+    """
     _check_dx(diagnosis)
     w = diagnosis.by_worker
     return [{"dp": d, "stage": s, "S": float(w[d, s])} for d in range(w.shape[0]) for s in range(w.shape[1])]
 
 
 def per_step_rows(diagnosis):
-    """Rows ``{"step", "S"}`` of :func:`per_step_chart`'s line."""
+    """Rows ``{"step", "S"}`` of :func:`per_step_chart`'s line.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> rows = per_step_rows(diagnose(straggler_scenario("slow worker", rng=0)))
+    >>> len(rows), round(min(r["S"] for r in rows), 2) > 1.1   # persistent: every step is slow
+    (20, True)
+    """
     _check_dx(diagnosis)
     return [{"step": i, "S": float(v)} for i, v in enumerate(diagnosis.per_step)]
 
@@ -242,6 +335,13 @@ def attribution_chart(diagnosis):
     Returns
     -------
     altair.FacetChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> spec = attribution_chart(diagnose(straggler_scenario("slow worker", rng=0))).to_dict()
+    >>> spec["facet"]["column"]["sort"]
+    ['dp rank', 'stage', 'microbatch', 'op']
     """
     rows = attribution_rows(diagnosis)
     base = alt.Chart({"values": rows}).mark_bar(color="#4c78a8").encode(
@@ -263,6 +363,13 @@ def worker_heatmap_chart(diagnosis):
     Returns
     -------
     altair.Chart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> spec = worker_heatmap_chart(diagnose(straggler_scenario("slow worker", rng=0))).to_dict()
+    >>> spec["mark"]["type"], spec["encoding"]["color"]["field"]
+    ('rect', 'S')
     """
     rows = heatmap_rows(diagnosis)
     return alt.Chart({"values": rows}).mark_rect().encode(
@@ -284,6 +391,14 @@ def per_step_chart(diagnosis, threshold=1.05):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> from straggle_edu.charts._data import rows_of
+    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> spec = per_step_chart(diagnose(straggler_scenario("slow worker", rng=0)), threshold=1.05).to_dict()
+    >>> rows_of(spec, spec["layer"][1]["data"])   # the dashed threshold line
+    [{'t': 1.05}]
     """
     rows = per_step_rows(diagnosis)
     line = alt.Chart({"values": rows}).mark_line(point=True).encode(

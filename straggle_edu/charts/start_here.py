@@ -38,6 +38,14 @@ def job_vs_average_chart(ns, job, average, n=None, unit="s"):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> spec = job_vs_average_chart([1, 10, 100], [1.0, 1.5, 1.9], 1.0, n=10).to_dict()
+    >>> spec["params"]
+    [{'name': 'n', 'value': 10.0}]
+    >>> [round(r["speedup"], 1) for r in spec["data"]["values"]]
+    [1.0, 6.7, 52.6]
     """
     ns = np.asarray(ns, dtype=float)
     job = nonnegative("job", np.asarray(job, dtype=float))

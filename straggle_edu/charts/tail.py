@@ -67,6 +67,14 @@ def tail_probability_chart(p=0.01, n=100, target=0.5, ps=(0.001, 0.01, 0.1), n_m
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> spec = tail_probability_chart(n_max=1000).to_dict()
+    >>> sorted(p["name"] for p in spec["params"])
+    ['curve_pick', 'n', 'p', 'target']
+    >>> [round(r["P"], 3) for r in spec["datasets"]["tail_fixed"] if r["n"] == 100]
+    [0.095, 0.634, 1.0]
     """
     n_max = whole("n_max", n_max, low=2, high=10**9)
     ps = np.atleast_1d(probability("ps", ps))
@@ -128,6 +136,14 @@ def tail_budget_chart(n=4096, target=0.01, n_max=100_000):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> spec = tail_budget_chart(n=1000, target=0.01).to_dict()
+    >>> spec["params"]
+    [{'name': 'n', 'value': 1000.0}, {'name': 'target', 'value': 0.01}]
+    >>> spec["layer"][0]["transform"][0]["calculate"]
+    '1 - pow(1 - target, 1 / datum.n)'
     """
     n_max = whole("n_max", n_max, low=2, high=10**9)
     params = [
@@ -185,6 +201,15 @@ def tail_percentile_chart(step_time, n=100, levels=(0.5, 0.95, 0.99), points=100
     Returns
     -------
     altair.VConcatChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.step_time import StepTime
+    >>> spec = tail_percentile_chart(StepTime(0.1, jitter=0.05), n=100).to_dict()
+    >>> [p["name"] for p in spec["params"]]
+    ['n', 'jitter', 'pause_prob', 'pause', 't_hover']
+    >>> len(spec["vconcat"])
+    2
     """
     from ..models.step_time import StepTime
 

@@ -54,6 +54,15 @@ def gantt_rows(run, color="microbatch", slowed=None):
 
     An explorer that only changes durations can swap these rows into the
     chart's spec instead of rebuilding it.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.pipeline import simulate_pipeline
+    >>> rows = gantt_rows(simulate_pipeline(2, 2, forward=1.0, backward=2.0))
+    >>> len(rows), rows[0]["worker"], rows[0]["label"], rows[0]["end"]
+    (12, 'dp 0 · stage 0', 'mb 0', 1.0)
+    >>> sorted({r["label"] for r in rows})
+    ['all-reduce', 'mb 0', 'mb 1', 'optimizer']
     """
     require(isinstance(run, PipelineRun), "run", run, "a PipelineRun from simulate_pipeline()")
     require(color in ("microbatch", "op"), "color", color, "'microbatch' or 'op'")
@@ -87,6 +96,13 @@ def gantt_colors(rows, color="microbatch"):
 
     Microbatches (or forward/backward) in order, then the wait, the
     all-reduce and the optimizer.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.pipeline import simulate_pipeline
+    >>> rows = gantt_rows(simulate_pipeline(2, 2, forward=1.0, backward=2.0), color="op")
+    >>> gantt_colors(rows, color="op")[0]
+    ['forward', 'backward', 'wait', 'all-reduce', 'optimizer']
     """
     require(color in ("microbatch", "op"), "color", color, "'microbatch' or 'op'")
     compute = sorted({r["label"] for r in rows if r["op"] in ("forward", "backward")}, key=lambda s: (len(s), s))
@@ -98,7 +114,14 @@ def gantt_colors(rows, color="microbatch"):
 
 
 def gantt_size(run, width=640):
-    """``(width, height)`` in pixels of :func:`pipeline_gantt_chart` for ``run``."""
+    """``(width, height)`` in pixels of :func:`pipeline_gantt_chart` for ``run``.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.pipeline import simulate_pipeline
+    >>> gantt_size(simulate_pipeline(2, 2, forward=1.0, backward=2.0, dp=2))   # 22 px per worker row
+    (640, 88)
+    """
     return int(width), 22 * run.dp * run.stages
 
 
@@ -122,6 +145,15 @@ def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.pipeline import simulate_pipeline
+    >>> spec = pipeline_gantt_chart(simulate_pipeline(2, 2, forward=1.0, backward=2.0)).to_dict()
+    >>> spec["title"]   # (2 microbatches + 1 bubble) x 3 s
+    'step time 9 s'
+    >>> [layer["mark"]["type"] for layer in spec["layer"]]
+    ['bar', 'bar', 'point']
     """
     require(isinstance(run, PipelineRun), "run", run, "a PipelineRun from simulate_pipeline()")
     require(len(run.ops) <= 5000, "run", f"{len(run.ops)} ops", "a step of at most 5000 ops to draw")
@@ -146,7 +178,13 @@ def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
 
 
 def delay_response_rows(extra, step_increase):
-    """Rows ``{"extra", "increase"}`` of :func:`delay_response_chart`."""
+    """Rows ``{"extra", "increase"}`` of :func:`delay_response_chart`.
+
+    Examples
+    --------
+    >>> delay_response_rows([0.0, 1.0, 2.0], [0.0, 0.0, 0.5])
+    [{'extra': 0.0, 'increase': 0.0}, {'extra': 1.0, 'increase': 0.0}, {'extra': 2.0, 'increase': 0.5}]
+    """
     x = np.asarray(extra, dtype=float).ravel()
     y = np.asarray(step_increase, dtype=float).ravel()
     require(x.size == y.size and x.size >= 2, "step_increase", y, f"{x.size} values, one per delay")
@@ -171,6 +209,12 @@ def delay_response_chart(extra, step_increase, *, slack=None, label="the slowed 
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> spec = delay_response_chart([0.0, 1.0, 2.0], [0.0, 0.0, 0.5], slack=1.5).to_dict()
+    >>> spec["title"], len(spec["layer"])   # diagonal, curve, and the slack rule
+    ('delaying the slowed op', 3)
     """
     rows = delay_response_rows(extra, step_increase)
     base = alt.Chart({"values": rows}).encode(x=alt.X("extra:Q", title="delay added (s)"))
@@ -184,7 +228,16 @@ def delay_response_chart(extra, step_increase, *, slack=None, label="the slowed 
 
 
 def dp_scaling_rows(scenarios, measure="efficiency"):
-    """Rows ``{"n", "scenario", "value"}`` of :func:`dp_scaling_chart`'s curves."""
+    """Rows ``{"n", "scenario", "value"}`` of :func:`dp_scaling_chart`'s curves.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.step_time import StepTime
+    >>> from straggle_edu.models.training_step import data_parallel_scaling
+    >>> s = data_parallel_scaling([1, 8], StepTime(1.0, jitter=0.05))
+    >>> [round(r["value"], 3) for r in dp_scaling_rows({"5% jitter": s})]   # 1 / (1 + 0.05 * 1.424)
+    [1.0, 0.934]
+    """
     require(measure in ("efficiency", "speedup"), "measure", measure, "'efficiency' or 'speedup'")
     rows = []
     for label, s in dict(scenarios).items():
@@ -209,6 +262,17 @@ def dp_scaling_chart(scenarios, *, measure="efficiency", n=None):
     Returns
     -------
     altair.LayerChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.step_time import StepTime
+    >>> from straggle_edu.models.training_step import data_parallel_scaling
+    >>> s = data_parallel_scaling([1, 8, 64], StepTime(1.0, jitter=0.05))
+    >>> spec = dp_scaling_chart({"5% jitter": s}, n=8).to_dict()
+    >>> spec["params"]
+    [{'name': 'n_mark', 'value': 8.0}]
+    >>> len(spec["layer"])   # perfect scaling, the curves, the rule
+    3
     """
     rows = dp_scaling_rows(scenarios, measure)
     ns = sorted({r["n"] for r in rows})
@@ -227,7 +291,16 @@ def dp_scaling_chart(scenarios, *, measure="efficiency", n=None):
 
 
 def dp_breakdown_rows(scaling, ns=None):
-    """Rows ``{"n", "part", "seconds", "order"}`` of :func:`dp_breakdown_chart`."""
+    """Rows ``{"n", "part", "seconds", "order"}`` of :func:`dp_breakdown_chart`.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.step_time import StepTime
+    >>> from straggle_edu.models.training_step import data_parallel_scaling
+    >>> s = data_parallel_scaling([1, 8], StepTime(1.0, jitter=0.05))
+    >>> [(r["part"], round(r["seconds"], 3)) for r in dp_breakdown_rows(s, ns=[8])]
+    [('compute', 1.0), ('wait', 0.071), ('sync', 0.0)]
+    """
     require(isinstance(scaling, DataParallelScaling), "scaling", scaling, "a DataParallelScaling")
     rows = scaling.rows()
     if ns is not None:
@@ -250,6 +323,14 @@ def dp_breakdown_chart(scaling, ns=None):
     Returns
     -------
     altair.Chart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.step_time import StepTime
+    >>> from straggle_edu.models.training_step import data_parallel_scaling
+    >>> spec = dp_breakdown_chart(data_parallel_scaling([1, 8], StepTime(1.0, jitter=0.05))).to_dict()
+    >>> spec["mark"]["type"], spec["encoding"]["color"]["scale"]["domain"]
+    ('bar', ['compute', 'wait', 'sync'])
     """
     rows = dp_breakdown_rows(scaling, ns)
     return alt.Chart({"values": rows}).mark_bar().encode(

@@ -41,6 +41,13 @@ def solutions_visible():
     student-copy marker (see :mod:`straggle_edu.app.classroom`), or when
     ``STRAGGLE_EDU_STUDENT=1`` is set. True otherwise: the notebooks in the
     project are the instructor's and the self-learner's copy.
+
+    Examples
+    --------
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {STUDENT_ENV: "1"}):   # a student copy
+    ...     solutions_visible()
+    False
     """
     if os.environ.get(STUDENT_ENV, "") == "1":
         return False

@@ -22,17 +22,35 @@ __all__ = ["q1", "q2", "q3", "q4", "mystery_trace", "mystery_cause_trace", "last
 
 
 def mystery_trace():
-    """A DP 4 x PP 3 trace with one slow worker somewhere (seeded)."""
+    """A DP 4 x PP 3 trace with one slow worker somewhere (seeded).
+
+    Examples
+    --------
+    >>> mystery_trace()
+    OpTrace(ops=2496, dp=4, pp=3, steps=6, source='<memory>')
+    """
     return example_trace("slow-worker", dp=4, pp=3, microbatches=6, steps=6, slow_worker=(3, 2, 1.6), rng=11)
 
 
 def mystery_cause_trace():
-    """A DP 4 x PP 2 trace with one injected cause (seeded)."""
+    """A DP 4 x PP 2 trace with one injected cause (seeded).
+
+    Examples
+    --------
+    >>> mystery_cause_trace()
+    OpTrace(ops=1840, dp=4, pp=2, steps=10, source='<memory>')
+    """
     return example_trace("gc-pauses", gc_pauses=(0.15, 0.08), steps=10, rng=5)
 
 
 def last_stage_trace():
-    """DP 2 x PP 4, 8 microbatches, forward 1 s, backward 2 s, the last stage 1.5x; free communication."""
+    """DP 2 x PP 4, 8 microbatches, forward 1 s, backward 2 s, the last stage 1.5x; free communication.
+
+    Examples
+    --------
+    >>> last_stage_trace()
+    OpTrace(ops=744, dp=2, pp=4, steps=2, source='<memory>')
+    """
     quiet = dict(p2p=0, params_gather=0, reduce_scatter=0, layernorm=0, embedding=0, clip=0, optimizer=0, gc=0)
     return synthetic_trace(2, 4, 8, 2, forward=1.0, backward=2.0, last_stage=1.5, **quiet)
 

@@ -35,6 +35,15 @@ def patch_rows(jchart, updates, base=None, **props):
         template kept by the explorer); it is not modified.
     **props
         Top-level spec properties to set, such as ``title`` or ``height``.
+
+    Examples
+    --------
+    >>> import altair as alt
+    >>> chart = alt.Chart({"values": [{"x": 1}]}).mark_point().encode(x="x:Q")
+    >>> jchart = alt.JupyterChart(chart)
+    >>> patch_rows(jchart, {None: [{"x": 2}, {"x": 3}]}, title="two points")
+    >>> [jchart.spec["datasets"][jchart.spec["data"]["name"]], jchart.spec["title"]]
+    [[{'x': 2}, {'x': 3}], 'two points']
     """
     spec = dict(jchart.spec if base is None else base)
     datasets = dict(spec.get("datasets", {}))
@@ -63,6 +72,15 @@ def keep_params(jchart, spec):
     The browser re-embeds a new spec and then reads every param's value back
     from it; without this, a slider's param would snap back to the value the
     chart was built with while the slider stays where the reader left it.
+
+    Examples
+    --------
+    >>> import altair as alt
+    >>> chart = alt.Chart({"values": [{"x": 1}]}).mark_point().encode(x="x:Q").add_params(alt.param(name="k", value=1))
+    >>> jchart = alt.JupyterChart(chart)
+    >>> jchart.params.k = 5   # the reader moved the slider
+    >>> keep_params(jchart, {"params": [{"name": "k", "value": 1}]})
+    {'params': [{'name': 'k', 'value': 5.0}]}
     """
     current = set(jchart.params.trait_names())
     params = spec.get("params")
@@ -77,7 +95,17 @@ def keep_params(jchart, spec):
 
 def set_color_scale(spec, layer, domain, range_):
     """A copy of ``spec`` whose layer ``layer`` colours by ``domain`` -> ``range_``
-    (the legend in that order); the rest of the spec is shared, not copied."""
+    (the legend in that order); the rest of the spec is shared, not copied.
+
+    Examples
+    --------
+    >>> import altair as alt
+    >>> c = alt.Chart({"values": [{"x": 1, "c": "a"}]}).mark_point().encode(x="x:Q", color="c:N")
+    >>> spec = (c + c).to_dict()
+    >>> new = set_color_scale(spec, 0, ["a", "b"], ["red", "blue"])
+    >>> new["layer"][0]["encoding"]["color"]["scale"], "scale" in spec["layer"][0]["encoding"]["color"]
+    ({'domain': ['a', 'b'], 'range': ['red', 'blue']}, False)
+    """
     spec = dict(spec)
     spec["layer"] = list(spec["layer"])
     view = dict(spec["layer"][layer])
@@ -95,5 +123,15 @@ def replace_spec(jchart, chart):
     the param objects and the links to them stay as they are, and the
     schema validation, about half of a rebuild's cost, is skipped. The
     chart functions are validated by their tests (``to_dict()``).
+
+    Examples
+    --------
+    >>> import altair as alt
+    >>> k = alt.param(name="k", value=1)
+    >>> jchart = alt.JupyterChart(alt.Chart({"values": [{"x": 1}]}).mark_point().encode(x="x:Q").add_params(k))
+    >>> jchart.params.k = 5
+    >>> replace_spec(jchart, alt.Chart({"values": [{"x": 1}]}).mark_bar().encode(x="x:Q").add_params(k))
+    >>> jchart.spec["mark"], jchart.spec["params"]   # a new mark; the slider's value is kept
+    ({'type': 'bar'}, [{'name': 'k', 'value': 5.0}])
     """
     jchart.spec = keep_params(jchart, chart.to_dict(validate=False))

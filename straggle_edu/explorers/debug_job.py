@@ -79,6 +79,15 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
         charts ``heatmap`` (its click selection is named ``worker``) and
         ``ops`` (op-level traces) or ``ranks`` (per-rank traces); the
         :class:`~straggle_edu.traces.Analysis` shown is ``explorer.analysis``.
+
+    Examples
+    --------
+    >>> ex = debug_job_explorer(example="slow-worker")
+    >>> ex.analysis.culprit("by_dp_rank"), ex.controls["worker"].value   # (dp rank, stage)
+    (1, (1, 1))
+    >>> ex.controls["example"].value = "last-stage"
+    >>> ex.analysis.culprit("by_stage"), ex.charts["ops"].spec["title"]
+    (1, 'dp 3 · stage 1, step 2: recorded and ideal')
     """
     if source is None and example not in CAUSES:
         raise ValueError(f"example must be one of {', '.join(map(repr, CAUSES))}, got {example!r}")

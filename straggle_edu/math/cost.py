@@ -36,6 +36,12 @@ class StragglerCost:
         ``gpu_hours_lost * usd_per_gpu_hour``, in US dollars.
     days_delay : float
         ``days * lost_fraction``: the days of this run spent waiting.
+
+    Examples
+    --------
+    >>> bill = cost_of_stragglers(4096, 10, 0.10, 2.0)
+    >>> bill.days_without_stragglers, round(bill.days_stretched, 2)   # 10 days of work at 90%: 9 useful
+    (9.0, 11.11)
     """
 
     gpus: float

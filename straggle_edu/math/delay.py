@@ -109,6 +109,12 @@ class Milestone:
 
     ``planned_start``/``planned_end`` assume no stragglers; ``start``/``end``
     are shifted by the run's :func:`planned_delay`.
+
+    Examples
+    --------
+    >>> m = milestones(10, 0.10)[1]
+    >>> m.stage, m.planned_start, round(m.start, 2), round(m.shift, 2)
+    ('evaluation', 10.0, 11.11, 1.11)
     """
 
     stage: str

@@ -85,6 +85,14 @@ class Packing:
         Total cost per worker.
     method : str
         The algorithm that produced it.
+
+    Examples
+    --------
+    >>> p = greedy_lpt([8, 7, 1, 1], 2)
+    >>> p.loads.tolist(), p.makespan, p.mean_load, round(p.imbalance, 3)
+    ([9.0, 8.0], 9.0, 8.5, 1.059)
+    >>> p.items(1).tolist()   # worker 1 got the 7 and a 1
+    [1, 2]
     """
 
     costs: np.ndarray
@@ -428,6 +436,12 @@ class StagePartition:
     stage_costs : numpy.ndarray
         Cost of each stage, extras included.
     method : str
+
+    Examples
+    --------
+    >>> p = partition_layers([1] * 8, 4, last_stage_extra=1.5)
+    >>> p.bounds.tolist(), p.bottleneck, p.step_time(4)   # 9.5 + (4 - 1) * 3
+    ([0, 2, 4, 7, 8], 3.0, 18.5)
     """
 
     costs: np.ndarray

@@ -171,6 +171,12 @@ class SequenceImbalance:
         (steps, workers): each worker's compute time, seconds.
     attention_share : float
         Fraction of all compute spent in the quadratic attention term.
+
+    Examples
+    --------
+    >>> r = sequence_imbalance(64, sequences=8, rng=0)
+    >>> r.worker_times.shape, round(r.waste, 2)   # steps x workers; share of time lost to imbalance
+    ((200, 64), 0.73)
     """
 
     tokens: np.ndarray
@@ -363,6 +369,12 @@ class StageImbalance:
         The 1F1B step with the same total work spread evenly, seconds.
     layer_time : float
         Forward + backward seconds of one layer on one microbatch.
+
+    Examples
+    --------
+    >>> r = stage_imbalance(32, 4, 8, output_layers=2.3)
+    >>> r.slowest_stage, r.extra_costs.tolist(), round(r.step_time / r.ideal_step_time, 3)
+    (3, [0.0, 0.0, 0.0, 2.3], 1.128)
     """
 
     layers_per_stage: np.ndarray
@@ -702,6 +714,12 @@ class Scenario:
     truth : dict
         Where the cause was injected (for checking a diagnosis), e.g.
         ``{"dp": 2, "stage": 1}``.
+
+    Examples
+    --------
+    >>> sc = straggler_scenario("slow worker", rng=0)
+    >>> sc.cause, sc.forward.shape, sc.truth   # steps x dp x stages x microbatches
+    ('slow worker', (20, 4, 4, 8), {'dp': 1, 'stage': 0})
     """
 
     cause: str
@@ -827,6 +845,12 @@ class Diagnosis:
         ``{"compute": S, "p2p": S, "allreduce": S}``.
     answers : dict
         ``{question: answer}`` for every question in ``DEBUG_QUESTIONS``.
+
+    Examples
+    --------
+    >>> dx = diagnose(straggler_scenario("slow worker", rng=0))
+    >>> dx.by_dp.round(2).tolist(), round(dx.waste, 3)   # waste = 1 - 1/S
+    ([1.0, 1.16, 1.0, 1.0], 0.139)
     """
 
     slowdown: float

@@ -403,6 +403,15 @@ class TiedRequests:
     both_ran : float
         Fraction of tied requests that both servers executed, because the
         second started before the first's cancellation arrived: the extra work.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> r = sample_tied_requests(stats.expon(scale=0.02), stats.uniform(0.001, 0.002), 10_000, rng=0)
+    >>> [round(x * 1000, 1) for x in r.quantile(0.5)]   # median ms: plain, tied
+    [15.9, 9.2]
+    >>> round(r.both_ran, 2)
+    0.05
     """
 
     plain: np.ndarray

@@ -133,6 +133,13 @@ class MaxGrowth:
         One worker's mean and standard deviation, in seconds.
     size : int
         Monte Carlo draws per n.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> g = max_growth(stats.norm(), [1, 100], size=500, rng=0)
+    >>> g.exact.round(3).tolist(), g.gumbel.round(3).tolist(), g.sqrt_2_ln_n.round(3).tolist()
+    ([0.0, 2.508], [0.0, 2.543], [0.0, 3.035])
     """
 
     n: np.ndarray
@@ -246,6 +253,13 @@ class MaxHistograms:
         Share of each row's draws inside the edges.
     mean, std : numpy.ndarray
         Sample mean and standard deviation of the maximum, per n, in seconds.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> h = max_histograms(stats.norm(), [1, 100], size=2000, bins=10, rng=0)
+    >>> h.shares.shape, h.mean.round(2).tolist()   # the slowest of 100 sits 2.5 sigma out
+    ((2, 10), [-0.01, 2.5])
     """
 
     n: np.ndarray

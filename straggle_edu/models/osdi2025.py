@@ -30,7 +30,14 @@ ARTIFACT_URL = "https://github.com/ByteDance-Seed/StragglerAnalysis"
 
 @dataclass(frozen=True)
 class StudyFigure:
-    """One published figure: its value, its unit and what it measures."""
+    """One published figure: its value, its unit and what it measures.
+
+    Examples
+    --------
+    >>> f = STUDY["gpu_hours_wasted"]
+    >>> float(f), f.unit
+    (0.104, 'fraction of GPU-hours')
+    """
 
     value: float
     unit: str

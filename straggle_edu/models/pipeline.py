@@ -277,6 +277,12 @@ class PipelineRun:
         ``step_time``. Their durations sum to the step time. When several
         chains tie, this is one of them; every op with zero slack lies on
         some critical chain.
+
+    Examples
+    --------
+    >>> run = simulate_pipeline(4, 8, forward=1.0, backward=2.0)
+    >>> run.step_time, len(run.ops), round(run.utilization, 3)   # (8 + 3) x 3 s; 24 of 33 s busy
+    (33.0, 120, 0.727)
     """
 
     dp: int

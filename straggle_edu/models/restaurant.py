@@ -153,6 +153,12 @@ class Table:
     ----------
     times : numpy.ndarray
         Each task's own time (read-only).
+
+    Examples
+    --------
+    >>> table = serve_table(dish_times())   # seven 10-minute dishes and one of 14
+    >>> table.n, table.slowest, table.slowdown, table.idle_fraction
+    (8, 7, 1.3333333333333333, 0.25)
     """
 
     times: np.ndarray
@@ -266,6 +272,14 @@ class BarrierRun:
     ----------
     times : numpy.ndarray
         Compute time of each worker in each step, shape ``(steps, n)`` (read-only).
+
+    Examples
+    --------
+    >>> run = run_with_barrier([[1.0, 1.2, 0.9], [1.1, 1.0, 1.0]])
+    >>> run.steps, run.n, run.slowest.tolist(), run.step_times.tolist()
+    (2, 3, [1, 0], [1.2, 1.1])
+    >>> run.independent_finish.round(2).tolist()   # without the barrier, each worker's own total
+    [2.1, 2.2, 1.9]
     """
 
     times: np.ndarray

@@ -76,6 +76,13 @@ class DataParallelScaling:
         E[max of n compute times], seconds.
     sync : numpy.ndarray
         All-reduce seconds at each n.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.step_time import StepTime
+    >>> s = data_parallel_scaling([1, 8, 4096], StepTime(1.0, jitter=0.05))
+    >>> s.wait.round(3).tolist(), s.efficiency.round(3).tolist()   # wait = 0.05 x E[max of n normals]
+    ([0.0, 0.071, 0.181], [1.0, 0.934, 0.847])
     """
 
     n: np.ndarray

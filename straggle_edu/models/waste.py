@@ -207,6 +207,12 @@ class SlowCard:
         Synchronization seconds per step.
     step_without, step_with : float
         E[step] in seconds with n healthy workers, and with one card slow.
+
+    Examples
+    --------
+    >>> card = slow_card(4096, StepTime(1.0, jitter=0.0), 1.05)
+    >>> round(card.own_shortfall, 6), round(card.peer_wait, 2)   # 0.05 s itself; 4,095 peers wait 0.05 s each
+    (0.05, 204.75)
     """
 
     n: int

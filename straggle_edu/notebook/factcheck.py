@@ -80,6 +80,13 @@ class ClaimCheck:
         One of :data:`VERDICTS`, as stated and as the readings support.
     precise : str
         The precise statement.
+
+    Examples
+    --------
+    >>> c = check_claim(2, "over 60% at 100 cards", figures={"P": 0.634},
+    ...                 readings={"P > 0.6": 0.634 > 0.6}, verdict="right", precise="")
+    >>> c.number, c.verdict, c.figures, c.readings
+    (2, 'right', {'P': 0.634}, {'P > 0.6': True})
     """
 
     number: int
@@ -179,7 +186,17 @@ def check_claim(number, claim, *, figures, readings, verdict, precise):
 
 @dataclass(frozen=True)
 class VerdictTable:
-    """All the checked claims in one table, with the count of each verdict."""
+    """All the checked claims in one table, with the count of each verdict.
+
+    Examples
+    --------
+    >>> a = check_claim(1, "a", figures={}, readings={"r": True}, verdict="right", precise="")
+    >>> b = check_claim(2, "b", figures={}, readings={"r": True, "s": False}, verdict="right but loose", precise="")
+    >>> print(verdict_table([a, b]))
+      1  right            a
+      2  right but loose  b
+    1 right, 1 right but loose, 0 wrong
+    """
 
     checks: tuple
 

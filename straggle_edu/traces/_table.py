@@ -41,11 +41,27 @@ _ARROW_CSV_BYTES = 512 * 2**10
 
 
 class TraceError(ValueError):
-    """A trace file that cannot be analysed; the message names file, column and row."""
+    """A trace file that cannot be analysed; the message names file, column and row.
+
+    Examples
+    --------
+    >>> cells = np.array(["0", "1.5"], dtype=object)   # as read_table reads a CSV column
+    >>> try:
+    ...     int_column("trace.csv", {"step": cells}, "step")
+    ... except TraceError as e:
+    ...     print(e)
+    trace.csv: column 'step', row 2: expected a whole number >= 0, got '1.5'
+    """
 
 
 def missing_pyarrow(path, what="Parquet files"):
-    """The error for a missing optional pyarrow."""
+    """The error for a missing optional pyarrow.
+
+    Examples
+    --------
+    >>> print(missing_pyarrow("trace.parquet"))
+    trace.parquet: reading Parquet files needs the optional package pyarrow, which is not installed; ...
+    """
     return TraceError(
         f"{path}: reading {what} needs the optional package pyarrow, which is not installed; "
         f"install it with  pip install 'straggle-edu[parquet]'  (or convert the trace to CSV "
@@ -222,7 +238,15 @@ def _read_csv_stdlib(path):
 
 
 def require_columns(path, columns, required, what):
-    """Raise a TraceError naming the missing columns of a ``what`` file."""
+    """Raise a TraceError naming the missing columns of a ``what`` file.
+
+    Examples
+    --------
+    >>> require_columns("ranks.csv", {"step": [], "rank": []}, ["step", "rank", "duration_s"], "per-rank CSV")
+    Traceback (most recent call last):
+    ...
+    straggle_edu.traces._table.TraceError: ranks.csv: missing column 'duration_s'; a per-rank CSV needs the columns step, rank, duration_s (found: step, rank)
+    """
     missing = [c for c in required if c not in columns]
     if missing:
         raise TraceError(
@@ -253,7 +277,17 @@ def _as_float(path, name, col, expected):
 
 
 def float_column(path, columns, name, *, expected="a number", low=None):
-    """Column ``name`` as float64; NaN, infinity and values below ``low`` are errors."""
+    """Column ``name`` as float64; NaN, infinity and values below ``low`` are errors.
+
+    Examples
+    --------
+    >>> float_column("t.csv", {"duration": ["0.5", "1.25"]}, "duration", low=0).tolist()
+    [0.5, 1.25]
+    >>> float_column("t.csv", {"duration": np.array(["0.5", "fast"], dtype=object)}, "duration")
+    Traceback (most recent call last):
+    ...
+    straggle_edu.traces._table.TraceError: t.csv: column 'duration', row 2: expected a number, got 'fast'
+    """
     arr = _as_float(path, name, columns[name], expected)
     ok = np.isfinite(arr)
     if low is not None:
@@ -265,7 +299,13 @@ def float_column(path, columns, name, *, expected="a number", low=None):
 
 
 def int_column(path, columns, name, *, expected="a whole number >= 0", low=0):
-    """Column ``name`` as int64; fractions, NaN and values below ``low`` are errors."""
+    """Column ``name`` as int64; fractions, NaN and values below ``low`` are errors.
+
+    Examples
+    --------
+    >>> int_column("t.csv", {"rank": ["0", "3", "7.0"]}, "rank").tolist()
+    [0, 3, 7]
+    """
     col = columns[name]
     arr = col.values() if isinstance(col, _Coded) else np.asarray(col)
     if arr.dtype.kind in "iu":
@@ -287,6 +327,12 @@ def str_column(path, columns, name):
     """Column ``name`` as ``(codes, labels)``: int64 codes into an array of labels.
 
     Empty cells are errors.
+
+    Examples
+    --------
+    >>> codes, labels = str_column("t.csv", {"optype": ["forward", "backward", "forward"]}, "optype")
+    >>> codes.tolist(), labels.tolist()
+    ([0, 1, 0], ['forward', 'backward'])
     """
     col = columns[name]
     if isinstance(col, _Coded):

@@ -14,7 +14,17 @@ __all__ = ["configure", "run", "report"]
 
 
 def configure(parser):
-    """Add the ``analyze`` arguments to ``parser``."""
+    """Add the ``analyze`` arguments to ``parser``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="straggle-edu analyze")
+    >>> configure(parser)
+    >>> args = parser.parse_args(["trace.csv", "--json", "--top", "3"])
+    >>> args.trace, args.json, args.top, args.attribution
+    (['trace.csv'], True, 3, 'auto')
+    """
     parser.add_argument(
         "trace",
         nargs="+",
@@ -66,6 +76,21 @@ def run(args):
 
     The command line may use up to 2 GiB (a 4096-worker trace needs about
     1.2 GiB) unless ``STRAGGLE_EDU_MEMORY_MIB`` says otherwise.
+
+    Examples
+    --------
+    >>> import argparse, contextlib, io, json
+    >>> from straggle_edu.traces.synthetic import example_trace_path
+    >>> parser = argparse.ArgumentParser()
+    >>> configure(parser)
+    >>> from straggle_edu import _validate
+    >>> budget = _validate.memory_budget()
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     code = run(parser.parse_args([str(example_trace_path("slow-worker")), "--json"]))
+    >>> code, round(json.loads(out.getvalue())["slowdown"], 2)
+    (0, 1.56)
+    >>> _ = _validate.set_memory_budget(budget)   # run() raised it to 2 GiB, as for the command line
     """
     import os
 
@@ -115,7 +140,17 @@ def _fmt_table(items, label, top):
 
 
 def report(result, top=5):
-    """A readable, multi-line report of an :class:`~straggle_edu.traces.Analysis`."""
+    """A readable, multi-line report of an :class:`~straggle_edu.traces.Analysis`.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces import analyze, rank_trace_from_times
+    >>> print(report(analyze(rank_trace_from_times([[1.0, 2.0], [1.0, 1.0]]))))
+    Trace: <memory> (per-rank, 2 steps, 2 workers)
+    Slowdown S = 1.200: the job ran 1.20x as long as it would without stragglers;
+      waste = 1 - 1/S = 16.7% of its time and GPU-hours.
+    ...
+    """
     from .diagnose import diagnose
 
     S = result.slowdown

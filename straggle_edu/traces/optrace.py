@@ -81,7 +81,14 @@ _META_KEYS = ("dp_size", "pp_size", "tp_size", "dsp_size", "vpp_size", "world_si
 
 @dataclass(frozen=True)
 class Layout:
-    """The parallel layout of a job (sizes are counts of ranks)."""
+    """The parallel layout of a job (sizes are counts of ranks).
+
+    Examples
+    --------
+    >>> layout = Layout(dp_size=4, pp_size=2, tp_size=8)
+    >>> layout.workers   # one traced worker per (DP rank, stage); TP ranks share one
+    8
+    """
 
     dp_size: int
     pp_size: int
@@ -104,6 +111,15 @@ class OpTrace:
     Columns are numpy arrays of equal length, one entry per op. ``optype``
     holds integer codes into :attr:`optypes`. ``row`` is each op's row in the
     file (from 1), for messages.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> t = synthetic_trace(dp=2, pp=2, microbatches=2, steps=1)
+    >>> t, len(t), t.layout.workers
+    (OpTrace(ops=60, dp=2, pp=2, steps=1, source='<memory>'), 60, 4)
+    >>> t.optypes[:2]
+    ('forward-compute', 'backward-compute')
     """
 
     source: str

@@ -66,6 +66,14 @@ class RankTrace:
         Shape (S,): the recorded step time (the slowest rank's total).
     incomplete : bool
         The writer marked the file ``# incomplete``.
+
+    Examples
+    --------
+    >>> t = rank_trace_from_times([[1.0, 2.0], [1.0, 1.0]])   # 2 steps x 2 ranks, seconds
+    >>> t
+    RankTrace(format='per-rank', ranks=2, steps=2, source='<memory>')
+    >>> t.recorded.tolist()   # each step waits for its slowest rank
+    [2.0, 1.0]
     """
 
     format: str

@@ -112,6 +112,18 @@ def profiler_step_times(path):
         ``{N: (step seconds, communication seconds)}`` for every ``ProfilerStep#N``.
     rank : int or None
         ``distributedInfo.rank``, if the trace has it.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "rank3.json"
+    >>> _ = p.write_text(json.dumps({"distributedInfo": {"rank": 3}, "traceEvents": [
+    ...     {"ph": "X", "name": "ProfilerStep#1", "cat": "user_annotation", "ts": 0, "dur": 2000},
+    ...     {"ph": "X", "name": "ncclKernel_AllReduce", "cat": "kernel", "ts": 1500, "dur": 400},
+    ...     {"ph": "X", "name": "ProfilerStep#2", "cat": "user_annotation", "ts": 2000, "dur": 1000}]}))
+    >>> steps, rank = profiler_step_times(p)   # Chrome traces count microseconds
+    >>> {n: (round(float(t), 4), round(float(c), 4)) for n, (t, c) in steps.items()}, rank
+    ({1: (0.002, 0.0004), 2: (0.001, 0.0)}, 3)
     """
     path = Path(path)
     shown = display_path(path)

@@ -84,6 +84,15 @@ class DependencyModel:
 
     Arrays over nodes have length N; arrays over cells have shape (N, S, D):
     node, step index, DP rank.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> m = build_model(synthetic_trace(dp=2, pp=2, microbatches=2, steps=1))
+    >>> m.n_nodes, m.work.shape   # nodes x steps x DP ranks
+    (28, (28, 1, 2))
+    >>> m.node_label[:3]
+    ['forward-compute', 'forward-compute', 'backward-compute']
     """
 
     source: str

@@ -421,6 +421,12 @@ def example_trace_path(cause="slow-worker", folder=None):
     """Write :func:`example_trace` as ``trace-<cause>.csv`` (plus its meta file); return the path.
 
     ``folder`` defaults to a fresh temporary folder.
+
+    Examples
+    --------
+    >>> p = example_trace_path("last-stage")
+    >>> p.name, sorted(f.name for f in p.parent.iterdir())
+    ('trace-last-stage.csv', ['meta-last-stage.yaml', 'trace-last-stage.csv'])
     """
     import tempfile
 
