@@ -137,7 +137,7 @@ def _suspect_report(result):
         worst = [s for s in rep["scores"] if s["group"] in ("worst", "all")][:5]
         lines.append(f"  {rep['kind']} scores (line {rep['line']}): "
                      + ", ".join(f"rank {s['rank']} {_share(s['score'])}" for s in worst))
-    if "caused_wait_s" in ev:
+    if ev.get("collectives"):
         lines.append(f"  {ev['collectives']} collectives; waiting = {_share(100 * ev['wait_s'] / ev['exec_s'], 1)}% "
                      f"of their time")
         for k, v in list(ev["caused_wait_s"].items())[:5]:

@@ -158,18 +158,21 @@ def read_nccl_inspector(path):
         last[key] = last.get(key, 0) + 1
         total += sum(times.values())
         waited += wait
-    if count == 0:
-        raise column_error(shown, "coll_perf", problem="no collective was seen on two or more ranks (pass the logs of "
-                           "every rank of a communicator)")
-    worth = waited >= WAIT_SHARE * total
+    records = sum(len(t) for t in groups.values())
+    if records == 0:
+        raise column_error(shown, "coll_perf", problem=f"no collective records (expected {_WHAT})")
+    worth = count > 0 and waited >= WAIT_SHARE * total
     suspects = sorted((k for k in caused if worth and caused[k] >= SUSPECT_SHARE * waited),
                       key=lambda k: (-caused[k], str(k)))
     evidence = {
         "collectives": count, "exec_s": round(total, 9), "wait_s": round(waited, 9),
         "caused_wait_s": {str(k): round(v, 9) for k, v in sorted(caused.items(), key=lambda kv: -kv[1])},
-        "last_share": {str(k): last[k] / count for k in sorted(last, key=str)},
+        "last_share": {str(k): last[k] / count for k in sorted(last, key=str)}, "records": records,
         "suspect_share": SUSPECT_SHARE, "wait_share": WAIT_SHARE,
     }
     notes = ["NCCL Inspector times collectives only: it shows who the others wait for, not each rank's compute, "
              "so it gives no slowdown"]
+    if count == 0:
+        notes.append(f"no collective was seen on two or more ranks ({records} record(s)); pass the logs of every "
+                     f"rank of a communicator to compare them")
     return suspect_analysis("nccl-inspector", path, suspects=suspects, evidence=evidence, notes=notes)
