@@ -179,6 +179,8 @@ def _detect(path):
     fmt = _sniff(p)
     if fmt is not None:
         return fmt
+    if name.endswith((".json", ".json.gz")):
+        return "torch-profiler"  # its reader says what is wrong with it
     raise column_error(
         p, problem="unknown trace file type; expected .parquet or .csv (op-level), .csv (per-rank), .json or "
         ".json.gz (PyTorch profiler), a Flight Recorder dump, NCCL Inspector JSON lines, a straggler-detector log, "

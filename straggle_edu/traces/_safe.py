@@ -46,14 +46,13 @@ def byte_limit():
     return memory_budget() // BYTES_PER_BYTE
 
 
-def _too_big(shown, nbytes, what):
+def _too_big(shown, amount):
     limit = byte_limit()
     return column_error(
         shown,
-        problem=f"{what} {'more than ' if nbytes > limit else ''}{nbytes / 2**20:.0f} MiB, more than the "
-        f"{limit / 2**20:.0f} MiB that fit the memory budget of {memory_budget() // 2**20} MiB (reading takes "
-        f"about {BYTES_PER_BYTE} bytes of memory per byte); raise the budget with STRAGGLE_EDU_MEMORY_MIB or "
-        f"straggle_edu.set_memory_budget(nbytes)",
+        problem=f"{amount} more than the {limit / 2**20:.0f} MiB that fit the memory budget of "
+        f"{memory_budget() // 2**20} MiB (reading takes about {BYTES_PER_BYTE} bytes of memory per byte); raise the "
+        f"budget with STRAGGLE_EDU_MEMORY_MIB or straggle_edu.set_memory_budget(nbytes)",
     )
 
 
@@ -67,7 +66,7 @@ def _gunzip(path, shown, limit):
                     break
                 out += chunk
                 if len(out) > limit:
-                    raise _too_big(shown, len(out), "decompresses to")
+                    raise _too_big(shown, "decompresses to")
     except (OSError, EOFError, zlib.error) as exc:
         raise column_error(shown, problem=f"not a readable gzip file (truncated or corrupt: {exc})") from None
     return bytes(out)
@@ -99,7 +98,7 @@ def read_bytes(path):
     if head == _GZIP_MAGIC:
         return _gunzip(path, shown, limit)
     if size > limit:
-        raise _too_big(shown, size, "the file holds")
+        raise _too_big(shown, f"the file holds {size / 2**20:.0f} MiB,")
     return path.read_bytes()
 
 
