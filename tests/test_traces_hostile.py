@@ -194,3 +194,27 @@ def test_every_reader_refuses_random_bytes_with_a_trace_error(tmp_path_factory, 
 def test_show_value_never_shows_numpy_types():
     for v in (np.int8(-1), np.uint64(7), np.float16(0.5), np.bool_(True)):
         assert "np." not in show_value(v) and "(" not in show_value(v)
+
+
+def test_unused_parquet_dictionary_labels_raise_no_skipping_warning(tmp_path):
+    # a Parquet writer may keep dictionary labels no row uses; they once gave
+    # "warning: ... skipping 0 ops of unknown type ()" on the public traces
+    import warnings
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from straggle_edu.traces import write_trace
+    from straggle_edu.traces.synthetic import synthetic_trace
+
+    p = write_trace(synthetic_trace(2, 2, 2, 2, rng=0), tmp_path / "trace-d.parquet")
+    table = pq.read_table(p)
+    names = table.column("optype").to_pylist()
+    labels = sorted(set(names)) + ["moe-all-to-all"]  # one label that no row uses
+    col = pa.DictionaryArray.from_arrays(pa.array([labels.index(x) for x in names], pa.int32()), pa.array(labels))
+    pq.write_table(table.set_column(table.column_names.index("optype"), "optype", col), p)
+    assert "moe-all-to-all" in pq.read_table(p).column("optype").combine_chunks().dictionary.to_pylist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = read_trace(p)
+    assert t.skipped == ()

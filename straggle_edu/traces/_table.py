@@ -220,7 +220,7 @@ def _arrow_columns(table):
             if col.null_count:
                 codes = np.where(col.is_null().to_numpy(zero_copy_only=False), -1, codes)
             labels = np.asarray(col.dictionary.to_pylist(), dtype=object)
-            cols[name] = _Coded(codes.astype(np.int64), labels)
+            cols[name] = _compact(codes.astype(np.int64), labels)
         else:
             if col.null_count:
                 arr = col.to_numpy(zero_copy_only=False).astype(float)
@@ -229,6 +229,15 @@ def _arrow_columns(table):
                 arr = col.to_numpy()
             cols[name] = arr
     return cols
+
+
+def _compact(codes, labels):
+    """Drop the labels no row uses (a Parquet dictionary may hold unused ones)."""
+    used = np.bincount(codes[codes >= 0], minlength=len(labels)) > 0
+    if used.all():
+        return _Coded(codes, labels)
+    remap = np.cumsum(used) - 1
+    return _Coded(np.where(codes >= 0, remap[np.clip(codes, 0, None)], -1), labels[used])
 
 
 class _Coded:
