@@ -114,7 +114,13 @@ def _fmt_table(items, label, top):
 
 
 def _share(x, digits=2):
-    """``x`` with ``digits`` decimals, never ``-0.00``."""
+    """``x`` with ``digits`` decimals, never ``-0.00``.
+
+    Examples
+    --------
+    >>> _share(-1e-9), _share(-0.004, 1), _share(-0.5)
+    ('0.00', '0.0', '-0.50')
+    """
     text = f"{x:.{digits}f}"
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
