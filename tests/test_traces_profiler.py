@@ -123,3 +123,26 @@ def test_two_files_claiming_one_rank(tmp_path):
 def test_empty_folder(tmp_path):
     with pytest.raises(TraceError, match="no profiler traces"):
         read_trace(tmp_path)
+
+
+# Real traces: HolisticTraceAnalysis' sampled Kineto traces (tests/data/hta/README.md)
+
+HTA = __import__("pathlib").Path(__file__).parent / "data" / "hta"
+
+
+def test_profiler_real_hta_samples():
+    t = read_trace(HTA)
+    assert t.ranks.tolist() == [0, 1] and t.steps.tolist() == [551, 552]
+    assert (t.comm > 0).all()  # the ncclKernel_SendRecv kernels are found
+    a = analyze(t)
+    assert 1.0 <= a.slowdown < 1.1
+    assert a.replay_error < 0.05
+
+
+def test_profiler_ncclDevKernel_naming_gives_the_same_result():
+    text = gzip.open(HTA / "derived_ncclDevKernel" / "sampled_rank-0.json.gz", "rt").read()
+    assert "ncclDevKernel_SendRecv" in text and "ncclKernel_" not in text
+    old, new = analyze(HTA), analyze(HTA / "derived_ncclDevKernel")
+    np.testing.assert_array_equal(old.step_time, new.step_time)
+    assert new.to_dict() == old.to_dict()
+    assert read_trace(HTA / "derived_ncclDevKernel").comm.sum() > 0

@@ -8,7 +8,9 @@ durations (what the op would take without stragglers), and compare.
 Map of the package
 ------------------
 :func:`read_trace`
-    any supported file or folder -> an :class:`OpTrace` or a :class:`RankTrace`.
+    any supported file or folder -> an :class:`OpTrace`, a :class:`RankTrace`,
+    a Flight Recorder trace, or (formats without step times) a
+    :class:`SuspectAnalysis`.
 :func:`analyze`
     a path or a trace -> a frozen :class:`Analysis` (``slowdown``, ``waste``,
     ``per_step``, ``by_rank`` / ``by_optype`` / ``by_dp_rank`` / ``by_stage`` /
@@ -19,6 +21,14 @@ Map of the package
     op-level traces in the schema of the OSDI 2025 artifact (.parquet, .csv).
 :mod:`~straggle_edu.traces.profiler`
     PyTorch profiler Chrome traces, reduced to per-rank step times.
+:mod:`~straggle_edu.traces.flight_recorder`
+    PyTorch Flight Recorder dumps: the ranks the others wait on.
+:mod:`~straggle_edu.traces.straggler_log`
+    Megatron-LM ``--log-straggler`` lines and nvidia-resiliency-ext reports.
+:mod:`~straggle_edu.traces.nccl_inspector`
+    NCCL Inspector JSON lines: per-collective execution time per rank.
+:mod:`~straggle_edu.traces.suspects`
+    :class:`SuspectAnalysis`, the result of the formats without step times.
 :mod:`~straggle_edu.traces.replay`
     the dependency model and the vectorised replay.
 :mod:`~straggle_edu.traces.whatif`
@@ -28,28 +38,34 @@ Map of the package
 :mod:`~straggle_edu.traces.cli`
     ``straggle-edu analyze TRACE [--json]``.
 
-See ``docs/trace-formats.md`` for the three formats. Files are parsed (CSV,
-JSON, Parquet), never unpickled or evaluated, and never modified.
+See ``docs/trace-formats.md`` for the formats. Files are parsed (CSV, JSON,
+Parquet, text), never evaluated, and never modified; Flight Recorder pickles
+are read as plain data only (see :mod:`~straggle_edu.traces._safe`).
 """
 
 from __future__ import annotations
 
 import importlib
 
-from ._table import TraceError
+from ._table import TraceError, column_error
 from .perrank import RankTrace, analyze_rank_times, analyze_ranks, rank_trace_from_times, read_rank_csv
 from .result import Analysis
 
 __all__ = [
     "Analysis",
+    "FORMATS",
     "OpTrace",
+    "SuspectAnalysis",
     "RankTrace",
     "TraceError",
     "analyze",
     "analyze_rank_times",
     "analyze_ranks",
     "rank_trace_from_times",
+    "read_flight_recorder",
+    "read_nccl_inspector",
     "read_rank_csv",
+    "read_straggler_log",
     "read_trace",
     "synthetic_trace",
     "write_trace",
@@ -66,6 +82,11 @@ _LAZY = {
     "read_op_trace": "optrace",
     "write_trace": "optrace",
     "read_profiler_traces": "profiler",
+    "read_flight_recorder": "flight_recorder",
+    "analyze_flight_recorder": "flight_recorder",
+    "read_straggler_log": "straggler_log",
+    "read_nccl_inspector": "nccl_inspector",
+    "SuspectAnalysis": "suspects",
     "synthetic_trace": "synthetic",
     "example_trace_path": "synthetic",
     "example_trace": "synthetic",
@@ -83,8 +104,59 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+FORMATS = ("op-level", "per-rank", "torch-profiler", "flight-recorder", "straggler-log", "nccl-inspector")
+_PEEK = 1 << 16
+
+
+def _peek(p):
+    """The first 64 KiB of a file, decompressed when it is gzip (b"" when unreadable)."""
+    import gzip
+    import zlib
+
+    try:
+        with open(p, "rb") as f:
+            head = f.read(_PEEK)
+        if head[:2] == b"\x1f\x8b":
+            with gzip.open(p, "rb") as f:
+                head = f.read(_PEEK)
+    except (OSError, EOFError, zlib.error):
+        return b""
+    return head
+
+
+def _sniff(p):
+    """The format of one file from its first bytes, or None."""
+    from .flight_recorder import is_flight_recorder
+    from .nccl_inspector import is_nccl_inspector
+    from .straggler_log import is_straggler_log
+
+    head = _peek(p)
+    if is_flight_recorder(head):
+        return "flight-recorder"
+    if is_nccl_inspector(head):
+        return "nccl-inspector"
+    if head.lstrip()[:1] in (b"{", b"["):
+        return "torch-profiler"
+    if is_straggler_log(head.decode("utf-8", errors="replace")):
+        return "straggler-log"
+    return None
+
+
+def _detect_folder(p):
+    files = sorted(f for f in p.iterdir() if f.is_file())
+    if any(f.name.lower().endswith((".pt.trace.json", ".pt.trace.json.gz")) for f in files):
+        return "torch-profiler"
+    for f in files:
+        fmt = _sniff(f)
+        if fmt in ("flight-recorder", "nccl-inspector"):
+            return fmt
+        if fmt == "torch-profiler":
+            return fmt
+    return "torch-profiler"
+
+
 def _detect(path):
-    """The format of ``path``: "op-level", "per-rank" or "torch-profiler"."""
+    """The format of ``path``: one of :data:`FORMATS`."""
     import os
     from pathlib import Path
 
@@ -96,33 +168,43 @@ def _detect(path):
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file or folder")
     if p.is_dir():
-        return "torch-profiler"
+        return _detect_folder(p)
     name = p.name.lower()
-    if name.endswith((".json", ".json.gz", ".pt.trace.json", ".pt.trace.json.gz")):
-        return "torch-profiler"
     if name.endswith((".parquet", ".pq")):
         return "op-level"
     if name.endswith(".csv"):
-        if p.stat().st_size == 0:
-            raise TraceError(f"{p}: the file is empty (expected a header line and rows)")
-        with open(p, encoding="utf-8", errors="replace") as f:
-            header = ""
-            for line in f:
-                if line.strip() and not line.lstrip().startswith("#"):
-                    header = line
-                    break
-        cols = {c.strip().lower() for c in header.split(",")}
-        if "optype" in cols:
-            return "op-level"
-        if "duration_s" in cols:
-            return "per-rank"
-        raise TraceError(
-            f"{p}: cannot tell the trace format from the header {header.strip()!r}: an op-level trace "
-            f"has an 'optype' column, a per-rank trace has 'step,rank,duration_s[,phase]'"
-        )
-    raise TraceError(
-        f"{p}: unknown trace file type; expected .parquet or .csv (op-level), .csv (per-rank), "
-        f".json or .json.gz (PyTorch profiler), or a folder of rank-* profiler traces"
+        return _detect_csv(p)
+    if p.stat().st_size == 0:
+        raise column_error(p, problem="the file is empty")
+    fmt = _sniff(p)
+    if fmt is not None:
+        return fmt
+    if name.endswith((".json", ".json.gz")):
+        return "torch-profiler"  # its reader says what is wrong with it
+    raise column_error(
+        p, problem="unknown trace file type; expected .parquet or .csv (op-level), .csv (per-rank), .json or "
+        ".json.gz (PyTorch profiler), a Flight Recorder dump, NCCL Inspector JSON lines, a straggler-detector log, "
+        "or a folder of per-rank files",
+    )
+
+
+def _detect_csv(p):
+    if p.stat().st_size == 0:
+        raise column_error(p, problem="the file is empty (expected a header line and rows)")
+    with open(p, encoding="utf-8", errors="replace") as f:
+        header = ""
+        for line in f:
+            if line.strip() and not line.lstrip().startswith("#"):
+                header = line[:500]
+                break
+    cols = {c.strip().lower() for c in header.split(",")}
+    if "optype" in cols:
+        return "op-level"
+    if "duration_s" in cols:
+        return "per-rank"
+    raise column_error(
+        p, problem=f"cannot tell the trace format from the header {header.strip()[:80]!r}: an op-level trace "
+        f"has an 'optype' column, a per-rank trace has 'step,rank,duration_s[,phase]'",
     )
 
 
@@ -133,8 +215,10 @@ def read_trace(path, *, format=None, meta=None):
     ----------
     path : str, os.PathLike, or list of them
         ``.parquet`` / ``.csv`` op-level trace, per-rank ``.csv``, PyTorch
-        profiler ``.json[.gz]``, a folder of ``rank-*`` profiler files, or a list.
-    format : {"op-level", "per-rank", "torch-profiler"}, optional
+        profiler ``.json[.gz]``, a folder of ``rank-*`` profiler files, or a
+        list; a Flight Recorder dump or a folder of them; NCCL Inspector JSON
+        lines (a file or folder); a straggler-detector log.
+    format : one of :data:`FORMATS`, optional
         Skip the detection.
     meta : str or os.PathLike, optional
         Op-level only: the layout file (``meta-<name>.yaml`` or ``.json``);
@@ -142,7 +226,9 @@ def read_trace(path, *, format=None, meta=None):
 
     Returns
     -------
-    OpTrace or RankTrace
+    OpTrace, RankTrace, FlightRecorderTrace or SuspectAnalysis
+        Straggler logs and NCCL Inspector logs hold no step times; they are
+        read straight into their :class:`SuspectAnalysis`.
 
     Examples
     --------
@@ -153,6 +239,18 @@ def read_trace(path, *, format=None, meta=None):
     RankTrace(format='per-rank', ranks=2, steps=1, source=...)
     """
     fmt = format or _detect(path)
+    if fmt == "flight-recorder":
+        from .flight_recorder import read_flight_recorder
+
+        return read_flight_recorder(path)
+    if fmt == "straggler-log":
+        from .straggler_log import read_straggler_log
+
+        return read_straggler_log(path)
+    if fmt == "nccl-inspector":
+        from .nccl_inspector import read_nccl_inspector
+
+        return read_nccl_inspector(path)
     if fmt == "per-rank":
         return read_rank_csv(path)
     if fmt == "op-level":
@@ -163,7 +261,7 @@ def read_trace(path, *, format=None, meta=None):
         from .profiler import read_profiler_traces
 
         return read_profiler_traces(path)
-    raise ValueError(f"format must be one of 'op-level', 'per-rank', 'torch-profiler', got {fmt!r}")
+    raise ValueError(f"format must be one of {', '.join(map(repr, FORMATS))}, got {fmt!r}")
 
 
 def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):
@@ -171,7 +269,7 @@ def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):
 
     Parameters
     ----------
-    trace : path, list of paths, OpTrace or RankTrace
+    trace : path, list of paths, or what :func:`read_trace` returned
         What :func:`read_trace` reads, or what it returned.
     attribution : {"auto", "full", "basic"}
         Op-level traces: ``"full"`` always reports ``by_dp_rank`` and
@@ -186,6 +284,8 @@ def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):
     Returns
     -------
     Analysis
+        A :class:`SuspectAnalysis` (``suspects``, ``evidence``; slowdown NaN)
+        for Flight Recorder dumps, straggler logs and NCCL Inspector logs.
 
     Examples
     --------
@@ -197,13 +297,28 @@ def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):
         raise ValueError(f"attribution must be one of 'auto', 'full', 'basic', got {attribution!r}")
     if isinstance(trace, RankTrace):
         return analyze_ranks(trace)
-    if not _is_op_trace(trace):
+    if not _is_op_trace(trace) and not _is_suspect_source(trace):
         trace = read_trace(trace)
         if isinstance(trace, RankTrace):
             return analyze_ranks(trace)
+    if _is_suspect_source(trace):
+        return _suspects_of(trace)
     from .whatif import analyze_ops
 
     return analyze_ops(trace, attribution=attribution, progress=progress, ideal=ideal)
+
+
+def _is_suspect_source(obj):
+    mod = type(obj).__module__
+    return mod.endswith(("traces.flight_recorder", "traces.suspects"))
+
+
+def _suspects_of(trace):
+    if type(trace).__module__.endswith("traces.suspects"):
+        return trace
+    from .flight_recorder import analyze_flight_recorder
+
+    return analyze_flight_recorder(trace)
 
 
 def _is_op_trace(obj):

@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 
 __all__ = [
     "TraceError",
+    "column_error",
+    "show_value",
     "read_table",
     "int_column",
     "float_column",
@@ -50,8 +54,92 @@ class TraceError(ValueError):
     ...     int_column("trace.csv", {"step": cells}, "step")
     ... except TraceError as e:
     ...     print(e)
-    trace.csv: column 'step', row 2: expected a whole number >= 0, got '1.5'
+    trace.csv: column 'step', row 2: expected a whole number >= 0, got 1.5
     """
+
+
+_UNSET = object()
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(nan|inf|infinity)", re.IGNORECASE)
+_SHOWN_CHARS = 60
+
+
+def show_value(value):
+    """A value as the user wrote it: ``-1``, ``nan``, ``2.5``, ``'soon'``, never ``np.int8(-1)``.
+
+    Numbers (NumPy's too) read as in the file; text that holds a number (a CSV
+    cell) is shown as written; other text is quoted; long text is cut short.
+
+    Examples
+    --------
+    >>> show_value(np.int8(-1)), show_value(float("nan")), show_value(" -0.5"), show_value("soon")
+    ('-1', 'nan', '-0.5', "'soon'")
+    >>> show_value(None), show_value(True), show_value("")
+    ('null', 'true', 'an empty cell')
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return repr(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        return value.strip()
+    if isinstance(value, str) and not value.strip():
+        return "an empty cell"
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+def column_error(path, column=None, row=None, expected=None, got=_UNSET, *, problem=None, layout=False):
+    """The one :class:`TraceError` of every reader: file, column, row, then what is wrong.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, as the user named it.
+    column : str, optional
+        The column (or JSON key) at fault; None for a problem of the whole file.
+    row : int, optional
+        The row, counted from 1 at the first data row.
+    expected : str, optional
+        What a valid value looks like; with ``got``, the message reads
+        ``expected <expected>, got <got>`` and ``got`` is shown as written.
+    problem : str, optional
+        Free text for what ``expected``/``got`` cannot say.
+    layout : bool
+        The file is well formed but its rows contradict each other
+        (``inconsistent layout: ...``).
+
+    Examples
+    --------
+    >>> print(column_error("t.csv", "duration", 7, "a duration in seconds >= 0", np.float64(-0.5)))
+    t.csv: column 'duration', row 7: expected a duration in seconds >= 0, got -0.5
+    >>> print(column_error("t.csv", "rank", problem="no row for rank 3 in step 0", layout=True))
+    t.csv: inconsistent layout: column 'rank': no row for rank 3 in step 0
+    >>> print(column_error("t.csv", problem="the file is empty"))
+    t.csv: the file is empty
+    """
+    where = "inconsistent layout: " if layout else ""
+    if column is not None:
+        where += f"column {column!r}"
+    if row is not None:
+        where += f", row {row}" if column is not None else f"row {row}"
+    parts = []
+    if expected is not None:
+        parts.append(f"expected {expected}" + ("" if got is _UNSET else f", got {show_value(got)}"))
+    if problem is not None:
+        parts.append(problem)
+    text = "; ".join(parts) if expected is None or problem is None else f"{parts[0]} ({parts[1]})"
+    head = f"{os.fspath(path)}: "
+    if where:
+        head += f"{where}: " if text else where
+    return TraceError(" ".join((head + text).split()))
 
 
 def missing_pyarrow(path, what="Parquet files"):
@@ -102,9 +190,9 @@ def read_table(path):
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     if path.is_dir():
-        raise TraceError(f"{path}: is a folder, expected a file")
+        raise column_error(path, problem="is a folder, expected a file")
     if path.stat().st_size == 0:
-        raise TraceError(f"{path}: the file is empty (expected a header line and rows)")
+        raise column_error(path, problem="the file is empty (expected a header line and rows)")
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq"):
         return _read_parquet(path), []
@@ -127,9 +215,9 @@ def _read_parquet(path):
         # ParquetFile reads without importing pyarrow.dataset (a quarter second)
         table = pq.ParquetFile(path).read()
     except Exception as exc:  # pyarrow raises its own types for corrupt files
-        raise TraceError(f"{path}: not a readable Parquet file ({exc})") from None
+        raise column_error(path, problem=f"not a readable Parquet file ({exc})") from None
     if table.num_rows == 0:
-        raise TraceError(f"{path}: the file has no rows")
+        raise column_error(path, problem="the file has no rows")
     return _arrow_columns(table)
 
 
@@ -148,7 +236,7 @@ def _arrow_columns(table):
             if col.null_count:
                 codes = np.where(col.is_null().to_numpy(zero_copy_only=False), -1, codes)
             labels = np.asarray(col.dictionary.to_pylist(), dtype=object)
-            cols[name] = _Coded(codes.astype(np.int64), labels)
+            cols[name] = _compact(codes.astype(np.int64), labels)
         else:
             if col.null_count:
                 arr = col.to_numpy(zero_copy_only=False).astype(float)
@@ -157,6 +245,15 @@ def _arrow_columns(table):
                 arr = col.to_numpy()
             cols[name] = arr
     return cols
+
+
+def _compact(codes, labels):
+    """Drop the labels no row uses (a Parquet dictionary may hold unused ones)."""
+    used = np.bincount(codes[codes >= 0], minlength=len(labels)) > 0
+    if used.all():
+        return _Coded(codes, labels)
+    remap = np.cumsum(used) - 1
+    return _Coded(np.where(codes >= 0, remap[np.clip(codes, 0, None)], -1), labels[used])
 
 
 class _Coded:
@@ -197,9 +294,9 @@ def _read_csv_arrow(path):
             convert_options=pcsv.ConvertOptions(strings_can_be_null=False),
         )
     except Exception as exc:
-        raise TraceError(f"{path}: not a readable CSV file ({exc})") from None
+        raise column_error(path, problem=f"not a readable CSV file ({exc})") from None
     if table.num_rows == 0:
-        raise TraceError(f"{path}: the file has a header but no rows")
+        raise column_error(path, problem="the file has a header but no rows")
     return _arrow_columns(table), comments
 
 
@@ -208,7 +305,7 @@ def _read_csv_stdlib(path):
         with open(path, newline="", encoding="utf-8") as f:
             text = f.read()
     except UnicodeDecodeError:
-        raise TraceError(f"{path}: not a text CSV file (it is not UTF-8)") from None
+        raise column_error(path, problem="not a text CSV file (it is not UTF-8)") from None
     comments = []
     kept = []
     for line in text.splitlines():
@@ -220,18 +317,17 @@ def _read_csv_stdlib(path):
             continue
         kept.append(line)
     if not kept:
-        raise TraceError(f"{path}: the file is empty (only comments or blank lines)")
+        raise column_error(path, problem="the file is empty (only comments or blank lines)")
     rows = list(csv.reader(io.StringIO("\n".join(kept))))
     header = [h.strip() for h in rows[0]]
     if len(rows) == 1:
-        raise TraceError(f"{path}: the file has a header but no rows")
+        raise column_error(path, problem="the file has a header but no rows")
     data = rows[1:]
     width = len(header)
     for i, row in enumerate(data):
         if len(row) != width:
-            raise TraceError(
-                f"{path}: row {i + 1}: expected {width} comma-separated values "
-                f"({', '.join(header)}), got {len(row)}"
+            raise column_error(
+                path, row=i + 1, expected=f"{width} comma-separated values ({', '.join(header)})", got=len(row)
             )
     columns = list(zip(*data))
     return {name: np.asarray(col, dtype=object) for name, col in zip(header, columns)}, comments
@@ -249,10 +345,11 @@ def require_columns(path, columns, required, what):
     """
     missing = [c for c in required if c not in columns]
     if missing:
-        raise TraceError(
-            f"{path}: missing column{'s' if len(missing) > 1 else ''} "
+        raise column_error(
+            path,
+            problem=f"missing column{'s' if len(missing) > 1 else ''} "
             f"{', '.join(repr(c) for c in missing)}; a {what} needs the columns "
-            f"{', '.join(required)} (found: {', '.join(columns) or 'none'})"
+            f"{', '.join(required)} (found: {', '.join(columns) or 'none'})",
         )
 
 
@@ -263,7 +360,7 @@ def _as_float(path, name, col, expected):
     if arr.dtype.kind in "fiu":
         return arr.astype(np.float64, copy=False)
     if arr.dtype.kind == "b":
-        raise TraceError(f"{path}: column {name!r}, row 1: expected {expected}, got a boolean column")
+        raise column_error(path, name, 1, expected, problem="the column holds true/false values")
     try:
         return arr.astype(np.float64)
     except (TypeError, ValueError):
@@ -272,8 +369,16 @@ def _as_float(path, name, col, expected):
         try:
             float(v)
         except (TypeError, ValueError):
-            raise TraceError(f"{path}: column {name!r}, row {i + 1}: expected {expected}, got {v!r}") from None
+            raise column_error(path, name, i + 1, expected, v) from None
     return arr.astype(np.float64)  # pragma: no cover
+
+
+def _raw(col, arr, i):
+    """Cell ``i`` as the file had it (the text of a CSV cell, else the number)."""
+    if isinstance(col, _Coded):
+        return col.labels[col.codes[i]] if col.codes[i] >= 0 else ""
+    raw = np.asarray(col)
+    return raw[i] if raw.dtype.kind in "OU" else arr[i]
 
 
 def float_column(path, columns, name, *, expected="a number", low=None):
@@ -294,7 +399,7 @@ def float_column(path, columns, name, *, expected="a number", low=None):
         ok &= arr >= low
     if not ok.all():
         i = _first_bad(ok)
-        raise TraceError(f"{path}: column {name!r}, row {i + 1}: expected {expected}, got {arr[i]!r}")
+        raise column_error(path, name, i + 1, expected, _raw(columns[name], arr, i))
     return arr
 
 
@@ -317,7 +422,7 @@ def int_column(path, columns, name, *, expected="a whole number >= 0", low=0):
         out = None
     if not ok.all():
         i = _first_bad(ok)
-        raise TraceError(f"{path}: column {name!r}, row {i + 1}: expected {expected}, got {arr[i]!r}")
+        raise column_error(path, name, i + 1, expected, arr[i])
     if out is None:
         out = f.astype(np.int64)
     return out
@@ -341,7 +446,7 @@ def str_column(path, columns, name):
     else:
         arr = np.asarray(col)
         if arr.dtype.kind in "fiub":
-            raise TraceError(f"{path}: column {name!r}, row 1: expected text, got {arr[0]!r}")
+            raise column_error(path, name, 1, "text", arr[0])
         mapping = {}
         codes = np.fromiter(
             (mapping.setdefault(str(v).strip(), len(mapping)) for v in arr), dtype=np.int64, count=len(arr)
@@ -351,7 +456,7 @@ def str_column(path, columns, name):
     bad = (codes < 0) | np.isin(codes, empty)
     if bad.any():
         i = _first_bad(~bad)
-        raise TraceError(f"{path}: column {name!r}, row {i + 1}: expected text, got an empty cell")
+        raise column_error(path, name, i + 1, "text", "")
     return codes, labels
 
 

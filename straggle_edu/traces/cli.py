@@ -12,6 +12,10 @@ import warnings
 
 __all__ = ["configure", "run", "report"]
 
+# The formats of straggle_edu.traces.FORMATS, spelled out so that the parser
+# needs no import of the readers.
+FORMATS = ("op-level", "per-rank", "torch-profiler", "flight-recorder", "straggler-log", "nccl-inspector")
+
 
 def configure(parser):
     """Add the ``analyze`` arguments to ``parser``.
@@ -30,7 +34,8 @@ def configure(parser):
         nargs="+",
         metavar="TRACE",
         help="an op-level trace (.parquet or .csv), a per-rank .csv, a PyTorch profiler "
-        ".json[.gz], a folder of rank-* profiler traces, or several profiler files",
+        ".json[.gz], a folder of rank-* profiler traces, several profiler files, a folder of Flight "
+        "Recorder dumps, NCCL Inspector logs, or a straggler-detector log (see docs/trace-formats.md)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument(
@@ -50,7 +55,7 @@ def configure(parser):
     parser.add_argument("--meta", metavar="FILE", help="op-level layout file (default: meta-<name>.yaml beside the trace)")
     parser.add_argument(
         "--format",
-        choices=("op-level", "per-rank", "torch-profiler"),
+        choices=FORMATS,
         help="skip format detection",
     )
     parser.add_argument("--top", type=int, default=5, metavar="N", help="rows per table in the report (default 5)")
@@ -104,6 +109,7 @@ def run(args):
         raise ValueError(f"--top must be a whole number >= 1, got {args.top}")
     paths = args.trace if len(args.trace) > 1 else args.trace[0]
     if isinstance(paths, list) and args.format not in (None, "torch-profiler"):
+        # several files are one profiler trace per rank; other formats take a folder
         raise ValueError("several TRACE files are read as PyTorch profiler traces (one per rank)")
     old = warnings.showwarning
     warnings.showwarning = _warning_to_stderr
@@ -139,6 +145,46 @@ def _fmt_table(items, label, top):
     return lines
 
 
+def _share(x, digits=2):
+    """``x`` with ``digits`` decimals, never ``-0.00``.
+
+    Examples
+    --------
+    >>> _share(-1e-9), _share(-0.004, 1), _share(-0.5)
+    ('0.00', '0.0', '-0.50')
+    """
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def _suspect_report(result):
+    """The report of a format without step times: its suspects and their evidence."""
+    lines = [f"Trace: {result.source} ({result.format})"]
+    if result.suspects:
+        lines.append("Suspects (most suspicious first): " + ", ".join(map(str, result.suspects)))
+    else:
+        lines.append("Suspects: none; the evidence shows no rank that the others wait on.")
+    ev = result.evidence or {}
+    for g in ev.get("groups", [])[:8]:
+        lines.append(f"  group {g['process_group']} ({g['desc']}), {g['op'] or 'collective'} #{g['collective_seq_id']}: "
+                     f"ranks {g['waiting']} wait; missing {g['missing'] + g['no_dump']}")
+    for row in ev.get("megatron", {}).get("intervals", [])[:8]:
+        lines.append(f"  line {row['line']}: slowest rank {row['max_rank']} ({row['max_rtt']:g}{row['unit']}), "
+                     f"fastest {row['min_rank']} ({row['min_rtt']:g}{row['unit']}): S <= {row['s_upper_bound']:.3f}")
+    for rep in ev.get("nvrx", {}).get("reports", [])[:4]:
+        worst = [s for s in rep["scores"] if s["group"] in ("worst", "all")][:5]
+        lines.append(f"  {rep['kind']} scores (line {rep['line']}): "
+                     + ", ".join(f"rank {s['rank']} {_share(s['score'])}" for s in worst))
+    if ev.get("collectives"):
+        lines.append(f"  {ev['collectives']} collectives; waiting = {_share(100 * ev['wait_s'] / ev['exec_s'], 1)}% "
+                     f"of their time")
+        for k, v in list(ev["caused_wait_s"].items())[:5]:
+            lines.append(f"    rank {k}: the others waited {v:.6f} s for it (last in "
+                         f"{_share(100 * ev['last_share'][k], 0)}% of collectives)")
+    lines.extend(f"Note: {note}" for note in result.notes)
+    return "\n".join(lines)
+
+
 def report(result, top=5):
     """A readable, multi-line report of an :class:`~straggle_edu.traces.Analysis`.
 
@@ -153,11 +199,13 @@ def report(result, top=5):
     """
     from .diagnose import diagnose
 
+    if hasattr(result, "suspects"):
+        return _suspect_report(result)
     S = result.slowdown
     lines = [
         f"Trace: {result.source} ({result.format}, {len(result.steps)} steps, {len(result.workers)} workers)",
         f"Slowdown S = {S:.3f}: the job ran {S:.2f}x as long as it would without stragglers;",
-        f"  waste = 1 - 1/S = {100 * result.waste:.1f}% of its time and GPU-hours.",
+        f"  waste = 1 - 1/S = {_share(100 * result.waste, 1)}% of its time and GPU-hours.",
         f"Replay check: the replay of the recorded durations is off by {100 * result.replay_error:.2f}% "
         f"from the recorded step times (idle gaps the replay drops).",
     ]
@@ -178,8 +226,8 @@ def report(result, top=5):
             lines.append(f"  Attribution {name} (S_X, largest first):")
             lines.extend(_fmt_table(result.ranking(name), label, top))
     if result.format == "op-level":
-        mw = "n/a" if result.m_w is None else f"{result.m_w:.2f}"
-        ms = "n/a" if result.m_s is None else f"{result.m_s:.2f}"
+        mw = "n/a" if result.m_w is None else _share(result.m_w)
+        ms = "n/a" if result.m_s is None else _share(result.m_s)
         lines.append(f"  M_W (share fixed by the slowest workers) = {mw};  M_S (share fixed by the last stage) = {ms}")
     lines.append("Diagnosis:")
     for question, answer in diagnose(result):

@@ -51,6 +51,7 @@ from ._table import (
     require_columns,
     str_column,
 )
+from ._table import column_error
 
 __all__ = ["OPTYPES", "OpTrace", "Layout", "read_op_trace", "write_trace", "op_trace_from_columns", "ops_table",
            "public_trace_path", "public_result", "PUBLIC_TRACES"]
@@ -225,7 +226,7 @@ def _parse_flat_yaml(text, path):
             continue
         m = re.fullmatch(r"\s*([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*", line)
         if not m or line.startswith((" ", "\t")) or m.group(2).startswith(("[", "{", "|", ">", "&", "*", "!")):
-            raise TraceError(f"{path}: line {i}: not a flat 'key: value' line")
+            raise column_error(path, problem=f"line {i}: not a flat 'key: value' line")
         key, value = m.groups()
         value = value.strip("'\"")
         try:
@@ -246,7 +247,7 @@ def read_meta(path):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise TraceError(f"{shown}: not valid JSON ({exc})") from None
+            raise column_error(shown, problem=f"not valid JSON ({exc})") from None
     else:
         try:  # the artifact's layout files are flat "key: value" lines
             data = _parse_flat_yaml(text, shown)
@@ -254,21 +255,19 @@ def read_meta(path):
             try:
                 import yaml
             except ImportError:
-                raise TraceError(
-                    f"{shown}: this layout file is not flat 'key: value' YAML; reading it needs the "
-                    f"optional package pyyaml (pip install pyyaml)"
-                ) from None
+                raise column_error(shown, problem="this layout file is not flat 'key: value' YAML; reading it "
+                                   "needs the optional package pyyaml (pip install pyyaml)") from None
             try:
                 data = yaml.safe_load(text)
             except yaml.YAMLError as exc:
-                raise TraceError(f"{shown}: not valid YAML ({exc})") from None
+                raise column_error(shown, problem=f"not valid YAML ({exc})") from None
     if not isinstance(data, dict):
-        raise TraceError(f"{shown}: expected a mapping of layout sizes (dp_size: 2, pp_size: 4, ...)")
+        raise column_error(shown, expected="a mapping of layout sizes (dp_size: 2, pp_size: 4, ...)")
     for key in _META_KEYS:
         if key in data:
             v = data[key]
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise TraceError(f"{shown}: {key} must be a whole number >= 1, got {v!r}")
+                raise column_error(shown, key, expected="a whole number >= 1", got=v)
     return data
 
 
@@ -338,7 +337,7 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
     require_columns(shown, cols, list(REQUIRED), "op-level trace")
     n = len(cols["step"])
     if n == 0:
-        raise TraceError(f"{shown}: the trace has no rows")
+        raise column_error(shown, problem="the trace has no rows")
     check_memory(n * 8 * 16, f"an op-level trace of {n} ops")
     dp = int_column(shown, cols, "dp_rank")
     stage = int_column(shown, cols, "stage")
@@ -369,7 +368,7 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
         )
         keep = known[codes]
         if not keep.any():
-            raise TraceError(f"{shown}: column 'optype': no op has a known type")
+            raise column_error(shown, "optype", problem="no op has a known type")
         sel = np.flatnonzero(keep)
         dp, stage, step, seq, start, dur, codes, mc, rows = (
             a[sel] for a in (dp, stage, step, seq, start, dur, codes, mc, rows)
@@ -445,29 +444,23 @@ def _check_layout(shown, dp, stage, rank, step, code, mc, meta, meta_source, row
             hit = None if one_worker else _first_conflict(rank, other)
             if hit is not None:
                 i, j = hit
-                raise TraceError(
-                    f"{shown}: inconsistent layout: column {col!r}, row {rows[i]}: rank {rank[i]} is in "
-                    f"{col} {other[i]} here but in {col} {other[j]} at row {rows[j]} (a rank has one {col})"
-                )
+                raise column_error(shown, col, rows[i], layout=True, problem=f"rank {rank[i]} is in {col} {other[i]} "
+                                   f"here but in {col} {other[j]} at row {rows[j]} (a rank has one {col})")
         n_ranks = len(dense_codes(rank)[0])
         n_workers = len(dense_codes(worker)[0])
         hit = None if n_ranks == n_workers else _first_conflict(worker, rank)
         if hit is not None:
             i, j = hit
-            raise TraceError(
-                f"{shown}: inconsistent layout: column 'rank', row {rows[i]}: worker (dp_rank {dp[i]}, stage "
-                f"{stage[i]}) is rank {rank[i]} here but rank {rank[j]} at row {rows[j]}"
-            )
+            raise column_error(shown, "rank", rows[i], layout=True, problem=f"worker (dp_rank {dp[i]}, stage "
+                               f"{stage[i]}) is rank {rank[i]} here but rank {rank[j]} at row {rows[j]}")
     dps = np.flatnonzero(np.bincount(dp))
     stages = np.flatnonzero(np.bincount(stage))
     DP, PP = int(dps.max()) + 1, int(stages.max()) + 1
     for name, have, size in (("dp_rank", dps, DP), ("stage", stages, PP)):
         if len(have) != size:
             missing = sorted(set(range(size)) - set(have.tolist()))
-            raise TraceError(
-                f"{shown}: inconsistent layout: column {name!r} has no row with {name} {missing[0]} "
-                f"(values 0..{size - 1} are expected, since {size - 1} appears)"
-            )
+            raise column_error(shown, name, layout=True, problem=f"no row with {name} {missing[0]} "
+                               f"(values 0..{size - 1} are expected, since {size - 1} appears)")
     # every worker in every step
     steps, si = dense_codes(step)
     S = len(steps)
@@ -475,10 +468,8 @@ def _check_layout(shown, dp, stage, rank, step, code, mc, meta, meta_source, row
     seen = np.bincount(cell, minlength=S * DP * PP).reshape(S, DP, PP) > 0
     if not seen.all():
         s, d, p = np.argwhere(~seen)[0]
-        raise TraceError(
-            f"{shown}: inconsistent layout: column 'step' has no row for worker (dp_rank {d}, stage {p}) "
-            f"in step {steps[s]}; every worker needs its ops in every step"
-        )
+        raise column_error(shown, "step", layout=True, problem=f"no row for worker (dp_rank {d}, stage {p}) "
+                           f"in step {steps[s]}; every worker needs its ops in every step")
     vpp = int(mc.max()) + 1
     sizes = {"dp_size": DP, "pp_size": PP, "tp_size": 1, "dsp_size": 1, "vpp_size": vpp, "world_size": DP * PP}
     source = "inferred"
@@ -486,10 +477,9 @@ def _check_layout(shown, dp, stage, rank, step, code, mc, meta, meta_source, row
         source = meta_source or "meta"
         for key, have in (("dp_size", DP), ("pp_size", PP)):
             if key in meta and int(meta[key]) != have:
-                raise TraceError(
-                    f"{shown}: inconsistent layout: {meta_source or 'the layout file'} says {key} = {meta[key]}, "
-                    f"but the trace has {have} ({'dp_rank' if key == 'dp_size' else 'stage'} 0..{have - 1})"
-                )
+                raise column_error(shown, layout=True, problem=f"{meta_source or 'the layout file'} says {key} = "
+                                   f"{meta[key]}, but the trace has {have} "
+                                   f"({'dp_rank' if key == 'dp_size' else 'stage'} 0..{have - 1})")
         for key in _META_KEYS:
             if key in meta:
                 sizes[key] = int(meta[key])
@@ -515,9 +505,7 @@ def _check_microbatches(shown, dp, stage, step, code, mb, mc, rows):
         m = mb[sel]
         if (m < 0).any():
             i = sel[int(np.flatnonzero(m < 0)[0])]
-            raise TraceError(
-                f"{shown}: column 'mb_id', row {rows[i]}: a {OPTYPES[c]} op needs a microbatch id >= 0, got {mb[i]}"
-            )
+            raise column_error(shown, "mb_id", rows[i], f"a microbatch id >= 0 for a {OPTYPES[c]} op", mb[i])
         steps, si = dense_codes(step[sel])
         DP, PP = int(dp.max()) + 1, int(stage.max()) + 1
         mbs, mi = dense_codes(m * (int(mc.max()) + 1) + mc[sel])
@@ -532,11 +520,9 @@ def _check_microbatches(shown, dp, stage, step, code, mb, mc, rows):
             where = sel[np.flatnonzero(worker == w)]
             first_row = rows[where[0]] if where.size else "?"
             missing_mb = int(mbs[k]) // (int(mc.max()) + 1)
-            raise TraceError(
-                f"{shown}: inconsistent layout: column 'mb_id': worker (dp_rank {d}, stage {p}) in step "
-                f"{steps[s]} has no {OPTYPES[c]} for microbatch {missing_mb} (its ops start at row "
-                f"{first_row}); every worker-step must run every microbatch"
-            )
+            raise column_error(shown, "mb_id", layout=True, problem=f"worker (dp_rank {d}, stage {p}) in step "
+                               f"{steps[s]} has no {OPTYPES[c]} for microbatch {missing_mb} (its ops start at row "
+                               f"{first_row}); every worker-step must run every microbatch")
 
 
 def _check_duplicates(shown, dp, stage, step, code, seq, rows):
@@ -551,11 +537,9 @@ def _check_duplicates(shown, dp, stage, step, code, seq, rows):
     ks = key[order]
     j = int(np.flatnonzero(ks[1:] == ks[:-1])[0])
     a, b = order[j], order[j + 1]
-    raise TraceError(
-        f"{shown}: inconsistent layout: column 'seq_id', row {rows[max(a, b)]}: worker (dp_rank {dp[a]}, "
-        f"stage {stage[a]}) has two {OPTYPES[code[a]]} ops with seq_id {seq[a]} in step {step[a]} "
-        f"(rows {rows[min(a, b)]} and {rows[max(a, b)]})"
-    )
+    raise column_error(shown, "seq_id", rows[max(a, b)], layout=True, problem=f"worker (dp_rank {dp[a]}, "
+                       f"stage {stage[a]}) has two {OPTYPES[code[a]]} ops with seq_id {seq[a]} in step {step[a]} "
+                       f"(rows {rows[min(a, b)]} and {rows[max(a, b)]})")
 
 
 def ops_table(trace, dp_rank, stage, step, rows=10):

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import check_memory, require
-from ._table import TraceError, display_path, float_column, int_column, read_table, require_columns, str_column
+from ._table import TraceError, column_error, display_path, float_column, int_column, read_table, require_columns, str_column
 from .result import Analysis
 
 __all__ = ["RankTrace", "read_rank_csv", "rank_trace_from_times", "analyze_rank_times", "analyze_ranks"]
@@ -164,10 +164,7 @@ def read_rank_csv(path):
         if not known.all():
             bad = np.isin(codes, np.flatnonzero(~known))
             i = int(np.flatnonzero(bad)[0])
-            raise TraceError(
-                f"{shown}: column 'phase', row {i + 1}: expected one of {', '.join(PHASES)}, "
-                f"got {labels[codes[i]]!r}"
-            )
+            raise column_error(shown, "phase", i + 1, f"one of {', '.join(PHASES)}", labels[codes[i]])
         phase = np.array([PHASES.index(x) for x in labels], dtype=np.int64)[codes]
     else:
         phase = np.zeros(n, dtype=np.int64)
@@ -192,14 +189,13 @@ def read_rank_csv(path):
             keep = slice(0, S - 1)
             steps, table, seen = steps[keep], table[:, keep], seen[keep]
             if len(steps) == 0:
-                raise TraceError(f"{shown}: no complete step (the run was interrupted during its first step)")
+                raise column_error(shown, problem="no complete step (the run was interrupted during its first step)")
         else:
             s = int(missing_steps[0])
             r = int(np.flatnonzero(~seen[s])[0])
-            raise TraceError(
-                f"{shown}: inconsistent layout: column 'rank' has no row for rank {int(ranks[r])} in "
-                f"step {int(steps[s])} (every step needs a row for every rank; ranks {int(ranks[0])}.."
-                f"{int(ranks[-1])} appear)"
+            raise column_error(
+                shown, "rank", layout=True, problem=f"no row for rank {int(ranks[r])} in step {int(steps[s])} "
+                f"(every step needs a row for every rank; ranks {int(ranks[0])}..{int(ranks[-1])} appear)"
             )
     compute, wait, comm = table
     has_compute = np.zeros_like(seen)
@@ -207,9 +203,9 @@ def read_rank_csv(path):
     has_compute[si[comp_rows & (si < len(steps))], ri[comp_rows & (si < len(steps))]] = True
     if not has_compute.all():
         s, r = np.argwhere(~has_compute)[0]
-        raise TraceError(
-            f"{shown}: inconsistent layout: column 'phase' has no compute row for rank {int(ranks[r])} "
-            f"in step {int(steps[s])}; the analysis needs each rank's compute time in every step"
+        raise column_error(
+            shown, "phase", layout=True, problem=f"no compute row for rank {int(ranks[r])} in step "
+            f"{int(steps[s])}; the analysis needs each rank's compute time in every step"
         )
     recorded = (compute + wait + comm).max(axis=1)
     return RankTrace("per-rank", str(path), steps, ranks, compute, wait, comm, recorded, incomplete)
@@ -237,8 +233,8 @@ def analyze_ranks(trace):
     ideal = work.mean(axis=1)
     if (ideal <= 0).any():
         s = int(np.flatnonzero(ideal <= 0)[0])
-        raise TraceError(
-            f"{trace.source}: column 'duration_s': every compute time of step {int(trace.steps[s])} is 0, "
+        raise column_error(
+            trace.source, "duration_s", problem=f"every compute time of step {int(trace.steps[s])} is 0, "
             f"so the step has no ideal time to compare with"
         )
     actual = work.max(axis=1)

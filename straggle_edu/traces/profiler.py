@@ -25,8 +25,6 @@ Files are parsed with :mod:`json` only, never evaluated, and never modified.
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import re
 import warnings
@@ -34,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._table import TraceError, display_path
+from ._safe import load_json
+from ._table import column_error, display_path, show_value
 from .perrank import RankTrace
 
 __all__ = ["read_profiler_traces", "profiler_step_times"]
@@ -46,32 +45,20 @@ _HOST_COMM = re.compile(r"^(gloo:|c10d::|nccl:)|record_param_comms", re.IGNORECA
 
 def _load(path):
     shown = display_path(path)
-    if path.stat().st_size == 0:
-        raise TraceError(f"{shown}: the file is empty (expected a Chrome trace JSON object)")
-    try:
-        if path.name.lower().endswith(".gz"):
-            with gzip.open(path, "rt", encoding="utf-8") as f:
-                data = json.load(f)
-        else:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-    except (OSError, EOFError) as exc:
-        raise TraceError(f"{shown}: not a readable gzip file ({exc})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TraceError(f"{shown}: not valid JSON ({exc})") from None
+    data = load_json(path, "a Chrome trace JSON object")
     if isinstance(data, list):
         data = {"traceEvents": data}
     if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
-        raise TraceError(f"{shown}: column 'traceEvents' is missing: expected a Chrome trace with a traceEvents list")
+        raise column_error(shown, "traceEvents", problem="is missing: expected a Chrome trace with a traceEvents list")
     return data
 
 
 def _num(shown, i, ev, key):
     v = ev.get(key)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
-        raise TraceError(f"{shown}: column {key!r}, row {i + 1} (event {ev.get('name', '?')!r}): expected a number, got {v!r}")
+        raise column_error(shown, key, i + 1, f"a number (event {show_value(ev.get('name', '?'))})", v)
     if key == "dur" and v < 0:
-        raise TraceError(f"{shown}: column 'dur', row {i + 1} (event {ev.get('name', '?')!r}): expected a duration >= 0, got {v!r}")
+        raise column_error(shown, "dur", i + 1, f"a duration >= 0 (event {show_value(ev.get('name', '?'))})", v)
     return float(v)
 
 
@@ -141,7 +128,7 @@ def profiler_step_times(path):
             n = int(m.group(1))
             ts, dur = _num(shown, i, ev, "ts"), _num(shown, i, ev, "dur")
             if n in steps:
-                raise TraceError(f"{shown}: column 'name', row {i + 1}: ProfilerStep#{n} appears twice")
+                raise column_error(shown, "name", i + 1, problem=f"ProfilerStep#{n} appears twice")
             steps[n] = (ts, dur)
             continue
         if "nccl" in name.lower() and cat in ("kernel", "gpu_memcpy", "gpu_memset"):
@@ -151,14 +138,12 @@ def profiler_step_times(path):
             ts, dur = _num(shown, i, ev, "ts"), _num(shown, i, ev, "dur")
             host_comm.append((ts, ts + dur))
     if not steps:
-        raise TraceError(
-            f"{shown}: column 'name': no ProfilerStep#N events; profile with torch.profiler and call "
-            f"prof.step() once per training step"
-        )
+        raise column_error(shown, "name", problem="no ProfilerStep#N events; profile with torch.profiler and "
+                           "call prof.step() once per training step")
     order = sorted(steps)
     starts = np.array([steps[n][0] for n in order])
     if (np.diff(starts) < 0).any():
-        raise TraceError(f"{shown}: column 'ts': ProfilerStep#N spans are not in step order")
+        raise column_error(shown, "ts", problem="ProfilerStep#N spans are not in step order")
     comm = _union_by_step(starts, gpu_comm if gpu_comm else host_comm)
     out = {}
     for j, n in enumerate(order):
@@ -187,9 +172,8 @@ def _files(path):
     ranked = [p for p in cands if p.name.lower().startswith("rank")]
     files = ranked or cands
     if not files:
-        raise TraceError(
-            f"{display_path(folder)}: no profiler traces in this folder (expected rank-*.json or *.pt.trace.json[.gz] files)"
-        )
+        raise column_error(display_path(folder), problem="no profiler traces in this folder (expected rank-*.json "
+                           "or *.pt.trace.json[.gz] files)")
     return files
 
 
@@ -235,20 +219,16 @@ def read_profiler_traces(path):
             m = _RANK.search(f.name)
             rank = int(m.group(1)) if m else pos
         if rank in per_rank:
-            raise TraceError(
-                f"{display_path(f)}: column 'distributedInfo.rank': rank {rank} is also the rank of "
-                f"{display_path(where[rank])} (one trace per rank)"
-            )
+            raise column_error(display_path(f), "distributedInfo.rank", problem=f"rank {rank} is also the rank of "
+                               f"{display_path(where[rank])} (one trace per rank)")
         per_rank[rank] = times
         where[rank] = f
     ranks = sorted(per_rank)
     common = set.intersection(*(set(per_rank[r]) for r in ranks))
     every = set.union(*(set(per_rank[r]) for r in ranks))
     if not common:
-        raise TraceError(
-            f"{display_path(where[ranks[0]])}: column 'name': the ranks share no ProfilerStep#N "
-            f"(each rank must profile the same steps)"
-        )
+        raise column_error(display_path(where[ranks[0]]), "name", problem="the ranks share no ProfilerStep#N "
+                           "(each rank must profile the same steps)")
     if common != every:
         dropped = sorted(every - common)
         warnings.warn(

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import check_memory
-from ._table import TraceError, dense_codes, display_path
+from ._table import column_error, dense_codes, display_path
 from .optrace import OPTYPES
 
 __all__ = ["DependencyModel", "build_model", "replay"]
@@ -173,11 +173,9 @@ def _check_plain_1f1b(trace, shown):
     """The replay supports the plain 1F1B schedule (one model chunk per stage)."""
     chunks = int(trace.mc.max()) + 1
     if chunks > 1 or trace.layout.vpp_size > 1:
-        raise TraceError(
-            f"{shown}: column 'mc': this trace uses an interleaved (virtual) pipeline with "
-            f"{max(chunks, trace.layout.vpp_size)} model chunks per stage; the replay supports the plain 1F1B "
-            f"schedule (vpp_size = 1, mc = 0) so far"
-        )
+        raise column_error(shown, "mc", problem=f"this trace uses an interleaved (virtual) pipeline with "
+                           f"{max(chunks, trace.layout.vpp_size)} model chunks per stage; the replay supports the "
+                           f"plain 1F1B schedule (vpp_size = 1, mc = 0) so far")
 
 
 def _step_bounds(trace, shown):
@@ -191,7 +189,7 @@ def _step_bounds(trace, shown):
     recorded_step = step_end - step_start
     if (recorded_step <= 0).any():
         s = int(np.flatnonzero(recorded_step <= 0)[0])
-        raise TraceError(f"{shown}: column 'duration': step {steps[s]} has no time in it (every op lasts 0 s)")
+        raise column_error(shown, "duration", problem=f"step {steps[s]} has no time in it (every op lasts 0 s)")
     return steps, si, step_start, recorded_step
 
 
@@ -229,11 +227,9 @@ def _check_cells(counts, k_stage, k_code, k_seq, steps, shown, notes):
     bad = missing & ~fill
     if bad.any():
         k, s, d = np.argwhere(bad)[0]
-        raise TraceError(
-            f"{shown}: inconsistent layout: column 'seq_id': worker (dp_rank {d}, stage {k_stage[k]}) has no "
-            f"{OPTYPES[k_code[k]]} op with seq_id {k_seq[k]} in step {steps[s]}, but other workers of its "
-            f"stage do (every DP rank and step must run the same ops)"
-        )
+        raise column_error(shown, "seq_id", layout=True, problem=f"worker (dp_rank {d}, stage {k_stage[k]}) has no "
+                           f"{OPTYPES[k_code[k]]} op with seq_id {k_seq[k]} in step {steps[s]}, but other workers "
+                           f"of its stage do (every DP rank and step must run the same ops)")
     if fill.any():
         notes.append(f"{int(fill.sum())} worker-steps have fewer gc ops than others; the missing ones count as 0 s")
 
@@ -403,11 +399,9 @@ def _trim_noops(sends, recvs, send_stage, recv_stage, send_code, recv_code, k_st
     if len(cs):
         sends = sends[med_end[sends] >= med_end[cs].min() - eps]
     if len(sends) != len(recvs):
-        raise TraceError(
-            f"{shown}: inconsistent layout: column 'optype': stage {send_stage} has {len(sends)} "
-            f"{OPTYPES[send_code]} ops per step but stage {recv_stage} has {len(recvs)} {OPTYPES[recv_code]} "
-            f"ops; every send needs its receive"
-        )
+        raise column_error(shown, "optype", layout=True, problem=f"stage {send_stage} has {len(sends)} "
+                           f"{OPTYPES[send_code]} ops per step but stage {recv_stage} has {len(recvs)} "
+                           f"{OPTYPES[recv_code]} ops; every send needs its receive")
     return sends, recvs
 
 
@@ -437,10 +431,8 @@ def _event_order(N, preds, peers, *, node_label, node_stage, node_codes, shown):
     if len(order) != 2 * N:
         stuck = sorted({e >> 1 for e in range(2 * N) if indeg[e] > 0})[:4]
         names = ", ".join(f"{'+'.join(OPTYPES[c] for c in node_codes[n])} of stage {node_stage[n]}" for n in stuck)
-        raise TraceError(
-            f"{shown}: inconsistent layout: column 'start_ts': the recorded order of ops deadlocks "
-            f"(a send/recv or collective waits on itself), around: {names}"
-        )
+        raise column_error(shown, "start_ts", layout=True, problem=f"the recorded order of ops deadlocks "
+                           f"(a send/recv or collective waits on itself), around: {names}")
     return order
 
 
