@@ -52,8 +52,8 @@ from .tail import (
     tail_explorer,
     budget_explorer,
     percentile_explorer,
-    worker_counts,
 )
+from ._controls import worker_counts
 from .training_step import (
     SLOW_TARGETS,
     SCHEDULE_CHOICES,

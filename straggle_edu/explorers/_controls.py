@@ -104,8 +104,12 @@ def float_slider(name, value, lo, hi, step, label, fmt=".2f", *, continuous=True
                                readout_format=fmt, style=STYLE, continuous_update=continuous, **_layout(layout))
 
 
-def log_slider(name, value, lo_exp, hi_exp, label, fmt=".2", *, base=10, step=0.01, continuous=True, layout=None):
+def log_slider(name, value, lo_exp, hi_exp, label, fmt=".2", *, base=10, step=0.01, limits=None, continuous=True,
+               layout=None):
     """A ``FloatLogSlider`` over ``base**lo_exp .. base**hi_exp`` starting at ``value`` (checked).
+
+    ``limits`` is the ``(low, high)`` range the check allows, when the ends
+    are round numbers the exponents only approximate (0.5 for ``-0.30103``).
 
     Examples
     --------
@@ -118,7 +122,8 @@ def log_slider(name, value, lo_exp, hi_exp, label, fmt=".2", *, base=10, step=0.
     ...
     ValueError: p must be in [1e-05, 0.1], got 0.5
     """
-    value = in_range(name, value, base**lo_exp, base**hi_exp)
+    low, high = (base**lo_exp, base**hi_exp) if limits is None else limits
+    value = in_range(name, value, low, high)
     return widgets.FloatLogSlider(value=value, base=base, min=lo_exp, max=hi_exp, step=step, description=label,
                                   readout_format=fmt, style=STYLE, continuous_update=continuous, **_layout(layout))
 

@@ -33,7 +33,7 @@ from ..models.pipeline import pipeline_step_times, simulate_pipeline
 from ..models.step_time import StepTime
 from ..models.training_step import data_parallel_scaling
 from ._base import Explorer
-from .tail import worker_counts
+from ._controls import worker_counts
 from ._patch import patch_rows, replace_spec, set_color_scale
 
 __all__ = ["SLOW_TARGETS", "SCHEDULE_CHOICES", "pipeline_explorer", "dp_scaling_explorer", "slow_mask"]
