@@ -104,10 +104,17 @@ def keep_params(jchart, spec):
     if params:
         spec = dict(spec)
         spec["params"] = [
-            dict(p, value=getattr(jchart.params, p["name"])) if "value" in p and p.get("name") in current else p
+            dict(p, value=_like(p["value"], getattr(jchart.params, p["name"])))
+            if "value" in p and p.get("name") in current else p
             for p in params
         ]
     return spec
+
+
+def _like(old, new):
+    """``new`` as a bool when the spec's value was one (the params widget keeps a
+    toggle's True as 1.0)."""
+    return bool(new) if isinstance(old, bool) and isinstance(new, (int, float)) else new
 
 
 def set_color_scale(spec, layer, domain, range_):
