@@ -17,7 +17,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._validate import in_range, require
-from ..instruments.barrier_lab import LabSettings, max_workers, measured_vs_predicted, run_barrier_lab
+from ..instruments.barrier_lab import LabSettings, max_workers, run_barrier_lab
 from ..charts.barrier_lab import lab_gantt_chart, lab_prediction_chart
 from ._base import Explorer
 from ._controls import STYLE, float_slider, int_slider
@@ -131,7 +131,7 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pa
         if result.steps_done >= 1:
             ex.charts["gantt"].chart = lab_gantt_chart(result.busy, result.wait, result.start)
         if result.steps_done >= 2:
-            p = ex.prediction = measured_vs_predicted(result)
+            p = ex.prediction = result.prediction()
             ex.charts["prediction"].chart = lab_prediction_chart(p.measured, p.stderr, p.expected_max, p.overhead)
             readout.value = (f"{note}{html.escape(str(p))}<br>slowest worker: rank <b>{result.slowest_rank}</b>; "
                              f"per-rank slowdown <b>{result.slowdown():.3f}</b>; trace: <code>{html.escape(str(out))}</code>")
