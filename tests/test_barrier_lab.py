@@ -24,11 +24,9 @@ from straggle_edu.instruments import barrier_lab as bl
 from straggle_edu.instruments.barrier_lab import (
     BarrierLabTimeout,
     LabSettings,
-    measured_vs_predicted,
-    predict_step_time,
-    predicted_slowdown,
     run_barrier_lab,
 )
+from straggle_edu.models.barrier_lab import predict_step_time, predicted_slowdown
 from straggle_edu.app.cli import main as cli_main
 from straggle_edu.traces import analyze
 
@@ -138,9 +136,10 @@ def test_barrier_lab_result_matches_its_trace_and_prediction(tmp_path):
     assert np.all(r.busy >= r.planned - 1e-4)
     # Starts are measured from the first step and follow release to release.
     assert r.start[0].min() == 0.0 and np.all(np.diff(r.start, axis=0) > 0)
-    p = measured_vs_predicted(r)
+    p = r.prediction()
     assert p.predicted == pytest.approx(p.expected_max + r.overhead)
-    assert p.expected_max == pytest.approx(predict_step_time(r.settings))
+    assert p.expected_max == pytest.approx(predict_step_time(r.settings.step_times()))
+    assert p.measured == pytest.approx(r.mean_step_time) and p.stderr == pytest.approx(r.stderr)
     assert abs(p.error) < 0.25, str(p)  # a few per cent on a quiet machine
     assert p.stderr > 0 and math.isfinite(p.z)
     assert r.slowdown() == pytest.approx(per_rank_slowdown(c)[0], rel=1e-6)
@@ -171,31 +170,12 @@ def test_planned_durations_are_seeded_per_rank():
 
 
 # ------------------------------------------------------------- prediction
-def test_predict_step_time_without_jitter_is_exact():
+def test_lab_settings_step_times_feed_the_model():
+    # The model's own tests (test_models_barrier_lab) use plain StepTime lists; here the lab's settings.
     s = LabSettings(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2.0)
-    assert predict_step_time(s) == pytest.approx(0.1, rel=1e-9)
-    assert predict_step_time(s, overhead=0.002) == pytest.approx(0.102, rel=1e-9)
-    assert predicted_slowdown(s) == pytest.approx(1.6, rel=1e-9)
-    even = LabSettings(workers=8, step_seconds=0.05, jitter=0.0)
-    assert predict_step_time(even) == pytest.approx(0.05, rel=1e-9)
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        dict(workers=4, jitter=0.1),
-        dict(workers=6, jitter=0.2, slow_rank=2, slow_factor=1.3),
-        dict(workers=3, jitter=0.05, pause_prob=0.1, pause_seconds=0.03, slow_rank=0, slow_factor=1.5),
-        dict(workers=1, jitter=0.1, slow_rank=0, slow_factor=2.0),
-    ],
-)
-def test_predict_step_time_matches_monte_carlo(kwargs):
-    s = LabSettings(step_seconds=0.05, steps=2, **kwargs)
-    rng = np.random.default_rng(11)
-    draws = np.column_stack([s.step_time(r).rvs(200_000, random_state=rng) for r in range(s.workers)])
-    top = draws.max(axis=1)
-    se = top.std() / math.sqrt(top.size)
-    assert abs(predict_step_time(s) - top.mean()) < 4 * se + 1e-9
+    assert [t.mean() for t in s.step_times()] == pytest.approx([0.05, 0.1, 0.05, 0.05])
+    assert predict_step_time(s.step_times()) == pytest.approx(0.1, rel=1e-9)
+    assert predicted_slowdown(s.step_times()) == pytest.approx(1.6, rel=1e-9)
 
 
 # ------------------------------------------------------------- bad input

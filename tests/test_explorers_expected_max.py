@@ -46,7 +46,7 @@ def _numbers(html):
 
 
 def _growth_rows(jchart):
-    spec = jchart.chart.to_dict()
+    spec = jchart.spec  # what the browser draws (a redraw replaces the spec)
     return rows_of(spec, spec["data"])
 
 
@@ -108,7 +108,7 @@ def test_max_histogram_explorer_jitter_redraws_and_keeps_the_link():
     old = ex.hist
     ex.controls["jitter"].value = 0.2
     assert ex.hist is not old and ex.hist.edges[-1] > old.edges[-1]
-    spec = ex.charts["pair"].chart.to_dict()
+    spec = ex.charts["pair"].spec  # what the browser draws (the redraw replaces the spec)
     rows = rows_of(spec, spec["data"])
     assert len(rows) == 13 * 60 and max(r["end"] for r in rows) == ex.hist.edges[-1]
     ex.controls["n"].value = 2

@@ -1,5 +1,7 @@
 """Mitigation explorers: controls drive params or rebuild charts; readouts are the library's numbers."""
 
+import json
+
 import numpy as np
 import pytest
 from ipywidgets import Checkbox, FloatLogSlider
@@ -163,3 +165,26 @@ def test_sgd_explorer_every_control_range_is_safe():
 def test_mitigation_explorers_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def _params_read_back(jchart):
+    """The param values the browser reads back when it re-embeds the chart:
+    those in the spec the kernel sends it, as JSON."""
+    spec = json.loads(json.dumps(jchart.spec))
+    return {p["name"]: p["value"] for p in spec.get("params", []) if "value" in p}
+
+
+@pytest.mark.parametrize("make, chart, param, value, other, other_value", [
+    (backup_explorer, "margin", "price", 0.3, "n", 64),
+    (backup_explorer, "step", "sync_per_worker", 0.05, "jitter", 0.1),
+    (hedging_explorer, "tradeoff", "delay_ms", 50.0, "fanout", 100),
+])
+def test_swap_data_keeps_the_param_the_reader_moved(make, chart, param, value, other, other_value):
+    # Regression: the data swap once skipped keep_params, so a slider snapped
+    # back in the browser (price 0.3 -> 1.0, delay_ms 50 -> 10) after another control moved.
+    ex = make()
+    ex.controls[param].value = value
+    before = ex.charts[chart].spec
+    ex.controls[other].value = other_value  # new rows for the chart
+    assert ex.charts[chart].spec["datasets"] != before["datasets"]
+    assert _params_read_back(ex.charts[chart])[param] == pytest.approx(value)

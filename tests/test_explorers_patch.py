@@ -1,6 +1,7 @@
 """Swapping rows into a live chart keeps the params where the reader left them."""
 
 import altair as alt
+import pytest
 
 from straggle_edu.notebook.display import chart_widget
 from straggle_edu.explorers._patch import patch_rows, replace_spec
@@ -31,3 +32,20 @@ def test_replace_spec_keeps_the_current_param_value():
     jchart.params.n = 4096
     replace_spec(jchart, _chart([{"x": 3, "y": 3}], n=4))
     assert _param(jchart.spec, "n")["value"] == 4096
+
+
+def test_patch_rows_swaps_a_named_dataset_and_keeps_a_toggle_a_bool():
+    flag = alt.param(name="flag", value=True)
+    chart = alt.Chart(alt.NamedData("points")).mark_point().encode(x="x:Q").add_params(flag)
+    chart.datasets = {"points": [{"x": 0}]}
+    jchart = chart_widget(chart)
+    jchart.params.flag = False  # the reader flipped a toggle
+    patch_rows(jchart, {"points": [{"x": 5}]})
+    assert jchart.spec["datasets"] == {"points": [{"x": 5}]}
+    assert _param(jchart.spec, "flag")["value"] is False
+
+
+def test_patch_rows_refuses_a_dataset_the_chart_lacks():
+    jchart = chart_widget(_chart([{"x": 0, "y": 0}]))
+    with pytest.raises(KeyError, match="no dataset named 'nope'"):
+        patch_rows(jchart, {"nope": []})

@@ -46,7 +46,7 @@ def test_restaurant_explorer_new_draw_changes_the_dishes_and_keeps_the_links():
     ex.controls["redraw"].click()
     assert not np.array_equal(before, ex.noise)
     assert ex.controls["times"].value is True  # a new draw shows random times
-    values = ex.charts["table"].chart.to_dict()["datasets"]["restaurant_dishes"]
+    values = ex.charts["table"].spec["datasets"]["restaurant_dishes"]
     np.testing.assert_allclose([v["z"] for v in values], ex.noise)
     ex.controls["dishes"].value = 3  # the links reach the new chart's params
     assert ex.charts["table"].params.dishes == 3
@@ -95,7 +95,7 @@ def test_barrier_explorer_workers_and_steps_change_the_chart():
     ex = barrier_explorer(n=4, steps=3)
     ex.controls["n"].value = 10
     ex.controls["steps"].value = 5
-    rows = ex.charts["timeline"].chart.to_dict()["datasets"]["barrier_timeline"]
+    rows = ex.charts["timeline"].spec["datasets"]["barrier_timeline"]
     assert len(rows) == 2 * 10 * 5
     assert ex.run().times.shape == (5, 10)
 

@@ -116,3 +116,15 @@ def test_sequence_imbalance_explorer_defaults_match_the_notebook_and_waste_is_ne
     ex = sequence_imbalance_explorer(workers=1024, packed=True, attention=0.0)
     assert ex.result().waste <= 0.0
     assert "waste 0%" in ex.readout.value and "-0%" not in ex.readout.value
+
+
+@pytest.mark.parametrize("make, kwargs, message", [
+    (sequence_imbalance_explorer, {"workers": 4096}, r"workers must be in \[2, 1024\], got 4096"),
+    (stage_imbalance_explorer, {"hidden": 3000}, r"hidden must be one of 1024, .*, got 3000"),
+    (gc_explorer, {"pause": -1}, r"pause must be in \[0, 2\], got -1"),
+    (debug_checklist_explorer, {"cause": "gremlins"}, r"cause must be one of 'mystery job', .*, got 'gremlins'"),
+])
+def test_root_cause_explorers_refuse_bad_starting_values(make, kwargs, message):
+    # They once clamped them silently (4096 workers became 1024); now they raise.
+    with pytest.raises(ValueError, match=message):
+        make(**kwargs)

@@ -4,7 +4,8 @@ import pytest
 from ipywidgets import FloatLogSlider, SelectionSlider
 
 from straggle_edu import p_any_slow, per_worker_budget, workers_until
-from straggle_edu.explorers.tail import budget_explorer, percentile_explorer, tail_explorer, worker_counts
+from straggle_edu.explorers import worker_counts
+from straggle_edu.explorers.tail import budget_explorer, percentile_explorer, tail_explorer
 
 
 def _sweep(ex):

@@ -11,7 +11,6 @@ from straggle_edu.explorers.training_step import (
     SLOW_TARGETS,
     dp_scaling_explorer,
     pipeline_explorer,
-    slow_mask,
 )
 
 
@@ -75,12 +74,18 @@ def test_pipeline_explorer_response_curve():
     assert np.allclose(inc, np.maximum(0, np.array(extra) - 2.0))  # slack of F1 on stage 0 is 2 s
 
 
-def test_slow_mask_targets():
-    assert slow_mask((2, 3, 4), "nothing").sum() == 0
-    assert slow_mask((2, 3, 4), "one worker", dp=1, stage=2).sum() == 4
-    assert slow_mask((2, 3, 4), "one replica", dp=0).sum() == 12
-    with pytest.raises(ValueError, match="target must be one of"):
-        slow_mask((2, 3, 4), "everything")
+@pytest.mark.parametrize("make, kwargs, message", [
+    (pipeline_explorer, {"dp": 9}, r"dp must be a whole number in 1..4, got 9"),
+    (pipeline_explorer, {"factor": 10.0}, r"factor must be in \[1, 6\], got 10.0"),
+    (pipeline_explorer, {"target": "everything"}, r"target must be one of 'nothing', .*, got 'everything'"),
+    (pipeline_explorer, {"op": "sideways"}, r"op must be one of 'forward', 'backward', 'both', got 'sideways'"),
+    (dp_scaling_explorer, {"jitter": 0.5}, r"jitter must be in \[0, 0.2\], got 0.5"),
+    (dp_scaling_explorer, {"n": 10**6}, r"n must be in \[1, 100000\], got 1000000"),
+])
+def test_explorers_refuse_bad_starting_values(make, kwargs, message):
+    # They once clamped them silently (dp=9 became 4); now they raise like every other explorer.
+    with pytest.raises(ValueError, match=message):
+        make(**kwargs)
 
 
 def test_dp_scaling_explorer_controls():

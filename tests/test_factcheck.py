@@ -1,11 +1,13 @@
-"""Tests for the fact-check verdict helper (straggle_edu.notebook.factcheck)."""
+"""Tests for the fact-check verdicts (straggle_edu.notebook.factcheck), checked through the one
+notebook name for every checked statement, ``claim`` (straggle_edu.notebook.claims)."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from straggle_edu import p_any_slow
-from straggle_edu.notebook.factcheck import VERDICTS, ClaimCheck, check_claim, verdict_from_readings, verdict_table
+from straggle_edu.notebook import claim
+from straggle_edu.notebook.factcheck import VERDICTS, ClaimCheck, verdict_from_readings, verdict_table
 
 
 @given(st.lists(st.booleans(), min_size=1, max_size=6))
@@ -16,7 +18,7 @@ def test_verdict_from_readings_all_some_none(values):
 
 
 @pytest.mark.parametrize("verdict", VERDICTS)
-def test_check_claim_accepts_only_the_supported_verdict(verdict):
+def test_claim_verdict_accepts_only_the_supported_verdict(verdict):
     cases = {
         "right": {"a": True, "b": True},
         "right but loose": {"a": True, "b": False},
@@ -24,26 +26,26 @@ def test_check_claim_accepts_only_the_supported_verdict(verdict):
     }
     for supported, readings in cases.items():
         if supported == verdict:
-            c = check_claim(1, "x", figures={}, readings=readings, verdict=verdict, precise="p")
+            c = claim(1, "x", figures={}, readings=readings, verdict=verdict, precise="p")
             assert isinstance(c, ClaimCheck) and c.verdict == verdict
         else:
             with pytest.raises(AssertionError, match=f"stated verdict '{verdict}', but the computed readings say"):
-                check_claim(1, "x", figures={}, readings=readings, verdict=verdict, precise="p")
+                claim(1, "x", figures={}, readings=readings, verdict=verdict, precise="p")
 
 
 def test_a_wrong_library_fails_the_check():
     # If p_any_slow were off, "over 60%" would flip and the stated verdict fail.
     p = p_any_slow(0.01, 100)
-    check_claim(2, "over 60%", figures={"P": p}, readings={"P > 60%": p > 0.6}, verdict="right", precise="63.4%")
+    claim(2, "over 60%", figures={"P": p}, readings={"P > 60%": p > 0.6}, verdict="right", precise="63.4%")
     with pytest.raises(AssertionError, match="claim 2"):
-        check_claim(2, "over 60%", figures={"P": p / 2}, readings={"P > 60%": p / 2 > 0.6}, verdict="right",
-                    precise="")
+        claim(2, "over 60%", figures={"P": p / 2}, readings={"P > 60%": p / 2 > 0.6}, verdict="right",
+              precise="")
 
 
 def test_claim_check_renders_text_and_escaped_html():
-    c = check_claim(9, "<over> 40% & more", figures={"share": 0.425, "jobs": 3079, "usd": 196608.0, "tiny": 1.3e-18},
-                    readings={"over 40%": True, "about 45% for <all>": False}, verdict="right but loose",
-                    precise="42.5% of jobs")
+    c = claim(9, "<over> 40% & more", figures={"share": 0.425, "jobs": 3079, "usd": 196608.0, "tiny": 1.3e-18},
+              readings={"over 40%": True, "about 45% for <all>": False}, verdict="right but loose",
+              precise="42.5% of jobs")
     text = str(c)
     assert "Claim 9: <over> 40% & more" in text
     assert "jobs = 3,079" in text and "usd = 196,608" in text and "tiny = 1.3e-18" in text
@@ -65,15 +67,15 @@ def test_claim_check_renders_text_and_escaped_html():
         ({"precise": None}, "precise must be a string, got None"),
     ],
 )
-def test_check_claim_bad_input(kwargs, match):
+def test_claim_verdict_bad_input(kwargs, match):
     args = {"number": 1, "claim": "x", "figures": {}, "readings": {"r": True}, "verdict": "right", "precise": "p",
             **kwargs}
     with pytest.raises(ValueError, match=match):
-        check_claim(**args)
+        claim(args.pop("number"), args.pop("claim"), **args)
 
 
 def test_verdict_table_sorts_counts_and_renders():
-    checks = [check_claim(n, f"claim {n}", figures={}, readings=r, verdict=v, precise="")
+    checks = [claim(n, f"claim {n}", figures={}, readings=r, verdict=v, precise="")
               for n, r, v in [(3, {"a": False}, "wrong"), (1, {"a": True}, "right"), (2, {"a": True, "b": False}, "right but loose")]]
     table = verdict_table(checks)
     assert [c.number for c in table.checks] == [1, 2, 3]
@@ -82,3 +84,17 @@ def test_verdict_table_sorts_counts_and_renders():
     assert table._repr_html_().count("<tr>") == 4
     with pytest.raises(ValueError, match="checks must be one or more ClaimCheck results"):
         verdict_table([])
+
+
+def test_claim_a_number_prints_a_check_and_returns_none(capsys):
+    assert claim("P(at least one of 100 slow)", p_any_slow(0.01, 100), 0.634, abs_tol=5e-4) is None
+    assert capsys.readouterr().out == "✓ P(at least one of 100 slow) = 0.633968 (quoted: 0.634)\n"
+    with pytest.raises(AssertionError, match="✗ P: computed 0.5, but the text says 0.634"):
+        claim("P", 0.5, 0.634, abs_tol=5e-4)
+
+
+def test_claim_is_a_number_or_a_verdict_never_both():
+    with pytest.raises(ValueError, match="expected must be the figure the prose quotes"):
+        claim("P", 0.634)
+    with pytest.raises(ValueError, match="expected must be left out for a fact-check claim"):
+        claim(2, "over 60%", 0.634, readings={"P > 60%": True}, verdict="right")

@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from ..instruments.barrier_lab import LabSettings, predict_step_time, predicted_slowdown
+from ..instruments.barrier_lab import LabSettings
+from ..models.barrier_lab import predict_step_time, predicted_slowdown
 from . import Exercise
 
 __all__ = ["q1", "q2", "q3", "q4"]
@@ -20,15 +21,15 @@ _SLOW = dict(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=
 
 q1 = Exercise(
     "q1",
-    expected=lambda: 1e3 * predict_step_time(LabSettings(**_SLOW)),
+    expected=lambda: 1e3 * predict_step_time(LabSettings(**_SLOW).step_times()),
     hint="Every step ends when the last worker reaches the barrier. Who is last, and how long does it work?",
-    solution="1e3 * predict_step_time(LabSettings(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2))  # 100 ms",
+    solution="1e3 * predict_step_time(LabSettings(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2).step_times())  # 100 ms",
     rel_tol=1e-3,
 )
 
 q2 = Exercise(
     "q2",
-    expected=lambda: 1e3 * (predict_step_time(LabSettings(**_SLOW)) - LabSettings(**_SLOW).step_time(0).mean()),
+    expected=lambda: 1e3 * (predict_step_time(LabSettings(**_SLOW).step_times()) - LabSettings(**_SLOW).step_time(0).mean()),
     hint="A healthy worker is done after its own 50 ms, then waits at the barrier until the step ends.",
     solution="100 - 50  # ms: the step (q1) minus a healthy worker's own work",
     rel_tol=1e-3,
@@ -36,17 +37,17 @@ q2 = Exercise(
 
 q3 = Exercise(
     "q3",
-    expected=lambda: predicted_slowdown(LabSettings(**{**_SLOW, "workers": 8})),
+    expected=lambda: predicted_slowdown(LabSettings(**{**_SLOW, "workers": 8}).step_times()),
     hint=("The ideal step gives every worker the per-step mean work: (100 + 7 x 50) / 8 ms. "
           "S is the real step over the ideal one."),
-    solution="predicted_slowdown(LabSettings(workers=8, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2))  # 100 / 56.25 = 16/9 = 1.78",
+    solution="predicted_slowdown(LabSettings(workers=8, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2).step_times())  # 100 / 56.25 = 16/9 = 1.78",
     rel_tol=1e-3,
 )
 
 q4 = Exercise(
     "q4",
-    expected=lambda: 1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1)),
-    hint="The step is E[max] of 8 draws of 50 ms x (1 + 0.1 Z). predict_step_time(LabSettings(...)) computes it.",
-    solution="1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1))  # about 57.1 ms: 50 + 5 x 1.424, E[max of 8 standard normals]",
+    expected=lambda: 1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1).step_times()),
+    hint="The step is E[max] of 8 draws of 50 ms x (1 + 0.1 Z). predict_step_time(LabSettings(...).step_times()) computes it.",
+    solution="1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1).step_times())  # about 57.1 ms: 50 + 5 x 1.424, E[max of 8 standard normals]",
     rel_tol=2e-3,
 )

@@ -33,8 +33,9 @@ from .start_here import (
     start_here_explorer, START_HERE_STEP_TIME,
 )
 from .tail import (
-    tail_explorer, budget_explorer, percentile_explorer, worker_counts,
+    tail_explorer, budget_explorer, percentile_explorer,
 )
+from ._controls import worker_counts
 from .training_step import (
     SLOW_TARGETS, SCHEDULE_CHOICES, pipeline_explorer, dp_scaling_explorer, slow_mask,
 )

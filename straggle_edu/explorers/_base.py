@@ -89,6 +89,33 @@ class Explorer(widgets.VBox):
             self._site_links = [*self._site_links, site_link(ctrl, jchart, param, transform)]
         return link
 
+    def on_change(self, update, *names, now=True):
+        """Call ``update(change)`` whenever a control's value changes; then ``update()`` once.
+
+        The one ending every explorer shares. ``names`` picks the controls
+        (all of them by default; controls without a value, such as buttons,
+        are skipped). ``now=False`` skips the first call, for a second
+        callback on other controls. Returns the explorer, so an explorer can
+        end with ``return ex.on_change(update)``.
+
+        Examples
+        --------
+        >>> import ipywidgets as widgets
+        >>> ex = Explorer({"a": widgets.IntSlider(1), "b": widgets.IntSlider(2)}, {})
+        >>> seen = []
+        >>> _ = ex.on_change(lambda change=None: seen.append(change and change["name"]), "a")
+        >>> ex.controls["a"].value, ex.controls["b"].value = 5, 6
+        >>> seen
+        [None, 'value']
+        """
+        for name in names or self.controls:
+            control = self.controls[name]
+            if control.has_trait("value"):
+                control.observe(update, "value")
+        if now:
+            update()
+        return self
+
 
 def _json_value(value):
     """``value`` as a plain JSON scalar, or raise TypeError."""

@@ -22,14 +22,19 @@ _counter = itertools.count()
 
 
 def patch_rows(jchart, updates, base=None, **props):
-    """Give views of ``jchart`` new rows, and set top-level ``props``.
+    """Give views or named datasets of ``jchart`` new rows, and set top-level ``props``.
+
+    This is the explorers' one way to swap a drawn chart's data: it always
+    keeps each param at the value the reader left it (:func:`keep_params`).
 
     Parameters
     ----------
     jchart : altair.JupyterChart
     updates : dict
-        ``{view: rows}``; ``view`` is None for the chart's own (top-level)
-        data, or the index of a layer.
+        ``{key: rows}``; ``key`` is None for the chart's own (top-level)
+        data, the index of a layer, or the name of a dataset the spec
+        already has (``chart.datasets``: the ``*_datasets`` functions of
+        :mod:`straggle_edu.charts`), which keeps its name.
     base : dict, optional
         A spec to start from instead of the chart's current one (a layout
         template kept by the explorer); it is not modified.
@@ -39,17 +44,26 @@ def patch_rows(jchart, updates, base=None, **props):
     Examples
     --------
     >>> import altair as alt
-    >>> chart = alt.Chart({"values": [{"x": 1}]}).mark_point().encode(x="x:Q")
-    >>> jchart = alt.JupyterChart(chart)
-    >>> patch_rows(jchart, {None: [{"x": 2}, {"x": 3}]}, title="two points")
-    >>> [jchart.spec["datasets"][jchart.spec["data"]["name"]], jchart.spec["title"]]
-    [[{'x': 2}, {'x': 3}], 'two points']
+    >>> from straggle_edu.notebook.display import chart_widget
+    >>> k = alt.param(name="k", value=1)
+    >>> jchart = chart_widget(alt.Chart(alt.Data(values=[{"x": 0}])).mark_point().encode(x="x:Q").add_params(k))
+    >>> jchart.params.k = 5                      # the reader moved a slider
+    >>> patch_rows(jchart, {None: [{"x": 1}, {"x": 2}]}, title="two points")
+    >>> spec = jchart.spec
+    >>> spec["datasets"][spec["data"]["name"]], spec["title"], spec["params"][0]["value"]
+    ([{'x': 1}, {'x': 2}], 'two points', 5.0)
     """
     spec = dict(jchart.spec if base is None else base)
     datasets = dict(spec.get("datasets", {}))
     if "layer" in spec:
         spec["layer"] = list(spec["layer"])
+    named = {key: list(rows) for key, rows in updates.items() if isinstance(key, str)}
+    for key in named:
+        if key not in datasets:
+            raise KeyError(f"the chart has no dataset named {key!r}; it has {sorted(datasets)}")
     for view, rows in updates.items():
+        if isinstance(view, str):
+            continue
         name = f"patched-{next(_counter)}"
         datasets[name] = list(rows)
         if view is None:
@@ -58,12 +72,24 @@ def patch_rows(jchart, updates, base=None, **props):
             layer = dict(spec["layer"][view])
             layer["data"] = {"name": name}
             spec["layer"][view] = layer
-    used = {spec.get("data", {}).get("name")} | {
-        layer.get("data", {}).get("name") for layer in spec.get("layer", []) if isinstance(layer.get("data"), dict)
-    }
-    spec["datasets"] = {k: v for k, v in datasets.items() if k in used}
+    used = set(named) | _used_datasets(spec)
+    spec["datasets"] = {k: named.get(k, v) for k, v in datasets.items() if k in used}
     spec.update(props)
     jchart.spec = keep_params(jchart, spec)
+
+
+def _used_datasets(spec):
+    """Names of the datasets anything in the spec refers to (views at any depth, lookups)."""
+    used, stack = set(), [v for k, v in spec.items() if k != "datasets"]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("name"), str):
+                used.add(item["name"])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return used
 
 
 def keep_params(jchart, spec):
@@ -87,10 +113,17 @@ def keep_params(jchart, spec):
     if params:
         spec = dict(spec)
         spec["params"] = [
-            dict(p, value=getattr(jchart.params, p["name"])) if "value" in p and p.get("name") in current else p
+            dict(p, value=_like(p["value"], getattr(jchart.params, p["name"])))
+            if "value" in p and p.get("name") in current else p
             for p in params
         ]
     return spec
+
+
+def _like(old, new):
+    """``new`` as a bool when the spec's value was one (the params widget keeps a
+    toggle's True as 1.0)."""
+    return bool(new) if isinstance(old, bool) and isinstance(new, (int, float)) else new
 
 
 def set_color_scale(spec, layer, domain, range_):

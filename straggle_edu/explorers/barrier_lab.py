@@ -16,25 +16,59 @@ from pathlib import Path
 import ipywidgets as widgets
 import numpy as np
 
-from .._validate import require
-from ..instruments.barrier_lab import LabSettings, max_workers, measured_vs_predicted, run_barrier_lab
+from .._validate import in_range, require
+from ..instruments.barrier_lab import LabSettings, max_workers, run_barrier_lab
 from ..charts.barrier_lab import lab_gantt_chart, lab_prediction_chart
 from ._base import Explorer
+from ._controls import STYLE, float_slider, int_slider
 
 __all__ = ["barrier_lab_explorer", "LAB_MAX_WORKERS"]
 
 LAB_MAX_WORKERS = 16
-_STYLE = {"description_width": "initial"}
 _NONE = -1
 
 
-def _slider(cls, value, lo, hi, step, label, fmt=None):
-    kw = {"readout_format": fmt} if fmt else {}
-    return cls(value=value, min=lo, max=hi, step=step, description=label, style=_STYLE, continuous_update=False, **kw)
+def _int(name, value, lo, hi, label, step=1):
+    return int_slider(name, value, lo, hi, label, step=step, continuous=False)
+
+
+def _float(name, value, lo, hi, step, label, fmt):
+    return float_slider(name, value, lo, hi, step, label, fmt, continuous=False)
 
 
 def _rank_options(workers):
     return [("none", _NONE)] + [(str(r), r) for r in range(workers)]
+
+
+def _lab_controls(start):
+    """The lab's controls, starting at the (checked) settings ``start``."""
+    step_ms = round(1e3 * in_range("step_seconds", start.step_seconds, 0.005, 0.2))
+    pause_ms = round(1e3 * in_range("pause_seconds", start.pause_seconds, 0.0, 0.2))
+    controls = {
+        "workers": _int("workers", start.workers, 1, min(LAB_MAX_WORKERS, max_workers(start.work)), "workers"),
+        "steps": _int("steps", start.steps, 2, 100, "steps"),
+        "step_ms": _int("step_ms", step_ms, 5, 200, "step (ms)", step=5),
+        "jitter": _float("jitter", start.jitter, 0.0, 0.3, 0.01, "jitter", ".2f"),
+        "pause_prob": _float("pause_prob", start.pause_prob, 0.0, 0.3, 0.01, "pause prob.", ".2f"),
+        "pause_ms": _int("pause_ms", pause_ms, 0, 200, "pause (ms)", step=5),
+        "slow_rank": widgets.Dropdown(options=_rank_options(start.workers),
+                                      value=_NONE if start.slow_rank is None else start.slow_rank,
+                                      description="slow worker", style=STYLE),
+        "slow_factor": _float("slow_factor", start.slow_factor, 1.0, 4.0, 0.1, "slow factor", ".1f"),
+        "work": widgets.ToggleButtons(options=["sleep", "compute"], value=start.work, description="work", style=STYLE),
+        "seed": _int("seed", start.seed, 0, 999, "seed"),
+        "run_button": widgets.Button(description="Run", button_style="primary", icon="play"),
+    }
+    return controls
+
+
+def _settings(c):
+    """The run_barrier_lab keyword arguments the controls ``c`` show."""
+    rank = c["slow_rank"].value
+    return dict(workers=c["workers"].value, steps=c["steps"].value, step_seconds=c["step_ms"].value / 1e3,
+                jitter=c["jitter"].value, pause_prob=c["pause_prob"].value, pause_seconds=c["pause_ms"].value / 1e3,
+                slow_rank=None if rank == _NONE else rank, slow_factor=c["slow_factor"].value,
+                work=c["work"].value, seed=c["seed"].value)
 
 
 def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pause_prob=0.0, pause_seconds=0.0,
@@ -47,7 +81,8 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pa
         Starting settings (see :class:`~straggle_edu.instruments.barrier_lab.LabSettings`);
         ``slow_rank=None`` for no slow worker. The controls allow 1..16
         workers (1..cores with ``work="compute"``), 2..100 steps, steps of
-        5..200 ms and pauses of up to 200 ms.
+        5..200 ms, pauses of up to 200 ms, jitter and pause probability up to 0.3
+        and slow factors of 1..4; a starting value outside them raises ``ValueError``.
     out : str, os.PathLike or None
         The trace CSV each run writes; None for a file in a new temporary folder.
 
@@ -76,26 +111,11 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pa
     require(start.workers <= LAB_MAX_WORKERS, "workers", workers, f"a whole number in 1..{LAB_MAX_WORKERS} here")
     require(start.steps <= 100, "steps", steps, "a whole number in 2..100 here")
     out = Path(tempfile.mkdtemp(prefix="straggle-edu-lab-")) / "barrier_lab.csv" if out is None else Path(out)
-    step_ms = int(np.clip(round(start.step_seconds * 1e3), 5, 200))
-    controls = {
-        "workers": _slider(widgets.IntSlider, start.workers, 1, min(LAB_MAX_WORKERS, max_workers(start.work)), 1, "workers"),
-        "steps": _slider(widgets.IntSlider, start.steps, 2, 100, 1, "steps"),
-        "step_ms": _slider(widgets.IntSlider, step_ms, 5, 200, 5, "step (ms)"),
-        "jitter": _slider(widgets.FloatSlider, min(start.jitter, 0.3), 0.0, 0.3, 0.01, "jitter", ".2f"),
-        "pause_prob": _slider(widgets.FloatSlider, min(start.pause_prob, 0.3), 0.0, 0.3, 0.01, "pause prob.", ".2f"),
-        "pause_ms": _slider(widgets.IntSlider, int(min(200, round(start.pause_seconds * 1e3))), 0, 200, 5, "pause (ms)"),
-        "slow_rank": widgets.Dropdown(options=_rank_options(start.workers),
-                                      value=_NONE if start.slow_rank is None else start.slow_rank,
-                                      description="slow worker", style=_STYLE),
-        "slow_factor": _slider(widgets.FloatSlider, float(np.clip(start.slow_factor, 1.0, 4.0)), 1.0, 4.0, 0.1, "slow factor", ".1f"),
-        "work": widgets.ToggleButtons(options=["sleep", "compute"], value=start.work, description="work", style=_STYLE),
-        "seed": _slider(widgets.IntSlider, min(start.seed, 999), 0, 999, 1, "seed"),
-        "run_button": widgets.Button(description="Run", button_style="primary", icon="play"),
-    }
+    controls = _lab_controls(start)
     c = controls
     zeros = np.zeros((1, start.workers))
     charts = {"gantt": lab_gantt_chart(zeros, zeros), "prediction": lab_prediction_chart(0.0, 0.0, 0.0, 0.0)}
-    progress = widgets.IntProgress(value=0, min=0, max=start.steps, description="steps", style=_STYLE)
+    progress = widgets.IntProgress(value=0, min=0, max=start.steps, description="steps", style=STYLE)
     readout = widgets.HTML("Press <b>Run</b> to start the workers.")
     ex = Explorer(controls, charts, extra=[progress, readout])
     ex.progress, ex.readout, ex.out = progress, readout, out
@@ -109,15 +129,8 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pa
     def follow_work(change):
         c["workers"].max = min(LAB_MAX_WORKERS, max_workers(change["new"]))  # clamps the value too
 
-    c["workers"].observe(follow_workers, names="value")
-    c["work"].observe(follow_work, names="value")
-
-    def settings():
-        rank = c["slow_rank"].value
-        return dict(workers=c["workers"].value, steps=c["steps"].value, step_seconds=c["step_ms"].value / 1e3,
-                    jitter=c["jitter"].value, pause_prob=c["pause_prob"].value, pause_seconds=c["pause_ms"].value / 1e3,
-                    slow_rank=None if rank == _NONE else rank, slow_factor=c["slow_factor"].value,
-                    work=c["work"].value, seed=c["seed"].value)
+    ex.on_change(follow_workers, "workers", now=False)
+    ex.on_change(follow_work, "work", now=False)
 
     def tick(done, total):
         progress.value = done
@@ -127,13 +140,13 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pa
         if result.steps_done >= 1:
             ex.charts["gantt"].chart = lab_gantt_chart(result.busy, result.wait, result.start)
         if result.steps_done >= 2:
-            p = ex.prediction = measured_vs_predicted(result)
+            p = ex.prediction = result.prediction()
             ex.charts["prediction"].chart = lab_prediction_chart(p.measured, p.stderr, p.expected_max, p.overhead)
             readout.value = (f"{note}{html.escape(str(p))}<br>slowest worker: rank <b>{result.slowest_rank}</b>; "
                              f"per-rank slowdown <b>{result.slowdown():.3f}</b>; trace: <code>{html.escape(str(out))}</code>")
 
     def run():
-        kwargs = settings()
+        kwargs = _settings(c)
         progress.max, progress.value, progress.bar_style = kwargs["steps"], 0, ""
         c["run_button"].disabled = True
         readout.value = "running..."

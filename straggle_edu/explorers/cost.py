@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from .._validate import in_range, require, whole
+from .._validate import require, whole
 from ..charts.cost import bill_chart, delay_framings_chart, lost_dollars_chart, lost_fraction_chart, milestones_chart
 from ..math.cost import cost_of_stragglers
 from ..math.delay import planned_delay
@@ -21,11 +21,12 @@ from ..models.cluster import Cluster
 from ..models.step_time import StepTime
 from ..models.waste import lost_fraction, lost_fraction_curves
 from ._base import Explorer
-from .expected_max import POWERS_OF_TWO, _float_slider, _n_slider, _swap_rows
+from ._controls import STYLE, float_slider, n_slider
+from ._patch import patch_rows
+from .expected_max import POWERS_OF_TWO
 
 __all__ = ["cost_explorer", "lost_fraction_explorer", "PAUSE_CHOICES"]
 
-_STYLE = {"description_width": "initial"}
 PAUSE_CHOICES = (("never", 0.0), ("1 in 100,000", 1e-5), ("1 in 10,000", 1e-4), ("1 in 1,000", 1e-3),
                  ("1 in 100", 1e-2), ("1 in 20", 0.05))
 
@@ -61,10 +62,10 @@ def cost_explorer(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0
     """
     controls = {
         "gpus": widgets.BoundedIntText(value=whole("gpus", gpus, high=10**6), min=1, max=10**6, description="GPUs",
-                                       style=_STYLE, layout=widgets.Layout(width="170px")),
-        "days": _float_slider(in_range("days", days, 1.0, 120.0), 1.0, 120.0, 0.5, "days", ".1f"),
-        "lost_fraction": _float_slider(in_range("lost_fraction", lost_fraction, 0.0, 0.5), 0.0, 0.5, 0.005, "lost fraction", ".1%"),
-        "usd_per_gpu_hour": _float_slider(in_range("usd_per_gpu_hour", usd_per_gpu_hour, 0.25, 12.0), 0.25, 12.0, 0.25, "$ per GPU-hour", ".2f"),
+                                       style=STYLE, layout=widgets.Layout(width="170px")),
+        "days": float_slider("days", days, 1.0, 120.0, 0.5, "days", ".1f"),
+        "lost_fraction": float_slider("lost_fraction", lost_fraction, 0.0, 0.5, 0.005, "lost fraction", ".1%"),
+        "usd_per_gpu_hour": float_slider("usd_per_gpu_hour", usd_per_gpu_hour, 0.25, 12.0, 0.25, "$ per GPU-hour"),
     }
     c = controls
     charts = {
@@ -87,10 +88,7 @@ def cost_explorer(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0
                             f" · a run that held {b.days:g} days waited {b.days_delay:.2f} of them · a run planned at "
                             f"{b.days:g} days ends <b>{planned_delay(b.days, b.lost_fraction):.2f}</b> days late")
 
-    for control in controls.values():
-        control.observe(readout, "value")
-    readout()
-    return ex
+    return ex.on_change(readout)
 
 
 def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=0.0, *, days=10.0, usd_per_gpu_hour=2.0):
@@ -138,12 +136,12 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
     choices = [v for _, v in PAUSE_CHOICES]
     require(pause_prob in choices, "pause_prob", pause_prob, "one of " + ", ".join(f"{v:g}" for v in choices))
     controls = {
-        "n": _n_slider(n),
-        "jitter": _float_slider(in_range("jitter", jitter, 0.0, 0.2), 0.0, 0.2, 0.0025, "jitter", ".2%"),
+        "n": n_slider(n, POWERS_OF_TWO),
+        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.0025, "jitter", ".2%"),
         "pause_prob": widgets.SelectionSlider(options=list(PAUSE_CHOICES), value=pause_prob, description="pause, per step",
-                                              style=_STYLE),
-        "pause": _float_slider(in_range("pause", pause, 0.0, 2.0), 0.0, 2.0, 0.05, "pause (s)", ".2f"),
-        "sync": _float_slider(in_range("sync", sync, 0.0, 0.5), 0.0, 0.5, 0.01, "sync (s)", ".2f"),
+                                              style=STYLE),
+        "pause": float_slider("pause", pause, 0.0, 2.0, 0.05, "pause (s)"),
+        "sync": float_slider("sync", sync, 0.0, 0.5, 0.01, "sync (s)"),
     }
     c = controls
     step_time = lambda: StepTime(1.0, jitter=c["jitter"].value, pause_prob=c["pause_prob"].value, pause=c["pause"].value)
@@ -177,11 +175,8 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
                             f"{step_time().mean():.4f} s) / E[step] {row['slowest'] + sync:.4f} s")
 
     def redraw(_=None):
-        _swap_rows(ex.charts["curve"], {0: curve()})  # same marks, new numbers
+        patch_rows(ex.charts["curve"], {0: curve()})  # same marks, new numbers
         readout()
 
-    c["n"].observe(readout, "value")
-    for name in ("jitter", "pause_prob", "pause", "sync"):
-        c[name].observe(redraw, "value")
-    readout()
-    return ex
+    ex.on_change(redraw, "jitter", "pause_prob", "pause", "sync", now=False)
+    return ex.on_change(readout, "n")

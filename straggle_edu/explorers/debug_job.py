@@ -27,12 +27,12 @@ from ..traces.diagnose import diagnose
 from ..traces.synthetic import CAUSES, example_trace
 from ..traces.whatif import worker_timeline
 from ._base import Explorer
+from ._controls import STYLE
 
 __all__ = ["debug_job_explorer", "EXAMPLE_CAUSES"]
 
 #: The generated examples the explorer offers (every injected cause, and none).
 EXAMPLE_CAUSES = tuple(CAUSES)
-_STYLE = {"description_width": "initial"}
 
 
 def _label(w):
@@ -102,12 +102,12 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
     controls = {}
     if source is None:
         controls["example"] = widgets.Dropdown(options=list(EXAMPLE_CAUSES), value=example, description="example",
-                                               style=_STYLE)
+                                               style=STYLE)
     first = _first_worker(a)
     controls["worker"] = widgets.Dropdown(options=[(_label(w), w) for w in a.workers], value=first,
-                                          description="worker", style=_STYLE)
+                                          description="worker", style=STYLE)
     controls["step"] = widgets.Dropdown(options=[int(s) for s in a.steps], value=_worst_step(a, first),
-                                        description="step", style=_STYLE)
+                                        description="step", style=STYLE)
     op_level = a.format == "op-level"
 
     def detail_chart():
@@ -160,9 +160,7 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
         redraw_detail()
         readout.value = _readout(an)
 
-    controls["worker"].observe(redraw_detail, names="value")
-    controls["step"].observe(redraw_detail, names="value")
-    if "example" in controls:
-        controls["example"].observe(on_example, names="value")
     bind_selection()
-    return explorer
+    if "example" in controls:
+        explorer.on_change(on_example, "example", now=False)
+    return explorer.on_change(redraw_detail, "worker", "step", now=False)

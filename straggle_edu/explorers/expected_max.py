@@ -18,7 +18,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from .._validate import in_range, require, whole
+from .._validate import require, whole
 from ..charts.expected_max import expected_max_chart, max_vs_one_chart, slow_card_chart, speedup_chart
 from ..math.order_stats import expected_max, gumbel_max_approx, sqrt_2_ln_n
 from ..models.cluster import Cluster, expected_step_time, scaling_efficiency
@@ -27,51 +27,21 @@ from ..models.samplers import sample_max
 from ..models.step_time import StepTime
 from ..models.waste import slow_card, slow_card_curves
 from ._base import Explorer
-from ._patch import patch_rows
+from ._controls import STYLE, float_slider, int_slider, n_slider
+from ._patch import patch_rows, replace_spec
 
 __all__ = ["expected_max_explorer", "max_histogram_explorer", "slow_card_explorer", "speedup_explorer"]
 
-_STYLE = {"description_width": "initial"}
 POWERS_OF_TWO = tuple(2**k for k in range(15))  # 1 .. 16,384 workers
 
 
-def _n_slider(value, options=POWERS_OF_TWO, label="workers n", continuous=True):
-    """A slider over worker counts (powers of two read best); its value is the int n."""
-    value = whole("n", value)
-    require(value in options, "n", value, f"one of {options[0]}, {options[1]}, ..., {options[-1]}")
-    return widgets.SelectionSlider(options=[(f"{m:,}", m) for m in options], value=value, description=label,
-                                   style=_STYLE, continuous_update=continuous)
+def _shape(value):
+    require(value in STEP_TIME_SHAPES, "shape", value, "one of " + ", ".join(map(repr, STEP_TIME_SHAPES)))
+    return widgets.Dropdown(options=list(STEP_TIME_SHAPES), value=value, description="step time", style=STYLE)
 
 
-def _float_slider(value, lo, hi, step, label, fmt, continuous=True):
-    return widgets.FloatSlider(value=value, min=lo, max=hi, step=step, description=label, readout_format=fmt,
-                               style=_STYLE, continuous_update=continuous)
-
-
-def _link(ex, control, chart, param):
-    """``ex.link`` that remembers the link, so :func:`_replace_chart` can renew it."""
-    ex.__dict__.setdefault("_param_links", {}).setdefault(chart, []).append(ex.link(control, chart, param))
-
-
-def _replace_chart(ex, name, chart):
-    """Show a new chart in ``ex.charts[name]`` and re-point its param links.
-
-    A JupyterChart makes a new ``params`` object for every new chart, so the
-    links made for the old one are renewed here (which also sets each param
-    from its control right away).
-    """
-    jchart = ex.charts[name]
-    jchart.chart = chart
-    links = ex.__dict__.setdefault("_param_links", {})
-    for old in links.pop(name, []):
-        old.unlink()
-    links[name] = [widgets.dlink((ex.controls[c], "value"), (jchart.params, p)) for c, ch, p, _ in ex.links if ch == name]
-
-
-def _swap_rows(jchart, rows_by_layer):
-    """Give layers of a layered chart new rows, in place, keeping the params
-    where they are (see :func:`straggle_edu.explorers._patch.patch_rows`)."""
-    patch_rows(jchart, rows_by_layer)
+def _jitter(value):
+    return float_slider("jitter", value, 0.01, 0.5, 0.01, "jitter (σ / mean)", ".0%", continuous=False)
 
 
 def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0):
@@ -109,15 +79,13 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
     >>> round(float(ex.growth.exact[-1]), 3)  # 0.9 + 0.1 * H_16384
     1.928
     """
-    require(shape in STEP_TIME_SHAPES, "shape", shape, "one of " + ", ".join(map(repr, STEP_TIME_SHAPES)))
     controls = {
-        "shape": widgets.Dropdown(options=list(STEP_TIME_SHAPES), value=shape, description="step time", style=_STYLE),
-        "jitter": _float_slider(in_range("jitter", jitter, 0.01, 0.5), 0.01, 0.5, 0.01, "jitter (σ / mean)", ".0%", False),
-        "n": _n_slider(n),
-        "size": widgets.IntSlider(value=whole("size", size, low=100, high=10_000), min=100, max=10_000, step=100,
-                                  description="Monte Carlo draws per n", style=_STYLE, continuous_update=False),
+        "shape": _shape(shape),
+        "jitter": _jitter(jitter),
+        "n": n_slider(n, POWERS_OF_TWO),
+        "size": int_slider("size", size, 100, 10_000, "Monte Carlo draws per n", step=100, continuous=False),
         "seed": widgets.BoundedIntText(value=whole("seed", seed, low=0, high=10**6), min=0, max=10**6,
-                                       description="seed", style=_STYLE, layout=widgets.Layout(width="150px")),
+                                       description="seed", style=STYLE, layout=widgets.Layout(width="150px")),
     }
     c = controls
     ns = log_grid(POWERS_OF_TWO[-1], 29)
@@ -125,7 +93,7 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
     growth = lambda: max_growth(dist(), ns, c["size"].value, rng=c["seed"].value)
     ex = Explorer(controls, {"growth": expected_max_chart(first := growth(), in_sigmas=False, n_mark=n)}, extra=[widgets.HTML()])
     ex.readout, ex.growth, ex.dist = ex.extra[0], first, dist
-    _link(ex, "n", "growth", "n_mark")
+    ex.link("n", "growth", "n_mark")
 
     def readout(_=None):
         d, m = dist(), c["n"].value
@@ -138,14 +106,11 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
 
     def redraw(_=None):
         ex.growth = growth()
-        _replace_chart(ex, "growth", expected_max_chart(ex.growth, in_sigmas=False, n_mark=c["n"].value))
+        replace_spec(ex.charts["growth"], expected_max_chart(ex.growth, in_sigmas=False, n_mark=c["n"].value))
         readout()
 
-    for name in ("shape", "jitter", "size", "seed"):
-        c[name].observe(redraw, "value")
-    c["n"].observe(readout, "value")
-    readout()
-    return ex
+    ex.on_change(redraw, "shape", "jitter", "size", "seed", now=False)
+    return ex.on_change(readout, "n")
 
 
 def max_histogram_explorer(shape="normal", jitter=0.1, n=256, size=20_000, seed=0):
@@ -180,21 +145,16 @@ def max_histogram_explorer(shape="normal", jitter=0.1, n=256, size=20_000, seed=
     >>> ex.charts["pair"].params.n
     4096.0
     """
-    require(shape in STEP_TIME_SHAPES, "shape", shape, "one of " + ", ".join(map(repr, STEP_TIME_SHAPES)))
     size = whole("size", size, low=1000, high=100_000)
     seed = whole("seed", seed, low=0)
     ns = POWERS_OF_TWO[:13]
-    controls = {
-        "n": _n_slider(n, ns),
-        "shape": widgets.Dropdown(options=list(STEP_TIME_SHAPES), value=shape, description="step time", style=_STYLE),
-        "jitter": _float_slider(in_range("jitter", jitter, 0.01, 0.5), 0.01, 0.5, 0.01, "jitter (σ / mean)", ".0%", False),
-    }
+    controls = {"n": n_slider(n, ns), "shape": _shape(shape), "jitter": _jitter(jitter)}
     c = controls
     dist = lambda: step_time_dist(c["shape"].value, 1.0, c["jitter"].value)
     hist = lambda: max_histograms(dist(), ns, size=size, bins=60, rng=seed)
     ex = Explorer(controls, {"pair": max_vs_one_chart(first := hist(), n=n)}, extra=[widgets.HTML()])
     ex.readout, ex.hist, ex.dist = ex.extra[0], first, dist
-    _link(ex, "n", "pair", "n")
+    ex.link("n", "pair", "n")
 
     def readout(_=None):
         h, m = ex.hist, c["n"].value
@@ -204,14 +164,11 @@ def max_histogram_explorer(shape="normal", jitter=0.1, n=256, size=20_000, seed=
 
     def redraw(_=None):
         ex.hist = hist()
-        _replace_chart(ex, "pair", max_vs_one_chart(ex.hist, n=c["n"].value))
+        replace_spec(ex.charts["pair"], max_vs_one_chart(ex.hist, n=c["n"].value))
         readout()
 
-    c["n"].observe(readout, "value")
-    c["shape"].observe(redraw, "value")
-    c["jitter"].observe(redraw, "value")
-    readout()
-    return ex
+    ex.on_change(redraw, "shape", "jitter", now=False)
+    return ex.on_change(readout, "n")
 
 
 def slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10.0):
@@ -252,10 +209,10 @@ def slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10.0):
     """
     ns = POWERS_OF_TWO[1:]
     controls = {
-        "n": _n_slider(n, ns),
-        "jitter": _float_slider(in_range("jitter", jitter, 0.0, 0.1), 0.0, 0.1, 0.0025, "peers' jitter", ".2%", False),
-        "slow_factor": _float_slider(in_range("slow_factor", slow_factor, 1.0, 1.5), 1.0, 1.5, 0.01, "slow card ×", ".2f", False),
-        "days": _float_slider(in_range("days", days, 1.0, 90.0), 1.0, 90.0, 1.0, "run (days)", ".0f"),
+        "n": n_slider(n, ns),
+        "jitter": float_slider("jitter", jitter, 0.0, 0.1, 0.0025, "peers' jitter", ".2%", continuous=False),
+        "slow_factor": float_slider("slow_factor", slow_factor, 1.0, 1.5, 0.01, "slow card ×", continuous=False),
+        "days": float_slider("days", days, 1.0, 90.0, 1.0, "run (days)", ".0f"),
     }
     c = controls
     card = lambda: slow_card(c["n"].value, StepTime(1.0, jitter=c["jitter"].value), c["slow_factor"].value)
@@ -275,15 +232,11 @@ def slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10.0):
 
     def redraw(_=None):
         # Same marks, new numbers: the curve (layer 0) and the card's own slowdown (layer 1).
-        _swap_rows(ex.charts["slowdown"], {0: curve(), 1: [{"y": c["slow_factor"].value - 1.0}]})
+        patch_rows(ex.charts["slowdown"], {0: curve(), 1: [{"y": c["slow_factor"].value - 1.0}]})
         readout()
 
-    c["n"].observe(readout, "value")
-    c["days"].observe(readout, "value")
-    c["jitter"].observe(redraw, "value")
-    c["slow_factor"].observe(redraw, "value")
-    readout()
-    return ex
+    ex.on_change(redraw, "jitter", "slow_factor", now=False)
+    return ex.on_change(readout, "n", "days")
 
 
 def speedup_explorer(jitter=0.05, n=1024):
@@ -316,8 +269,8 @@ def speedup_explorer(jitter=0.05, n=1024):
     ns = np.array(POWERS_OF_TWO[:14])
     sigmas = normal_max_sigmas(np.r_[ns, 2 * ns])
     controls = {
-        "jitter": _float_slider(in_range("jitter", jitter, 0.0, 0.2), 0.0, 0.2, 0.005, "jitter", ".1%"),
-        "n": _n_slider(n, tuple(ns.tolist())),
+        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.005, "jitter", ".1%"),
+        "n": n_slider(n, tuple(ns.tolist())),
     }
     c = controls
     ex = Explorer(controls, {"speedup": speedup_chart(ns, sigmas, jitter=jitter, n_mark=n)}, extra=[widgets.HTML()])
@@ -332,7 +285,4 @@ def speedup_explorer(jitter=0.05, n=1024):
         ex.readout.value = (f"{m:,} workers: speed-up <b>{m * eff:,.0f}</b>, not {m:,} (efficiency {eff:.1%}) · "
                             f"doubling to {2 * m:,}: time × <b>{ratio:.3f}</b>, not × 0.5")
 
-    for control in controls.values():
-        control.observe(readout, "value")
-    readout()
-    return ex
+    return ex.on_change(readout)

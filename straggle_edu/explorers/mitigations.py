@@ -40,32 +40,18 @@ from ..models.hedging import HedgedLatency, RequestLatency, fanout_quantile, hed
 from ..models.sgd import compare_sgd, make_problem
 from ..models.step_time import StepTime
 from ._base import Explorer
+from ._controls import STYLE, float_slider, int_slider, log_slider
+from ._patch import patch_rows
 
 __all__ = ["backup_explorer", "hedging_explorer", "packing_explorer", "partition_explorer", "sgd_explorer"]
 
-_STYLE = {"description_width": "initial"}
+
+def _int(name, value, lo, hi, label):
+    return int_slider(name, value, lo, hi, label, continuous=False)
 
 
-def _swap_datasets(jchart, datasets):
-    """Give a drawn chart new rows for its named datasets, without rebuilding it.
-
-    The marks, params and param links stay; only the numbers change. This
-    skips Altair's chart building and validation, most of a rebuild's cost.
-    The JupyterChart's ``.spec`` is what the browser draws.
-    """
-    spec = dict(jchart.spec)
-    spec["datasets"] = {**spec.get("datasets", {}), **datasets}
-    jchart.spec = spec
-
-
-def _int(value, lo, hi, label, step=1):
-    return widgets.IntSlider(value=value, min=lo, max=hi, step=step, description=label, style=_STYLE,
-                             continuous_update=False)
-
-
-def _float(value, lo, hi, step, label, fmt=".2f", continuous=False):
-    return widgets.FloatSlider(value=value, min=lo, max=hi, step=step, description=label, readout_format=fmt,
-                               style=_STYLE, continuous_update=continuous)
+def _float(name, value, lo, hi, step, label, fmt=".2f", continuous=False):
+    return float_slider(name, value, lo, hi, step, label, fmt, continuous=continuous)
 
 
 # ---------------------------------------------------------------- packing ---
@@ -105,10 +91,10 @@ def packing_explorer(workers=16, per_worker=32, sigma=1.0, seed=0):
     8
     """
     controls = {
-        "workers": _int(whole("workers", workers, 2, 32), 2, 32, "workers"),
-        "per_worker": _int(whole("per_worker", per_worker, 2, 64), 2, 64, "sequences per worker"),
-        "sigma": _float(in_range("sigma", sigma, 0, 2), 0.0, 2.0, 0.1, "length spread σ", ".1f"),
-        "seed": _int(whole("seed", seed, 0, 999), 0, 999, "batch (seed)"),
+        "workers": _int("workers", workers, 2, 32, "workers"),
+        "per_worker": _int("per_worker", per_worker, 2, 64, "sequences per worker"),
+        "sigma": _float("sigma", sigma, 0.0, 2.0, 0.1, "length spread σ", ".1f"),
+        "seed": _int("seed", seed, 0, 999, "batch (seed)"),
     }
     c = controls
     state = {}
@@ -129,15 +115,12 @@ def packing_explorer(workers=16, per_worker=32, sigma=1.0, seed=0):
     def update(_=None):
         compute()
         before, lpt, kk = packings()
-        _swap_datasets(ex.charts["packing"], packing_datasets(before, lpt, kk))
+        patch_rows(ex.charts["packing"], packing_datasets(before, lpt, kk))
         readout.value = (f"step (the most loaded worker): in order <b>{before.makespan:.3f} s</b> · "
                          f"LPT <b>{lpt.makespan:.3f} s</b> · Karmarkar-Karp <b>{kk.makespan:.3f} s</b> · "
                          f"perfect balance {before.mean_load:.3f} s")
 
-    for control in controls.values():
-        control.observe(update, "value")
-    update()
-    return ex
+    return ex.on_change(update)
 
 
 def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
@@ -173,11 +156,10 @@ def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
     True
     """
     controls = {
-        "layers": _int(whole("layers", layers, 4, 96), 4, 96, "layers"),
-        "stages": _int(whole("stages", stages, 2, 16), 2, 16, "stages"),
-        "output_layers": _float(in_range("output_layers", output_layers, 0, 8), 0.0, 8.0, 0.1,
-                                "output layer (layers)", ".1f"),
-        "microbatches": _int(whole("microbatches", microbatches, 1, 64), 1, 64, "microbatches"),
+        "layers": _int("layers", layers, 4, 96, "layers"),
+        "stages": _int("stages", stages, 2, 16, "stages"),
+        "output_layers": _float("output_layers", output_layers, 0.0, 8.0, 0.1, "output layer (layers)", ".1f"),
+        "microbatches": _int("microbatches", microbatches, 1, 64, "microbatches"),
     }
     c = controls
 
@@ -193,7 +175,7 @@ def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
 
     def update(_=None):
         even, best = splits()
-        _swap_datasets(ex.charts["stages"], stage_partition_datasets(even, best, unit="layers"))
+        patch_rows(ex.charts["stages"], stage_partition_datasets(even, best, unit="layers"))
         L, P, M, extra = c["layers"].value, even.stages, c["microbatches"].value, c["output_layers"].value
         t_even = stage_imbalance(L, P, M, output_layers=extra)
         t_best = stage_imbalance(L, P, M, output_layers=extra, layers_per_stage=best.layers_per_stage)
@@ -201,10 +183,7 @@ def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
                          f"({t_even.slowdown:.3f}× the ideal) · DP split <b>{t_best.step_time:.1f}</b> "
                          f"({t_best.slowdown:.3f}×)")
 
-    for control in controls.values():
-        control.observe(update, "value")
-    update()
-    return ex
+    return ex.on_change(update)
 
 
 # ----------------------------------------------------------------- backup ---
@@ -253,13 +232,13 @@ def backup_explorer(n=50, jitter=0.02, pause_prob=0.03, pause=0.55, sync=0.1, sy
     0.0
     """
     controls = {
-        "n": _int(whole("n", n, 4, 512), 4, 512, "N (gradients needed)"),
-        "jitter": _float(in_range("jitter", jitter, 0.005, 0.2), 0.005, 0.2, 0.005, "jitter", ".3f"),
-        "pause_prob": _float(in_range("pause_prob", pause_prob, 0, 0.2), 0.0, 0.2, 0.005, "pause prob.", ".3f"),
-        "pause": _float(in_range("pause", pause, 0, 3), 0.0, 3.0, 0.05, "pause (s)"),
-        "sync_per_worker": _float(in_range("sync_per_worker", sync_per_worker, 0, 0.1), 0.0, 0.1, 0.001,
-                                  "sync per worker (s)", ".3f", continuous=True),
-        "price": _float(in_range("price", price, 0, 2), 0.0, 2.0, 0.05, "price of a backup", continuous=True),
+        "n": _int("n", n, 4, 512, "N (gradients needed)"),
+        "jitter": _float("jitter", jitter, 0.005, 0.2, 0.005, "jitter", ".3f"),
+        "pause_prob": _float("pause_prob", pause_prob, 0.0, 0.2, 0.005, "pause prob.", ".3f"),
+        "pause": _float("pause", pause, 0.0, 3.0, 0.05, "pause (s)"),
+        "sync_per_worker": _float("sync_per_worker", sync_per_worker, 0.0, 0.1, 0.001, "sync per worker (s)", ".3f",
+                                  continuous=True),
+        "price": _float("price", price, 0.0, 2.0, 0.05, "price of a backup", continuous=True),
     }
     c = controls
     sync = in_range("sync", sync, 0, 2)
@@ -287,8 +266,8 @@ def backup_explorer(n=50, jitter=0.02, pause_prob=0.03, pause=0.55, sync=0.1, sy
     def rebuild(_=None):
         compute()
         data = backup_datasets(state["plan"])
-        _swap_datasets(ex.charts["step"], {"backup_plan": data["backup_plan"]})
-        _swap_datasets(ex.charts["margin"], {"backup_margin": data["backup_margin"]})
+        patch_rows(ex.charts["step"], {"backup_plan": data["backup_plan"]})
+        patch_rows(ex.charts["margin"], {"backup_margin": data["backup_margin"]})
         update()
 
     def update(_=None):
@@ -297,12 +276,8 @@ def backup_explorer(n=50, jitter=0.02, pause_prob=0.03, pause=0.55, sync=0.1, sy
                          f"<b>b = {p.best_normalized}</b> (normalized speedup {p.normalized_speedup.max():.3f}) · "
                          f"a backup pays while it saves more than its communication plus its price")
 
-    for name in ("n", "jitter", "pause_prob", "pause"):
-        c[name].observe(rebuild, "value")
-    for name in ("sync_per_worker", "price"):
-        c[name].observe(update, "value")
-    update()
-    return ex
+    ex.on_change(rebuild, "n", "jitter", "pause_prob", "pause", now=False)
+    return ex.on_change(update, "sync_per_worker", "price")
 
 
 # ---------------------------------------------------------------- hedging ---
@@ -338,12 +313,10 @@ def hedging_explorer(delay_ms=10.0, fanout=1000, slow_prob=None):
     base = tail_at_scale_latency()
     slow_prob = base.slow_prob if slow_prob is None else in_range("slow_prob", slow_prob, 0, 0.05)
     controls = {
-        "delay_ms": widgets.FloatLogSlider(value=in_range("delay_ms", delay_ms, 0.1, 1000), base=10, min=-1, max=3,
-                                           step=0.01, description="hedge after (ms)", style=_STYLE),
-        "fanout": widgets.FloatLogSlider(value=whole("fanout", fanout, 1, 10_000), base=10, min=0, max=4, step=0.01,
-                                         description="requests per answer", readout_format=",.0f", style=_STYLE,
-                                         continuous_update=False),
-        "slow_prob": _float(slow_prob, 0.0, 0.05, 0.0005, "slow-mode prob.", ".4f", continuous=True),
+        "delay_ms": log_slider("delay_ms", delay_ms, -1, 3, "hedge after (ms)", ".3g"),
+        "fanout": log_slider("fanout", whole("fanout", fanout, 1, 10_000), 0, 4, "requests per answer", ",.0f",
+                             continuous=False),
+        "slow_prob": _float("slow_prob", slow_prob, 0.0, 0.05, 0.0005, "slow-mode prob.", ".4f", continuous=True),
     }
     c = controls
 
@@ -369,7 +342,7 @@ def hedging_explorer(delay_ms=10.0, fanout=1000, slow_prob=None):
 
     def rebuild(_=None):
         tr = hedging_tradeoff(latency(), delays, 0.999, k())
-        _swap_datasets(ex.charts["tradeoff"], hedging_tradeoff_datasets(tr))
+        patch_rows(ex.charts["tradeoff"], hedging_tradeoff_datasets(tr))
         update()
 
     def update(_=None):
@@ -379,11 +352,8 @@ def hedging_explorer(delay_ms=10.0, fanout=1000, slow_prob=None):
                          f"<b>{1e3 * fanout_quantile(hedged, 0.999, m):,.0f} ms</b> hedged after {d:.3g} ms, "
                          f"for <b>{100 * hedged.extra_load:.1f}%</b> more requests")
 
-    c["delay_ms"].observe(update, "value")
-    for name in ("fanout", "slow_prob"):
-        c[name].observe(rebuild, "value")
-    update()
-    return ex
+    ex.on_change(rebuild, "fanout", "slow_prob", now=False)
+    return ex.on_change(update, "delay_ms")
 
 
 # -------------------------------------------------------------------- sgd ---
@@ -425,14 +395,14 @@ def sgd_explorer(workers=16, backups=2, pause_prob=0.05, pause=1.0, lr_scale=0.5
     ['sync', 'backup', 'async']
     """
     controls = {
-        "workers": _int(whole("workers", workers, 2, 64), 2, 64, "workers"),
-        "backups": _int(whole("backups", backups, 0, 8), 0, 8, "backups dropped"),
-        "pause_prob": _float(in_range("pause_prob", pause_prob, 0, 0.3), 0.0, 0.3, 0.01, "pause prob."),
-        "pause": _float(in_range("pause", pause, 0, 5), 0.0, 5.0, 0.1, "pause (s)", ".1f"),
-        "lr_scale": _float(in_range("lr_scale", lr_scale, 0.05, 1.95), 0.05, 1.95, 0.05, "learning rate × L"),
-        "slow_factor": _float(in_range("slow_factor", slow_factor, 1, 3), 1.0, 3.0, 0.1, "worker 0 slower ×", ".1f"),
-        "heterogeneity": _float(in_range("heterogeneity", heterogeneity, 0, 2), 0.0, 2.0, 0.1, "shard skew", ".1f"),
-        "full_batch": widgets.Checkbox(value=bool(full_batch), description="exact shard gradients", style=_STYLE),
+        "workers": _int("workers", workers, 2, 64, "workers"),
+        "backups": _int("backups", backups, 0, 8, "backups dropped"),
+        "pause_prob": _float("pause_prob", pause_prob, 0.0, 0.3, 0.01, "pause prob."),
+        "pause": _float("pause", pause, 0.0, 5.0, 0.1, "pause (s)", ".1f"),
+        "lr_scale": _float("lr_scale", lr_scale, 0.05, 1.95, 0.05, "learning rate × L"),
+        "slow_factor": _float("slow_factor", slow_factor, 1.0, 3.0, 0.1, "worker 0 slower ×", ".1f"),
+        "heterogeneity": _float("heterogeneity", heterogeneity, 0.0, 2.0, 0.1, "shard skew", ".1f"),
+        "full_batch": widgets.Checkbox(value=bool(full_batch), description="exact shard gradients", style=STYLE),
     }
     c = controls
     wall_time = in_range("wall_time", wall_time, 10, 200)
@@ -454,13 +424,10 @@ def sgd_explorer(workers=16, backups=2, pause_prob=0.05, pause=1.0, lr_scale=0.5
 
     def update(_=None):
         compute()
-        _swap_datasets(ex.charts["loss"], sgd_datasets(state["comparison"]))
+        patch_rows(ex.charts["loss"], sgd_datasets(state["comparison"]))
         parts = [f"{s['mode']}: {s['updates']} updates, {s['gradients_dropped']} dropped, "
                  f"staleness {s['mean_staleness']:.1f}, loss <b>{s['final_loss']:.2e}</b>"
                  for s in state["comparison"].summary()]
         readout.value = " · ".join(parts)
 
-    for control in controls.values():
-        control.observe(update, "value")
-    update()
-    return ex
+    return ex.on_change(update)

@@ -14,21 +14,15 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from .._validate import in_range, whole
+from .._validate import whole
 from ..charts.restaurant import barrier_chart, barrier_datasets, restaurant_chart, restaurant_datasets
 from ..models.restaurant import MAX_DISHES, dish_noise, dish_times, run_with_barrier, serve_table, worker_times
 from ..models.step_time import StepTime
 from ._base import Explorer
+from ._controls import STYLE, float_slider, int_slider
+from ._patch import patch_rows
 
 __all__ = ["restaurant_explorer", "barrier_explorer"]
-
-_STYLE = {"description_width": "initial"}
-
-
-def _slider(cls, value, lo, hi, step, label, fmt=None, continuous=True):
-    kw = {"readout_format": fmt} if fmt else {}
-    return cls(value=value, min=lo, max=hi, step=step, description=label, style=_STYLE,
-               continuous_update=continuous, **kw)
 
 
 def restaurant_explorer(dishes=8, dish=10.0, slow=14.0, random=False, spread=0.2, seed=0, max_dishes=16):
@@ -63,21 +57,18 @@ def restaurant_explorer(dishes=8, dish=10.0, slow=14.0, random=False, spread=0.2
     (20.0, 'average <b>11.2</b> min · table served at <b>20.0</b> min · idle <b>44%</b>')
     """
     max_dishes = whole("max_dishes", max_dishes, low=2, high=MAX_DISHES)
-    dishes = whole("dishes", dishes, high=max_dishes)
-    dish, slow = in_range("dish", dish, 1, 60), in_range("slow", slow, 1, 60)
-    spread = in_range("spread", spread, 0, 1)
     seeds = np.random.SeedSequence(whole("seed", seed, low=0))
     noise = dish_noise(max_dishes, rng=np.random.default_rng(seeds.spawn(1)[0]))
     controls = {
-        "dishes": _slider(widgets.IntSlider, dishes, 1, max_dishes, 1, "dishes"),
-        "dish": _slider(widgets.FloatSlider, dish, 1.0, 60.0, 0.5, "dish (min)", ".1f"),
-        "slow": _slider(widgets.FloatSlider, slow, 1.0, 60.0, 0.5, "slow dish (min)", ".1f"),
+        "dishes": int_slider("dishes", dishes, 1, max_dishes, "dishes"),
+        "dish": float_slider("dish", dish, 1.0, 60.0, 0.5, "dish (min)", ".1f"),
+        "slow": float_slider("slow", slow, 1.0, 60.0, 0.5, "slow dish (min)", ".1f"),
         "times": widgets.ToggleButtons(options=[("fixed", False), ("random", True)], value=bool(random),
-                                       description="dish times", style={**_STYLE, "button_width": "80px"}),
-        "spread": _slider(widgets.FloatSlider, spread, 0.0, 1.0, 0.05, "spread", ".2f"),
+                                       description="dish times", style={**STYLE, "button_width": "80px"}),
+        "spread": float_slider("spread", spread, 0.0, 1.0, 0.05, "spread"),
         "redraw": widgets.Button(description="new random draw", icon="refresh", layout=widgets.Layout(width="auto")),
     }
-    chart = restaurant_chart(noise, dishes, controls["dish"].value, controls["slow"].value,
+    chart = restaurant_chart(noise, controls["dishes"].value, controls["dish"].value, controls["slow"].value,
                              controls["spread"].value, bool(random), max_dishes)
     readout = widgets.HTML()
     ex = Explorer(controls, {"table": chart}, extra=[readout])
@@ -100,52 +91,12 @@ def restaurant_explorer(dishes=8, dish=10.0, slow=14.0, random=False, spread=0.2
         ex.noise = dish_noise(max_dishes, rng=np.random.default_rng(seeds.spawn(1)[0]))
         if not ex.controls["times"].value:
             ex.controls["times"].value = True  # a new draw only shows with random times
-        chart = template.copy(deep=False)  # same look, new dishes: no rebuild
-        chart.datasets = restaurant_datasets(ex.noise)
-        current = {param: ex.controls[control].value for control, _, param, _ in ex.links}
-        chart.params = _with_values(template.params, current)  # the browser re-embeds at today's values
-        ex.charts["table"].chart = chart
-        _relink(ex, "table")  # the new chart has new params; point the sliders at them
+        patch_rows(ex.charts["table"], restaurant_datasets(ex.noise))  # same look, new dishes: no rebuild
         update()
 
-    template = ex.charts["table"].chart
-    for name in ("dishes", "dish", "slow", "times", "spread"):
-        controls[name].observe(update, "value")
     controls["redraw"].on_click(redraw)
     ex.table, ex.redraw = table, redraw
-    update()
-    return ex
-
-
-def _with_values(params, values):
-    """Copies of a chart's params, the value params among them set to ``values`` (by name)."""
-    out = []
-    for param in params:
-        name = getattr(param, "name", None)
-        if name in values:
-            param = param.copy(deep=False)
-            param.value = values[name]
-        out.append(param)
-    return out
-
-
-def _relink(ex, chart_name):
-    """Point the explorer's param links at a chart's new params object.
-
-    Assigning a new chart to a JupyterChart replaces its ``params``; links made
-    before still target the old object, so they are made again here.
-    """
-    old = getattr(ex, "_relinks", {})
-    for link in old.pop(chart_name, []):
-        link.unlink()
-    jchart = ex.charts[chart_name]
-    fresh = []
-    for control, name, param, transform in ex.links:
-        if name == chart_name:
-            pair = ((ex.controls[control], "value"), (jchart.params, param))
-            fresh.append(widgets.dlink(*pair, transform) if transform else widgets.dlink(*pair))
-    old[chart_name] = fresh
-    ex._relinks = old
+    return ex.on_change(update)
 
 
 def barrier_explorer(n=8, steps=6, jitter=0.05, pause_prob=0.02, pause=0.5, seed=0):
@@ -185,15 +136,12 @@ def barrier_explorer(n=8, steps=6, jitter=0.05, pause_prob=0.02, pause=0.5, seed
     16
     """
     controls = {
-        "n": _slider(widgets.IntSlider, whole("n", n, high=32), 1, 32, 1, "workers", continuous=False),
-        "steps": _slider(widgets.IntSlider, whole("steps", steps, high=20), 1, 20, 1, "steps", continuous=False),
-        "jitter": _slider(widgets.FloatSlider, in_range("jitter", jitter, 0, 0.2), 0.0, 0.2, 0.01, "jitter", ".2f",
-                          continuous=False),
-        "pause_prob": _slider(widgets.FloatSlider, in_range("pause_prob", pause_prob, 0, 0.2), 0.0, 0.2, 0.005,
-                              "pause prob.", ".3f", continuous=False),
-        "pause": _slider(widgets.FloatSlider, in_range("pause", pause, 0, 2), 0.0, 2.0, 0.1, "pause (s)", ".1f",
-                         continuous=False),
-        "seed": _slider(widgets.IntSlider, whole("seed", seed, low=0, high=999), 0, 999, 1, "seed", continuous=False),
+        "n": int_slider("n", n, 1, 32, "workers", continuous=False),
+        "steps": int_slider("steps", steps, 1, 20, "steps", continuous=False),
+        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.01, "jitter", continuous=False),
+        "pause_prob": float_slider("pause_prob", pause_prob, 0.0, 0.2, 0.005, "pause prob.", ".3f", continuous=False),
+        "pause": float_slider("pause", pause, 0.0, 2.0, 0.1, "pause (s)", ".1f", continuous=False),
+        "seed": int_slider("seed", seed, 0, 999, "seed", continuous=False),
     }
     c = controls
 
@@ -210,16 +158,11 @@ def barrier_explorer(n=8, steps=6, jitter=0.05, pause_prob=0.02, pause=0.5, seed
         readout.value = (f"job <b>{r.job_time:.2f}</b> s · average worker's pace <b>{r.average_time:.2f}</b> s"
                          f" · slower by <b>{r.slowdown - 1:.1%}</b> · idle <b>{r.idle_fraction:.1%}</b>")
 
-    template = ex.charts["timeline"].chart
-
     def update(_=None):
         r = run()
-        chart = template.copy(deep=False)  # same look, new data: no rebuild
-        chart.datasets = barrier_datasets(r)
-        ex.charts["timeline"].chart = chart
+        patch_rows(ex.charts["timeline"], barrier_datasets(r))  # same look, new data: no rebuild
         show_numbers(r)
 
-    for control in controls.values():
-        control.observe(update, "value")
+    ex.on_change(update, now=False)
     show_numbers(first)
     return ex

@@ -49,7 +49,9 @@ from ..models.causes import (
     stage_imbalance,
     straggler_scenario,
 )
+from .._validate import whole
 from ._base import Explorer
+from ._controls import ROW, STYLE, dropdown, float_slider, int_slider, log_slider
 from ._patch import patch_rows
 
 __all__ = [
@@ -60,24 +62,22 @@ __all__ = [
     "stage_imbalance_explorer",
 ]
 
-_STYLE = {"description_width": "initial"}
-_ROW = widgets.Layout(width="300px")
 #: The checklist's "guess the cause" choice.
 MYSTERY = "mystery job"
+_HIDDEN_SIZES = (1024, 2048, 4096, 5120, 8192)
+_VOCABULARIES = (32000, 50257, 128256, 131072, 151936, 256000)
 
 
-def _clamp(v, lo, hi):
-    return min(max(v, lo), hi)
+def _fs(name, v, lo, hi, step, label, fmt=".2f"):
+    return float_slider(name, v, lo, hi, step, label, fmt, continuous=False, layout=ROW)
 
 
-def _fs(v, lo, hi, step, label, fmt=".2f"):
-    return widgets.FloatSlider(value=_clamp(float(v), lo, hi), min=lo, max=hi, step=step, description=label,
-                               readout_format=fmt, style=_STYLE, continuous_update=False, layout=_ROW)
+def _is(name, v, lo, hi, label):
+    return int_slider(name, v, lo, hi, label, continuous=False, layout=ROW)
 
 
-def _is(v, lo, hi, label):
-    return widgets.IntSlider(value=_clamp(int(v), lo, hi), min=lo, max=hi, description=label, style=_STYLE,
-                             continuous_update=False, layout=_ROW)
+def _log2(name, v, lo_exp, hi_exp, label, step=1.0):
+    return log_slider(name, v, lo_exp, hi_exp, label, ".0f", base=2, step=step, continuous=False, layout=ROW)
 
 
 #: Sequences the sequence explorer draws per redraw, at most (about 2**18).
@@ -149,21 +149,15 @@ def sequence_imbalance_explorer(workers=64, median=1024, sigma=1.0, packed=False
     1.0
     """
     c = {
-        "workers": widgets.FloatLogSlider(value=_clamp(workers, 2, 1024), base=2, min=1, max=10, step=1,
-                                          description="workers n", readout_format=".0f", style=_STYLE,
-                                          continuous_update=False, layout=_ROW),
-        "median": widgets.FloatLogSlider(value=_clamp(median, 64, 8192), base=2, min=6, max=13, step=0.5,
-                                         description="median length", readout_format=".0f", style=_STYLE,
-                                         continuous_update=False, layout=_ROW),
-        "sigma": _fs(sigma, 0.0, 2.0, 0.05, "length spread (sigma)"),
+        "workers": _log2("workers", workers, 1, 10, "workers n"),
+        "median": _log2("median", median, 6, 13, "median length", step=0.5),
+        "sigma": _fs("sigma", sigma, 0.0, 2.0, 0.05, "length spread (sigma)"),
         "batching": widgets.ToggleButtons(options=["whole sequences", "packed"],
-                                          value="packed" if packed else "whole sequences", style=_STYLE),
-        "sequences": _is(sequences, 1, 64, "sequences / worker"),
-        "token_budget": widgets.FloatLogSlider(value=_clamp(token_budget, 1024, 65536), base=2, min=10, max=16,
-                                               step=1, description="tokens / worker", readout_format=".0f",
-                                               style=_STYLE, continuous_update=False, layout=_ROW),
-        "attention": _fs(attention, 0.0, 4.0, 0.25, "attention weight"),
-        "seed": _is(seed, 0, 99, "seed"),
+                                          value="packed" if packed else "whole sequences", style=STYLE),
+        "sequences": _is("sequences", sequences, 1, 64, "sequences / worker"),
+        "token_budget": _log2("token_budget", token_budget, 10, 16, "tokens / worker"),
+        "attention": _fs("attention", attention, 0.0, 4.0, 0.25, "attention weight"),
+        "seed": _is("seed", seed, 0, 99, "seed"),
     }
 
     def result():
@@ -202,10 +196,7 @@ def sequence_imbalance_explorer(workers=64, median=1024, sigma=1.0, packed=False
         readout.value = (f"slowdown S = <b>{r.slowdown:.2f}x</b> (waste {waste:.0%}) · busiest worker has "
                          f"{r.token_spread:.2f}x the mean tokens · attention is {r.attention_share:.0%} of the work")
 
-    for ctrl in c.values():
-        ctrl.observe(refresh, "value")
-    refresh()
-    return ex
+    return ex.on_change(refresh)
 
 
 def stage_imbalance_explorer(layers=32, stages=4, microbatches=8, hidden=4096, vocab=131072, seq_len=4096, moved=0):
@@ -242,17 +233,14 @@ def stage_imbalance_explorer(layers=32, stages=4, microbatches=8, hidden=4096, v
     ([9, 9, 8, 6], 1.014)
     """
     c = {
-        "layers": _is(layers, 4, 96, "layers"),
-        "stages": _is(stages, 2, 16, "stages"),
-        "microbatches": _is(microbatches, 1, 64, "microbatches"),
-        "hidden": widgets.Dropdown(options=[1024, 2048, 4096, 5120, 8192], value=hidden if hidden in (1024, 2048, 4096, 5120, 8192) else 4096,
-                                   description="hidden size", style=_STYLE),
-        "vocab": widgets.Dropdown(options=[32000, 50257, 128256, 131072, 151936, 256000],
-                                  value=vocab if vocab in (32000, 50257, 128256, 131072, 151936, 256000) else 131072,
-                                  description="vocabulary", style=_STYLE),
-        "moved": _is(moved, 0, 7, "layers moved off the last stage"),
+        "layers": _is("layers", layers, 4, 96, "layers"),
+        "stages": _is("stages", stages, 2, 16, "stages"),
+        "microbatches": _is("microbatches", microbatches, 1, 64, "microbatches"),
+        "hidden": dropdown("hidden", hidden, list(_HIDDEN_SIZES), "hidden size"),
+        "vocab": dropdown("vocab", vocab, list(_VOCABULARIES), "vocabulary"),
+        "moved": _is("moved", moved, 0, 7, "layers moved off the last stage"),
     }
-    seq = int(seq_len)
+    seq = whole("seq_len", seq_len)
 
     def split():
         L, P = c["layers"].value, min(c["stages"].value, c["layers"].value)
@@ -284,10 +272,7 @@ def stage_imbalance_explorer(layers=32, stages=4, microbatches=8, hidden=4096, v
                          f"{r.layers_per_stage.tolist()} · step {r.step_time:.4g} vs balanced {r.ideal_step_time:.4g} "
                          f"(layer-times) · slowdown <b>{r.slowdown:.3f}x</b>")
 
-    for ctrl in c.values():
-        ctrl.observe(refresh, "value")
-    refresh()
-    return ex
+    return ex.on_change(refresh)
 
 
 def gc_explorer(workers=64, pause=0.3, interval=10, jitter=0.02, seed=0):
@@ -326,13 +311,11 @@ def gc_explorer(workers=64, pause=0.3, interval=10, jitter=0.02, seed=0):
     0.0
     """
     c = {
-        "workers": widgets.FloatLogSlider(value=_clamp(workers, 1, 4096), base=2, min=0, max=12, step=1,
-                                          description="workers n", readout_format=".0f", style=_STYLE,
-                                          continuous_update=False, layout=_ROW),
-        "pause": _fs(pause, 0.0, 2.0, 0.05, "GC pause (s)"),
-        "interval": _fs(interval, 1.0, 100.0, 1.0, "steps between GCs", ".0f"),
-        "jitter": _fs(jitter, 0.0, 0.1, 0.005, "jitter", ".3f"),
-        "seed": _is(seed, 0, 99, "seed"),
+        "workers": _log2("workers", workers, 0, 12, "workers n"),
+        "pause": _fs("pause", pause, 0.0, 2.0, 0.05, "GC pause (s)"),
+        "interval": _fs("interval", interval, 1.0, 100.0, 1.0, "steps between GCs", ".0f"),
+        "jitter": _fs("jitter", jitter, 0.0, 0.1, 0.005, "jitter", ".3f"),
+        "seed": _is("seed", seed, 0, 99, "seed"),
     }
 
     def args():
@@ -360,10 +343,7 @@ def gc_explorer(workers=64, pause=0.3, interval=10, jitter=0.02, seed=0):
         readout.value = (f"E[step]: random GC <b>{r:.3f} s</b>, planned GC <b>{p:.3f} s</b> · planned GC gives "
                          f"<b>{gain():+.1%}</b> throughput (no jitter; the chart adds it)")
 
-    for ctrl in c.values():
-        ctrl.observe(refresh, "value")
-    refresh()
-    return ex
+    return ex.on_change(refresh)
 
 
 def debug_checklist_explorer(cause=MYSTERY, seed=0, severity=1.0):
@@ -402,10 +382,9 @@ def debug_checklist_explorer(cause=MYSTERY, seed=0, severity=1.0):
     """
     options = [MYSTERY, *CAUSES]
     c = {
-        "cause": widgets.Dropdown(options=options, value=cause if cause in options else MYSTERY, description="job",
-                                  style=_STYLE),
-        "seed": _is(seed, 0, 99, "seed"),
-        "severity": _fs(severity, 0.0, 3.0, 0.25, "severity"),
+        "cause": dropdown("cause", cause, options, "job"),
+        "seed": _is("seed", seed, 0, 99, "seed"),
+        "severity": _fs("severity", severity, 0.0, 3.0, 0.25, "severity"),
     }
 
     def scenario():
@@ -470,9 +449,6 @@ def debug_checklist_explorer(cause=MYSTERY, seed=0, severity=1.0):
                          "tick a question to check your answer")
         reveal()
 
-    for ctrl in c.values():
-        ctrl.observe(refresh, "value")
     for box in checks.values():
         box.observe(reveal, "value")
-    refresh()
-    return ex
+    return ex.on_change(refresh)

@@ -16,6 +16,7 @@ from ..charts.start_here import job_vs_average_chart
 from ..math.order_stats import check_dist, expected_max
 from ..models.step_time import StepTime
 from ._base import Explorer
+from ._controls import n_slider
 
 __all__ = ["start_here_explorer", "START_HERE_STEP_TIME"]
 
@@ -56,9 +57,7 @@ def start_here_explorer(step_time=None, max_workers=4096, n=4096):
     require(n & (n - 1) == 0, "n", n, "a power of two")
     ns = 2 ** np.arange(int(np.log2(max_workers)) + 1)
     job, average = expected_max(dist, ns), float(dist.mean())
-    slider = widgets.SelectionSlider(options=[(f"{m:,}", int(m)) for m in ns], value=n, description="workers",
-                                     continuous_update=True, style={"description_width": "initial"},
-                                     layout=widgets.Layout(width="420px"))
+    slider = n_slider(n, [int(m) for m in ns], label="workers", layout=widgets.Layout(width="420px"))
     readout = widgets.HTML()
     ex = Explorer({"n": slider}, {"steps": job_vs_average_chart(ns, job, average, n=n)}, extra=[readout])
     ex.link("n", "steps", "n")
@@ -70,6 +69,4 @@ def start_here_explorer(step_time=None, max_workers=4096, n=4096):
         readout.value = (f"job <b>{t:.3f}</b> s · average worker <b>{average:.3f}</b> s · "
                          f"{m:,} workers do the work of <b>{m * average / t:,.{1 if m < 100 else 0}f}</b>")
 
-    slider.observe(update, "value")
-    update()
-    return ex
+    return ex.on_change(update)

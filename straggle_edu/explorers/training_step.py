@@ -4,7 +4,8 @@
   interleaved 1F1B). Slow one worker, one stage, one replica or one
   microbatch's op, and watch the delay travel through the pipeline and stop
   at the DP barrier, or vanish into slack. Simulated on every change
-  (milliseconds), redrawn on release.
+  (milliseconds), redrawn on release. The slowing and the slack are models
+  (:mod:`straggle_edu.models.training_step`); this module only wires them.
 - :func:`dp_scaling_explorer`: throughput and scaling efficiency of data
   parallelism against n, for the jitter, pauses and all-reduce you choose.
   The curve is recomputed on release (about a millisecond); the marker
@@ -29,62 +30,121 @@ from ..charts.training_step import (
     pipeline_gantt_chart,
 )
 from ..models.cluster import AllReduce
-from ..models.pipeline import pipeline_step_times, simulate_pipeline
+from ..models.pipeline import simulate_pipeline
 from ..models.step_time import StepTime
-from ..models.training_step import data_parallel_scaling
+from ..models.training_step import (
+    SLOW_OPS,
+    SLOW_TARGETS,
+    data_parallel_scaling,
+    delay_response,
+    interleaved_chunks,
+    slow_mask,
+    slowed_durations,
+    slowed_ops,
+)
 from ._base import Explorer
-from .tail import worker_counts
+from ._controls import ROW, STYLE, dropdown, float_slider, int_slider, n_slider
 from ._patch import patch_rows, replace_spec, set_color_scale
 
 __all__ = ["SLOW_TARGETS", "SCHEDULE_CHOICES", "pipeline_explorer", "dp_scaling_explorer", "slow_mask"]
 
-_STYLE = {"description_width": "initial"}
-_ROW = widgets.Layout(width="300px")
-
-#: What the reader can slow down in :func:`pipeline_explorer`.
-SLOW_TARGETS = ("nothing", "one worker", "one stage", "one replica", "one microbatch's op")
 #: Schedules offered, and the (schedule, chunks) each one means.
 SCHEDULE_CHOICES = {"1F1B": ("1f1b", 1), "GPipe": ("gpipe", 1), "interleaved 1F1B (2 chunks)": ("1f1b", 2)}
 FORWARD, BACKWARD = 1.0, 2.0  # seconds per stage and microbatch, easy to check by hand
+_OPTIMIZER = 0.5  # seconds
 
 
-def slow_mask(shape, target, *, dp=0, stage=0, microbatch=0):
-    """Which (dp, stage, microbatch) cells a target slows, as a boolean array.
+def _pipeline_controls(dp, stages, microbatches, target, factor, slow_dp, slow_stage, slow_microbatch, op):
+    islider = lambda name, v, lo, hi, label: int_slider(name, v, lo, hi, label, continuous=False, layout=ROW)
+    fslider = lambda name, v, lo, hi, step, label: float_slider(name, v, lo, hi, step, label, continuous=False,
+                                                                layout=ROW)
+    return {
+        "dp": islider("dp", dp, 1, 4, "DP replicas"),
+        "stages": islider("stages", stages, 1, 8, "PP stages"),
+        "microbatches": islider("microbatches", microbatches, 1, 16, "microbatches"),
+        "schedule": dropdown("schedule", "1F1B", list(SCHEDULE_CHOICES), "schedule"),
+        "target": dropdown("target", target, list(SLOW_TARGETS), "slow down"),
+        "slow_dp": islider("slow_dp", slow_dp, 0, 3, "replica"),
+        "slow_stage": islider("slow_stage", slow_stage, 0, 7, "stage"),
+        "slow_microbatch": islider("slow_microbatch", slow_microbatch, 0, 15, "microbatch"),
+        "op": dropdown("op", op, list(SLOW_OPS), "op"),
+        "factor": fslider("factor", factor, 1.0, 6.0, 0.25, "x slower"),
+        "p2p": fslider("p2p", 0.0, 0.0, 1.0, 0.05, "p2p (s)"),
+        "allreduce": fslider("allreduce", 1.0, 0.0, 4.0, 0.25, "all-reduce (s)"),
+        "color": widgets.ToggleButtons(options=["microbatch", "op"], value="microbatch", description="colour by",
+                                       style=STYLE),
+    }
 
-    Parameters
-    ----------
-    shape : tuple
-        (dp, stages, microbatches).
-    target : str
-        One of ``SLOW_TARGETS``.
-    dp, stage, microbatch : int
-        The chosen replica, stage and microbatch (clipped into range).
 
-    Returns
-    -------
-    numpy.ndarray of bool
+class _Pipeline:
+    """The pipeline explorer's model calls, read from its controls."""
 
-    Examples
-    --------
-    >>> int(slow_mask((2, 4, 8), "one stage", stage=3).sum())   # 2 replicas x 8 microbatches
-    16
-    >>> int(slow_mask((2, 4, 8), "one microbatch's op", dp=1, stage=3, microbatch=9).sum())
-    1
-    """
-    if target not in SLOW_TARGETS:
-        raise ValueError(f"target must be one of {', '.join(map(repr, SLOW_TARGETS))}, got {target!r}")
-    D, P, M = shape
-    d, s, m = min(max(dp, 0), D - 1), min(max(stage, 0), P - 1), min(max(microbatch, 0), M - 1)
-    mask = np.zeros(shape, bool)
-    if target == "one worker":
-        mask[d, s] = True
-    elif target == "one stage":
-        mask[:, s] = True
-    elif target == "one replica":
-        mask[d] = True
-    elif target == "one microbatch's op":
-        mask[d, s, m] = True
-    return mask
+    def __init__(self, controls):
+        self.c = controls
+
+    def grid(self):
+        return self.c["dp"].value, self.c["stages"].value, self.c["microbatches"].value
+
+    def schedule(self):
+        sched, chunks = SCHEDULE_CHOICES[self.c["schedule"].value]
+        return sched, interleaved_chunks(*self.grid()[1:], chunks)
+
+    def options(self):
+        sched, chunks = self.schedule()
+        return dict(p2p=self.c["p2p"].value, allreduce=self.c["allreduce"].value, optimizer=_OPTIMIZER,
+                    schedule=sched, chunks=chunks)
+
+    def mask(self):
+        c = self.c
+        return slow_mask(self.grid(), c["target"].value, dp=c["slow_dp"].value, stage=c["slow_stage"].value,
+                         microbatch=c["slow_microbatch"].value)
+
+    def run(self, factor=None):
+        k = self.c["factor"].value if factor is None else factor
+        fwd, bwd = slowed_durations(self.mask(), k, self.c["op"].value, forward=FORWARD, backward=BACKWARD)
+        D, P, M = self.grid()
+        return simulate_pipeline(P, M, fwd, bwd, dp=D, **self.options())
+
+    def slowed(self, r):
+        return slowed_ops(r.ops, self.mask(), self.c["op"].value)
+
+    def response(self):
+        return delay_response(self.mask(), self.c["op"].value, forward=FORWARD, backward=BACKWARD, **self.options())
+
+    def label(self):
+        target = self.c["target"].value
+        return target if target != "nothing" else "nothing (pick a target)"
+
+    def response_rows(self):
+        r = self.response()
+        x = r.added if r.added[-1] > 0 else np.linspace(0, 1, len(r.added))
+        return x, r.increase
+
+    def describe(self, r):
+        base = self.run(1.0).step_time
+        note = ""
+        if SCHEDULE_CHOICES[self.c["schedule"].value][1] > 1 and self.schedule()[1] == 1:
+            note = " · interleaving needs microbatches to be a multiple of stages: showing 1F1B"
+        added, grew = float(self.added_work()), r.step_time - base
+        text = f"step <b>{r.step_time:.4g} s</b> (unslowed {base:.4g} s)"
+        if added > 0:
+            text += (f" · work added {added:.4g} s, step longer by <b>{grew:.4g} s</b>, "
+                     f"absorbed by slack {max(added - grew, 0):.4g} s")
+        return text + f" · devices busy {r.utilization:.0%}{note}"
+
+    def added_work(self):
+        fwd, bwd = slowed_durations(self.mask(), self.c["factor"].value, self.c["op"].value, forward=FORWARD,
+                                    backward=BACKWARD)
+        return (fwd - FORWARD).sum() + (bwd - BACKWARD).sum()
+
+    def follow_grid(self):
+        """Keep the chosen replica, stage and microbatch inside the grid."""
+        D, P, M = self.grid()
+        for name, hi in (("slow_dp", D - 1), ("slow_stage", P - 1), ("slow_microbatch", M - 1)):
+            if self.c[name].value > hi:
+                self.c[name].value = hi
+            self.c[name].max = max(hi, 1)
+            self.c[name].disabled = hi == 0
 
 
 def pipeline_explorer(dp=2, stages=4, microbatches=8, target="one microbatch's op", factor=3.0,
@@ -128,142 +188,37 @@ def pipeline_explorer(dp=2, stages=4, microbatches=8, target="one microbatch's o
     >>> ex.run().step_time > 10.5
     True
     """
-    int_slider = lambda v, lo, hi, label: widgets.IntSlider(value=min(max(int(v), lo), hi), min=lo, max=hi, description=label,
-                                                            style=_STYLE, continuous_update=False, layout=_ROW)
-    c = {
-        "dp": int_slider(dp, 1, 4, "DP replicas"),
-        "stages": int_slider(stages, 1, 8, "PP stages"),
-        "microbatches": int_slider(microbatches, 1, 16, "microbatches"),
-        "schedule": widgets.Dropdown(options=list(SCHEDULE_CHOICES), value="1F1B", description="schedule", style=_STYLE),
-        "target": widgets.Dropdown(options=list(SLOW_TARGETS), value=target if target in SLOW_TARGETS else "nothing",
-                                   description="slow down", style=_STYLE),
-        "slow_dp": int_slider(slow_dp, 0, 3, "replica"),
-        "slow_stage": int_slider(slow_stage, 0, 7, "stage"),
-        "slow_microbatch": int_slider(slow_microbatch, 0, 15, "microbatch"),
-        "op": widgets.Dropdown(options=["forward", "backward", "both"], value=op if op in ("forward", "backward", "both") else "backward",
-                               description="op", style=_STYLE),
-        "factor": widgets.FloatSlider(value=min(max(float(factor), 1.0), 6.0), min=1.0, max=6.0, step=0.25, description="x slower",
-                                      style=_STYLE, continuous_update=False, layout=_ROW),
-        "p2p": widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05, description="p2p (s)", style=_STYLE,
-                                   continuous_update=False, layout=_ROW),
-        "allreduce": widgets.FloatSlider(value=1.0, min=0.0, max=4.0, step=0.25, description="all-reduce (s)", style=_STYLE,
-                                         continuous_update=False, layout=_ROW),
-        "color": widgets.ToggleButtons(options=["microbatch", "op"], value="microbatch", description="colour by", style=_STYLE),
-    }
-
-    def grid():
-        return c["dp"].value, c["stages"].value, c["microbatches"].value
-
-    def schedule():
-        sched, chunks = SCHEDULE_CHOICES[c["schedule"].value]
-        D, P, M = grid()
-        return (sched, chunks) if M % P == 0 else (sched, 1)
-
-    def durations(scale=None):
-        shape = grid()
-        mask = slow_mask(shape, c["target"].value, dp=c["slow_dp"].value, stage=c["slow_stage"].value,
-                         microbatch=c["slow_microbatch"].value)
-        k = c["factor"].value if scale is None else scale
-        fwd = np.where(mask & (c["op"].value != "backward"), FORWARD * k, FORWARD)
-        bwd = np.where(mask & (c["op"].value != "forward"), BACKWARD * k, BACKWARD)
-        return fwd, bwd, mask
-
-    def run(fwd=None, bwd=None):
-        if fwd is None:
-            fwd, bwd, _ = durations()
-        sched, chunks = schedule()
-        D, P, M = grid()
-        return simulate_pipeline(P, M, fwd, bwd, dp=D, p2p=c["p2p"].value, allreduce=c["allreduce"].value,
-                                 optimizer=0.5, schedule=sched, chunks=chunks)
-
-    def slowed_rows(r, mask):
-        ops = r.ops
-        compute = np.isin(ops["kind"], ["F", "B"])
-        which = {"forward": ["F"], "backward": ["B"], "both": ["F", "B"]}[c["op"].value]
-        rows = compute & np.isin(ops["kind"], which)
-        rows[compute] &= mask[ops["dp"][compute], ops["stage"][compute], ops["microbatch"][compute]]
-        return rows
-
-    def response():
-        """Step-time increase as the chosen cells slow from 1x to 6x, in one batched call."""
-        factors = np.linspace(1.0, 6.0, 11)
-        pairs = [durations(k) for k in factors]
-        sched, chunks = schedule()
-        D, P, M = grid()
-        times = pipeline_step_times(P, M, np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs]), dp=D,
-                                    p2p=c["p2p"].value, allreduce=c["allreduce"].value, optimizer=0.5,
-                                    schedule=sched, chunks=chunks)
-        base_f, base_b, mask = pairs[0]
-        added = np.array([float((p[0] - base_f).sum() + (p[1] - base_b).sum()) for p in pairs])
-        return added, times - times[0]
-
-    def response_x(added):
-        return added if added[-1] > 0 else np.linspace(0, 1, len(added))
-
-    def label():
-        return c["target"].value if c["target"].value != "nothing" else "nothing (pick a target)"
-
-    def view():
-        fwd, bwd, mask = durations()
-        r = run(fwd, bwd)
-        gantt = pipeline_gantt_chart(r, color=c["color"].value, slowed=slowed_rows(r, mask),
-                                     width=min(760, 180 + 40 * grid()[2]))
-        added, increase = response()
-        return r, gantt, delay_response_chart(response_x(added), increase, label=label())
-
-    r0, gantt, resp = view()
+    c = _pipeline_controls(dp, stages, microbatches, target, factor, slow_dp, slow_stage, slow_microbatch, op)
+    model = _Pipeline(c)
+    width = lambda: min(760, 180 + 40 * model.grid()[2])
+    r0 = model.run()
+    charts = {"gantt": pipeline_gantt_chart(r0, color="microbatch", slowed=model.slowed(r0), width=width()),
+              "response": delay_response_chart(*model.response_rows(), label=model.label())}
     readout = widgets.HTML()
-    ex = Explorer(c, {"gantt": gantt, "response": resp}, extra=[readout])
-    ex.readout, ex.run = readout, run
-
-    def describe(r):
-        fwd, bwd, _ = durations(1.0)
-        base = run(fwd, bwd).step_time
-        sched, chunks = schedule()
-        note = ""
-        if SCHEDULE_CHOICES[c["schedule"].value][1] > 1 and chunks == 1:
-            note = " · interleaving needs microbatches to be a multiple of stages: showing 1F1B"
-        fwd, bwd, mask = durations()
-        added = float((fwd - FORWARD).sum() + (bwd - BACKWARD).sum())
-        grew = r.step_time - base
-        text = f"step <b>{r.step_time:.4g} s</b> (unslowed {base:.4g} s)"
-        if added > 0:
-            text += (f" · work added {added:.4g} s, step longer by <b>{grew:.4g} s</b>, "
-                     f"absorbed by slack {max(added - grew, 0):.4g} s")
-        text += f" · devices busy {r.utilization:.0%}{note}"
-        readout.value = text
-
+    ex = Explorer(c, charts, extra=[readout])
+    ex.readout, ex.run = readout, model.run
     templates = {}  # one spec per colour mode: other layouts are edits of it
 
-    def refresh(_=None):
-        D, P, M = grid()
-        for name, hi in (("slow_dp", D - 1), ("slow_stage", P - 1), ("slow_microbatch", M - 1)):
-            if c[name].value > hi:
-                c[name].value = hi
-            c[name].max = max(hi, 0) if hi > 0 else 1
-            c[name].disabled = hi == 0
-        mode = c["color"].value
-        fwd, bwd, mask = durations()
-        r = run(fwd, bwd)
-        if mode not in templates:  # first time in this colour mode: draw it once with Altair
-            _, g, resp = view()
-            replace_spec(ex.charts["gantt"], g)
-            replace_spec(ex.charts["response"], resp)
-            templates[mode] = ex.charts["gantt"].spec
-        rows = gantt_rows(r, mode, slowed_rows(r, mask))
-        width, height = gantt_size(r, min(760, 180 + 40 * M))
-        spec = set_color_scale(templates[mode], 0, *gantt_colors(rows, mode))
-        patch_rows(ex.charts["gantt"], {None: rows}, base=spec, width=width, height=height,
-                   title=f"step time {r.step_time:.4g} s")
-        added, increase = response()
-        patch_rows(ex.charts["response"], {None: delay_response_rows(response_x(added), increase)},
-                   title=f"delaying {label()}")
-        describe(r)
+    def redraw_template(mode, r):
+        """First time in this colour mode: draw it once with Altair."""
+        replace_spec(ex.charts["gantt"], pipeline_gantt_chart(r, color=mode, slowed=model.slowed(r), width=width()))
+        templates[mode] = ex.charts["gantt"].spec
 
-    for ctrl in c.values():
-        ctrl.observe(refresh, "value")
-    refresh()
-    return ex
+    def refresh(_=None):
+        model.follow_grid()
+        mode, r = c["color"].value, model.run()
+        if mode not in templates:
+            redraw_template(mode, r)
+        rows = gantt_rows(r, mode, model.slowed(r))
+        w, h = gantt_size(r, width())
+        spec = set_color_scale(templates[mode], 0, *gantt_colors(rows, mode))
+        patch_rows(ex.charts["gantt"], {None: rows}, base=spec, width=w, height=h,
+                   title=f"step time {r.step_time:.4g} s")
+        patch_rows(ex.charts["response"], {None: delay_response_rows(*model.response_rows())},
+                   title=f"delaying {model.label()}")
+        readout.value = model.describe(r)
+
+    return ex.on_change(refresh)
 
 
 def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0, bandwidth_gbs=100.0, n=1024):
@@ -313,21 +268,18 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
     >>> round(float(ex.scaling().efficiency[-1]), 3)   # at n = 100,000 the ring's latency adds 1 s
     0.375
     """
-    clamp = lambda v, lo, hi: min(max(float(v), lo), hi)
-    fs = lambda v, lo, hi, step, label, fmt=".2f": widgets.FloatSlider(
-        value=clamp(v, lo, hi), min=lo, max=hi, step=step, description=label, readout_format=fmt, style=_STYLE,
-        continuous_update=False, layout=_ROW)
+    fs = lambda name, v, lo, hi, step, label, fmt=".2f": float_slider(name, v, lo, hi, step, label, fmt,
+                                                                      continuous=False, layout=ROW)
     c = {
-        "jitter": fs(jitter, 0.0, 0.2, 0.005, "jitter", ".3f"),
-        "pause_prob": fs(pause_prob, 0.0, 0.1, 0.001, "pause prob.", ".3f"),
-        "pause": fs(pause, 0.0, 2.0, 0.05, "pause (s)"),
-        "gradient_gb": fs(gradient_gb, 0.0, 20.0, 0.5, "gradients (GB)", ".1f"),
-        "bandwidth_gbs": fs(bandwidth_gbs, 10.0, 400.0, 10.0, "bandwidth (GB/s)", ".0f"),
+        "jitter": fs("jitter", jitter, 0.0, 0.2, 0.005, "jitter", ".3f"),
+        "pause_prob": fs("pause_prob", pause_prob, 0.0, 0.1, 0.001, "pause prob.", ".3f"),
+        "pause": fs("pause", pause, 0.0, 2.0, 0.05, "pause (s)"),
+        "gradient_gb": fs("gradient_gb", gradient_gb, 0.0, 20.0, 0.5, "gradients (GB)", ".1f"),
+        "bandwidth_gbs": fs("bandwidth_gbs", bandwidth_gbs, 10.0, 400.0, 10.0, "bandwidth (GB/s)", ".0f"),
         "measure": widgets.ToggleButtons(options=["efficiency", "speedup"], value="efficiency", description="show",
-                                         style=_STYLE),
+                                         style=STYLE),
         # Stops at round counts and powers of two: a log slider would miss 1,024 and 4,096.
-        "n": widgets.SelectionSlider(options=[(f"{m:,}", m) for m in worker_counts([round(clamp(n, 1, 1e5))])],
-                                     value=round(clamp(n, 1, 1e5)), description="workers n", style=_STYLE, layout=_ROW),
+        "n": n_slider(n, layout=ROW),
     }
     decades = [1, 10, 100, 1000, 10000, 100000]  # the breakdown's bars
     ns = np.unique(np.concatenate([np.round(np.geomspace(1, 1e5, 60)), decades]).astype(np.int64))
@@ -374,9 +326,6 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
         patch_rows(ex.charts["breakdown"], {None: dp_breakdown_rows(s, decades)})
         describe()
 
-    for name in ("jitter", "pause_prob", "pause", "gradient_gb", "bandwidth_gbs"):
-        c[name].observe(update, "value")
-    c["measure"].observe(rebuild, "value")
-    c["n"].observe(describe, "value")
-    describe()
-    return ex
+    ex.on_change(update, "jitter", "pause_prob", "pause", "gradient_gb", "bandwidth_gbs", now=False)
+    ex.on_change(rebuild, "measure", now=False)
+    return ex.on_change(describe, "n")

@@ -29,7 +29,8 @@ rest, the slowest worker's work, with the order statistics of the model:
     predicted mean step time = E[max over the workers' StepTime models]
                                + measured barrier overhead
 
-See :func:`measured_vs_predicted`.
+That model lives in :mod:`straggle_edu.models.barrier_lab`; a run's
+:meth:`LabResult.prediction` compares it with what was measured.
 
 Processes are always cleaned up, whatever happens (an error, a worker that
 dies, an interrupt from the notebook's stop button, a timeout): the parent
@@ -42,8 +43,9 @@ Entry points
 ------------
 :func:`run_barrier_lab`
     Run it; returns a :class:`LabResult`.
-:func:`predict_step_time`, :func:`measured_vs_predicted`
-    The library's prediction, and the comparison with a run.
+:meth:`LabSettings.step_times`, :meth:`LabResult.prediction`
+    The workers' step-time models (the input of the predictions in
+    :mod:`straggle_edu.models.barrier_lab`), and a run against them.
 ``straggle-edu barrier``
     The command line (:func:`configure` and :func:`run`).
 """
@@ -66,18 +68,13 @@ from pathlib import Path
 import numpy as np
 
 from .rank_csv import RankTraceWriter, check_out_path
-from .._validate import as_rng, check_memory, in_range, nonnegative, probability, require, whole
+from .._validate import as_rng, check_memory, in_range, probability, require, whole
 
 __all__ = [
     "LabSettings",
     "LabResult",
-    "Prediction",
     "BarrierLabTimeout",
     "run_barrier_lab",
-    "predict_step_time",
-    "measured_vs_predicted",
-    "predicted_slowdown",
-    "lab_cluster",
     "max_workers",
     "cpu_cores",
     "WARMUP_ROUNDS",
@@ -226,6 +223,19 @@ class LabSettings:
             slowdown=slow,
         )
 
+    def step_times(self):
+        """Every worker's :class:`~straggle_edu.models.step_time.StepTime`, rank by rank:
+        the input of :mod:`straggle_edu.models.barrier_lab`'s predictions.
+
+        Examples
+        --------
+        >>> from straggle_edu.models.barrier_lab import predict_step_time
+        >>> s = LabSettings(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2)
+        >>> [t.slowdown for t in s.step_times()], predict_step_time(s.step_times())
+        ([1.0, 2.0, 1.0, 1.0], 0.1)
+        """
+        return tuple(self.step_time(r) for r in range(self.workers))
+
     def planned_durations(self):
         """The work times each worker will do: an array (steps, workers), seconds.
 
@@ -335,6 +345,23 @@ class LabResult:
         trace (the ideal step gives every worker the per-step mean).
         """
         return float(self.busy.max(axis=1).mean() / self.busy.mean(axis=1).mean())
+
+    def prediction(self):
+        """This run's measured mean step time against the model's prediction
+        (:func:`straggle_edu.models.barrier_lab.measured_vs_predicted`); needs
+        at least 2 finished steps.
+
+        Examples
+        --------
+        >>> p = run_barrier_lab(workers=2, steps=4, step_seconds=0.03).prediction()
+        >>> bool(abs(p.error) < 0.5), p.steps
+        (True, 4)
+        """
+        from ..models.barrier_lab import measured_vs_predicted
+
+        require(self.steps_done >= 2, "steps done", self.steps_done, "at least 2 to compare")
+        return measured_vs_predicted(self.settings.step_times(), self.step_times, self.planned[: self.steps_done],
+                                     self.overhead)
 
     def rows(self):
         """The trace as dicts ``{step, rank, duration_s, phase}`` (compute, then wait)."""
@@ -596,21 +623,8 @@ def run_barrier_lab(
     procs, readers, pids = [], {}, []
     complete = False
     try:
-        barrier = ctx.Barrier(settings.workers)
         deadline = time.monotonic() + timeout
-        for rank in range(settings.workers):
-            reader, sender = ctx.Pipe(duplex=False)
-            p = ctx.Process(
-                target=_worker,
-                args=(rank, planned[:, rank].tolist(), settings.work, barrier, sender, WARMUP_ROUNDS, timeout),
-                name=f"barrier-lab-worker-{rank}",
-                daemon=True,
-            )
-            procs.append(p)
-            p.start()
-            pids.append(p.pid)
-            sender.close()
-            readers[reader] = rank
+        barrier = _start_workers(ctx, settings, planned, timeout, procs, pids, readers)  # noqa: F841 (kept alive)
         sentinels = {p.sentinel: rank for rank, p in enumerate(procs)}
         while not all(rec.done):
             left = deadline - time.monotonic()
@@ -634,14 +648,7 @@ def run_barrier_lab(
                     rec.take(readers[obj], msg)
             for s in [s for s in ready if s in sentinels]:
                 rank = sentinels.pop(s)
-                # Read what the worker sent before it exited, then judge.
-                for reader, r in list(readers.items()):
-                    if r == rank:
-                        while reader.poll():
-                            try:
-                                rec.take(rank, reader.recv())
-                            except EOFError:
-                                break
+                _drain(rank, readers, rec)  # read what the worker sent before it exited, then judge
                 if not rec.done[rank]:
                     _raise_died(procs[rank], rank, rec)
         complete = True
@@ -662,6 +669,41 @@ def run_barrier_lab(
                 writer.close(complete=complete)
 
 
+def _start_workers(ctx, settings, planned, timeout, procs, pids, readers):
+    """Start one process per rank, each with its pipe; fill ``procs``, ``pids``
+    and ``readers`` as they start, so the caller's clean-up sees every one.
+
+    Returns the barrier: the caller must hold it for the whole run (a spawned
+    worker unpickles it after the start, and the parent's copy owns the
+    semaphore)."""
+    barrier = ctx.Barrier(settings.workers)
+    for rank in range(settings.workers):
+        reader, sender = ctx.Pipe(duplex=False)
+        p = ctx.Process(
+            target=_worker,
+            args=(rank, planned[:, rank].tolist(), settings.work, barrier, sender, WARMUP_ROUNDS, timeout),
+            name=f"barrier-lab-worker-{rank}",
+            daemon=True,
+        )
+        procs.append(p)
+        p.start()
+        pids.append(p.pid)
+        sender.close()
+        readers[reader] = rank
+    return barrier
+
+
+def _drain(rank, readers, rec):
+    """Record every message a rank's pipe still holds."""
+    for reader, r in list(readers.items()):
+        if r == rank:
+            while reader.poll():
+                try:
+                    rec.take(rank, reader.recv())
+                except EOFError:
+                    break
+
+
 def _raise_died(proc, rank, rec):
     proc.join(0.2)
     code = proc.exitcode
@@ -679,164 +721,6 @@ def _raise_died(proc, rank, rec):
 def _main_is_script():
     main = sys.modules.get("__main__")
     return getattr(main, "__spec__", None) is None and hasattr(main, "__file__")
-
-
-# ------------------------------------------------------------------ prediction
-@dataclass(frozen=True)
-class Prediction:
-    """Measured against predicted mean step time, in seconds.
-
-    Attributes
-    ----------
-    measured : float
-        The measured mean step time.
-    stderr : float
-        Its standard error (the error bar).
-    predicted : float
-        ``expected_max + overhead``.
-    expected_max : float
-        E[max over the workers' StepTime models].
-    overhead : float
-        The measured barrier overhead.
-    drawn_max : float
-        The mean over steps of the slowest drawn work time: what E[max]
-        would be with this run's draws, so ``measured - drawn_max -
-        overhead`` is what the machine added (sleep overshoot, scheduling).
-    steps : int
-        Number of steps measured.
-    """
-
-    measured: float
-    stderr: float
-    predicted: float
-    expected_max: float
-    overhead: float
-    drawn_max: float
-    steps: int
-
-    @property
-    def error(self):
-        """Relative prediction error: (measured - predicted) / predicted."""
-        return (self.measured - self.predicted) / self.predicted
-
-    @property
-    def z(self):
-        """(measured - predicted) in units of the standard error."""
-        return (self.measured - self.predicted) / self.stderr if self.stderr > 0 else math.inf
-
-    def __str__(self):
-        return (
-            f"measured {self.measured * 1e3:.2f} ± {self.stderr * 1e3:.2f} ms per step "
-            f"(mean of {self.steps} steps ± 1 standard error); predicted {self.predicted * 1e3:.2f} ms "
-            f"= E[max] {self.expected_max * 1e3:.2f} ms + barrier overhead {self.overhead * 1e3:.2f} ms; "
-            f"error {self.error:+.1%}"
-        )
-
-
-def predict_step_time(settings, overhead=0.0):
-    """The library's prediction of the mean step time, in seconds.
-
-    E[max] over the workers' :class:`StepTime` models (the slow rank is its
-    own group) plus a barrier ``overhead`` in seconds.
-
-    Parameters
-    ----------
-    settings : LabSettings
-    overhead : float
-        Barrier overhead per step, in seconds, >= 0.
-
-    Examples
-    --------
-    >>> s = LabSettings(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2)
-    >>> predict_step_time(s, overhead=0.001)
-    0.101
-    >>> round(predict_step_time(LabSettings(workers=4, step_seconds=0.05, jitter=0.05)), 5)
-    0.0526
-    """
-    require(isinstance(settings, LabSettings), "settings", settings, "a LabSettings")
-    overhead = nonnegative("overhead", overhead)
-    return float(_expected_max(settings) + overhead)
-
-
-def predicted_slowdown(settings):
-    """The per-rank what-if slowdown the model predicts for these settings.
-
-    E[max] over the workers, over the mean of their expected work times:
-    the definition ``straggle-edu analyze`` uses for a per-rank trace (the
-    ideal step gives every worker the per-step mean), in expectation.
-
-    Examples
-    --------
-    >>> predicted_slowdown(LabSettings(workers=4, jitter=0.0, slow_rank=1, slow_factor=2))
-    1.6
-    """
-    require(isinstance(settings, LabSettings), "settings", settings, "a LabSettings")
-    mean_work = sum(settings.step_time(r).mean() for r in range(settings.workers)) / settings.workers
-    return float(_expected_max(settings) / mean_work)
-
-
-def lab_cluster(settings, overhead=0.0):
-    """The lab as a :class:`~straggle_edu.models.cluster.Cluster`: the
-    healthy workers as one group, the slow rank as its own, and the barrier
-    overhead (seconds) as the synchronization.
-
-    Examples
-    --------
-    >>> c = lab_cluster(LabSettings(workers=4, slow_rank=1, slow_factor=2))
-    >>> [(g.count, g.step_time.slowdown) for g in c.groups]
-    [(3, 1.0), (1, 2.0)]
-    """
-    from ..models.cluster import Cluster, Group
-
-    require(isinstance(settings, LabSettings), "settings", settings, "a LabSettings")
-    overhead = nonnegative("overhead", overhead)
-    healthy = settings.workers - (settings.slow_rank is not None)
-    groups = []
-    if healthy:
-        groups.append(Group(healthy, settings.step_time(1 if settings.slow_rank == 0 else 0)))
-    if settings.slow_rank is not None:
-        groups.append(Group(1, settings.step_time(settings.slow_rank)))
-    return Cluster(tuple(groups), sync=overhead)
-
-
-def _expected_max(settings):
-    """E[max] of the workers' step times: the healthy group and the slow rank."""
-    from ..models.cluster import expected_step_time
-
-    return float(expected_step_time(lab_cluster(settings)))
-
-
-def measured_vs_predicted(result):
-    """Compare a run's measured mean step time with the library's prediction.
-
-    Parameters
-    ----------
-    result : LabResult
-
-    Returns
-    -------
-    Prediction
-
-    Examples
-    --------
-    >>> r = run_barrier_lab(workers=2, steps=4, step_seconds=0.03)
-    >>> p = measured_vs_predicted(r)
-    >>> bool(abs(p.error) < 0.5), p.steps
-    (True, 4)
-    """
-    require(isinstance(result, LabResult), "result", result, "a LabResult from run_barrier_lab")
-    require(result.steps_done >= 2, "steps done", result.steps_done, "at least 2 to compare")
-    drawn = float(result.planned[: result.steps_done].max(axis=1).mean())
-    emax = _expected_max(result.settings)
-    return Prediction(
-        measured=result.mean_step_time,
-        stderr=result.stderr,
-        predicted=emax + result.overhead,
-        expected_max=float(emax),
-        overhead=result.overhead,
-        drawn_max=drawn,
-        steps=result.steps_done,
-    )
 
 
 # ------------------------------------------------------------------------ CLI
@@ -939,7 +823,7 @@ def run(args):
         if old is not None:
             signal.signal(signal.SIGTERM, old)
     if show:
-        p = measured_vs_predicted(result)
+        p = result.prediction()
         print(f"wrote {result.steps_done} steps x {result.settings.workers} workers to {result.path}")
         print(p)
         print(f"slowest worker: rank {result.slowest_rank}; slowdown {result.slowdown():.3f}")

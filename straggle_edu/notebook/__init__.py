@@ -1,11 +1,13 @@
 """Notebook helpers: what a notebook cell calls to show and to check.
 
 ``claim``
-    check a number the prose quotes, and show a ✓ line (or raise).
+    check a number the prose quotes, and show a ✓ line (or raise); with
+    ``readings=`` and ``verdict=``, check a claim of the article and show
+    its fact-check card.
 ``show``
     display a chart or an explorer, offline.
 ``factcheck``
-    the fact-check notebook's claim boxes and verdict table.
+    the fact-check notebook's claim cards and verdict table.
 
 A notebook's setup cell reads ``from straggle_edu.notebook import claim, show``.
 """

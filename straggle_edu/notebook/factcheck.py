@@ -8,10 +8,12 @@ reading is a yes/no statement computed with the library:
   precise statement says which reading is true);
 - it holds under none: **wrong**.
 
-:func:`check_claim` takes the verdict the author of the fact-check states
-and the computed readings, and raises ``AssertionError`` when they disagree,
-so a wrong library, or a wrong verdict, fails the notebook run. The result
-renders as a card in a notebook (HTML) and as plain text elsewhere.
+:func:`straggle_edu.notebook.claim`, given ``readings=`` and ``verdict=``,
+takes the verdict the author of the fact-check states and the computed
+readings, and raises ``AssertionError`` when they disagree, so a wrong
+library, or a wrong verdict, fails the notebook run (the private
+``_check_verdict`` here does the work). The result renders as a card in a notebook (HTML) and
+as plain text elsewhere.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .._validate import require, whole
 
-__all__ = ["VERDICTS", "ClaimCheck", "VerdictTable", "check_claim", "verdict_from_readings", "verdict_table"]
+__all__ = ["VERDICTS", "ClaimCheck", "VerdictTable", "verdict_from_readings", "verdict_table"]
 
 VERDICTS = ("right", "right but loose", "wrong")
 _COLORS = {"right": "#2f7d32", "right but loose": "#b26a00", "wrong": "#c62828"}
@@ -83,7 +85,8 @@ class ClaimCheck:
 
     Examples
     --------
-    >>> c = check_claim(2, "over 60% at 100 cards", figures={"P": 0.634},
+    >>> from straggle_edu.notebook import claim
+    >>> c = claim(2, "over 60% at 100 cards", figures={"P": 0.634},
     ...                 readings={"P > 0.6": 0.634 > 0.6}, verdict="right", precise="")
     >>> c.number, c.verdict, c.figures, c.readings
     (2, 'right', {'P': 0.634}, {'P > 0.6': True})
@@ -123,8 +126,11 @@ class ClaimCheck:
         )
 
 
-def check_claim(number, claim, *, figures, readings, verdict, precise):
+def _check_verdict(number, claim, *, figures, readings, verdict, precise):
     """Check a claim's stated verdict against its computed readings.
+
+    Called as :func:`straggle_edu.notebook.claim` (the same arguments), the
+    one name for every checked statement.
 
     Parameters
     ----------
@@ -153,17 +159,17 @@ def check_claim(number, claim, *, figures, readings, verdict, precise):
 
     Examples
     --------
-    >>> c = check_claim(2, "over 60% at 100 cards", figures={"P": 0.634},
-    ...                 readings={"P > 0.6": 0.634 > 0.6}, verdict="right",
-    ...                 precise="1 - 0.99^100 = 63.4%")
+    >>> c = _check_verdict(2, "over 60% at 100 cards", figures={"P": 0.634},
+    ...                    readings={"P > 0.6": 0.634 > 0.6}, verdict="right",
+    ...                    precise="1 - 0.99^100 = 63.4%")
     >>> print(c)
     Claim 2: over 60% at 100 cards
       P = 0.634
       ✓ P > 0.6
       Verdict: RIGHT
       Precisely: 1 - 0.99^100 = 63.4%
-    >>> check_claim(2, "over 70%", figures={"P": 0.634}, readings={"P > 0.7": False},
-    ...             verdict="right", precise="")
+    >>> _check_verdict(2, "over 70%", figures={"P": 0.634}, readings={"P > 0.7": False},
+    ...                verdict="right", precise="")
     Traceback (most recent call last):
     ...
     AssertionError: ✗ claim 2: stated verdict 'right', but the computed readings say 'wrong' (✗ P > 0.7)
@@ -190,8 +196,9 @@ class VerdictTable:
 
     Examples
     --------
-    >>> a = check_claim(1, "a", figures={}, readings={"r": True}, verdict="right", precise="")
-    >>> b = check_claim(2, "b", figures={}, readings={"r": True, "s": False}, verdict="right but loose", precise="")
+    >>> from straggle_edu.notebook import claim
+    >>> a = claim(1, "a", figures={}, readings={"r": True}, verdict="right", precise="")
+    >>> b = claim(2, "b", figures={}, readings={"r": True, "s": False}, verdict="right but loose", precise="")
     >>> print(verdict_table([a, b]))
       1  right            a
       2  right but loose  b
@@ -233,12 +240,13 @@ def verdict_table(checks):
 
     Examples
     --------
-    >>> a = check_claim(1, "a", figures={}, readings={"r": True}, verdict="right", precise="")
-    >>> b = check_claim(2, "b", figures={}, readings={"r": True, "s": False}, verdict="right but loose", precise="")
+    >>> from straggle_edu.notebook import claim
+    >>> a = claim(1, "a", readings={"r": True}, verdict="right")
+    >>> b = claim(2, "b", readings={"r": True, "s": False}, verdict="right but loose")
     >>> verdict_table([b, a]).counts
     {'right': 1, 'right but loose': 1, 'wrong': 0}
     """
     checks = list(checks)
     require(len(checks) >= 1 and all(isinstance(c, ClaimCheck) for c in checks), "checks", checks,
-            "one or more ClaimCheck results of check_claim")
+            "one or more ClaimCheck results of claim(number, text, readings=..., verdict=...)")
     return VerdictTable(tuple(sorted(checks, key=lambda c: c.number)))

@@ -1,0 +1,196 @@
+"""The barrier lab's model: what the order statistics predict for a run of real workers.
+
+The live barrier lab (:mod:`straggle_edu.instruments.barrier_lab`) runs
+worker processes that meet at a barrier every step. Its model is the
+cluster model: a step lasts as long as the slowest worker's work, plus the
+barrier's own cost, which the lab measures::
+
+    predicted mean step time = E[max over the workers' StepTime models]
+                               + measured barrier overhead
+
+Everything here takes plain inputs (the workers' step-time models, arrays of
+measured times), so models never import the instrument:
+
+- :func:`lab_cluster`: the workers as a :class:`~.cluster.Cluster`;
+- :func:`predict_step_time`, :func:`predicted_slowdown`: the predictions;
+- :func:`measured_vs_predicted`: a run's measurements against them, as a
+  :class:`Prediction`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import finite, nonnegative, require
+from .cluster import Cluster, Group, expected_step_time
+
+__all__ = ["Prediction", "lab_cluster", "predict_step_time", "predicted_slowdown", "measured_vs_predicted"]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Measured against predicted mean step time, in seconds.
+
+    Attributes
+    ----------
+    measured : float
+        The measured mean step time.
+    stderr : float
+        Its standard error (the error bar).
+    predicted : float
+        ``expected_max + overhead``.
+    expected_max : float
+        E[max over the workers' StepTime models].
+    overhead : float
+        The measured barrier overhead.
+    drawn_max : float
+        The mean over steps of the slowest drawn work time: what E[max]
+        would be with this run's draws, so ``measured - drawn_max -
+        overhead`` is what the machine added (sleep overshoot, scheduling).
+    steps : int
+        Number of steps measured.
+    """
+
+    measured: float
+    stderr: float
+    predicted: float
+    expected_max: float
+    overhead: float
+    drawn_max: float
+    steps: int
+
+    @property
+    def error(self):
+        """Relative prediction error: (measured - predicted) / predicted."""
+        return (self.measured - self.predicted) / self.predicted
+
+    @property
+    def z(self):
+        """(measured - predicted) in units of the standard error."""
+        return (self.measured - self.predicted) / self.stderr if self.stderr > 0 else math.inf
+
+    def __str__(self):
+        return (
+            f"measured {self.measured * 1e3:.2f} ± {self.stderr * 1e3:.2f} ms per step "
+            f"(mean of {self.steps} steps ± 1 standard error); predicted {self.predicted * 1e3:.2f} ms "
+            f"= E[max] {self.expected_max * 1e3:.2f} ms + barrier overhead {self.overhead * 1e3:.2f} ms; "
+            f"error {self.error:+.1%}"
+        )
+
+
+def _models(step_times):
+    models = tuple(step_times)
+    require(len(models) >= 1 and all(hasattr(t, "mean") and hasattr(t, "cdf") for t in models), "step_times",
+            step_times, "one step-time model (a StepTime) per worker")
+    return models
+
+
+def lab_cluster(step_times, overhead=0.0):
+    """The workers as a :class:`~.cluster.Cluster`: one group per distinct
+    step-time model (in order of first appearance), and the barrier overhead
+    (seconds) as the synchronization.
+
+    Parameters
+    ----------
+    step_times : sequence of StepTime
+        Each worker's step-time model, one per rank.
+    overhead : float
+        Barrier overhead per step, in seconds, >= 0.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.step_time import StepTime
+    >>> healthy, slow = StepTime(0.05, jitter=0.0), StepTime(0.05, jitter=0.0, slowdown=2.0)
+    >>> c = lab_cluster([healthy, slow, healthy, healthy])
+    >>> [(g.count, g.step_time.slowdown) for g in c.groups]
+    [(3, 1.0), (1, 2.0)]
+    """
+    models = _models(step_times)
+    overhead = nonnegative("overhead", overhead)
+    counts = {}
+    for t in models:
+        counts[t] = counts.get(t, 0) + 1
+    return Cluster(tuple(Group(k, t) for t, k in counts.items()), sync=overhead)
+
+
+def predict_step_time(step_times, overhead=0.0):
+    """The predicted mean step time, in seconds: E[max] over the workers'
+    step-time models plus a barrier ``overhead`` in seconds.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.step_time import StepTime
+    >>> healthy, slow = StepTime(0.05, jitter=0.0), StepTime(0.05, jitter=0.0, slowdown=2.0)
+    >>> predict_step_time([healthy, slow, healthy, healthy], overhead=0.001)
+    0.101
+    >>> round(predict_step_time([StepTime(0.05, jitter=0.05)] * 4), 5)
+    0.0526
+    """
+    return float(expected_step_time(lab_cluster(step_times, overhead)))
+
+
+def predicted_slowdown(step_times):
+    """The per-rank what-if slowdown the model predicts: E[max] over the
+    workers, over the mean of their expected work times.
+
+    This is the definition ``straggle-edu analyze`` uses for a per-rank
+    trace (the ideal step gives every worker the per-step mean), in
+    expectation.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.step_time import StepTime
+    >>> healthy, slow = StepTime(0.05, jitter=0.0), StepTime(0.05, jitter=0.0, slowdown=2.0)
+    >>> predicted_slowdown([healthy, slow, healthy, healthy])   # 0.1 / (0.25 / 4)
+    1.6
+    """
+    models = _models(step_times)
+    mean_work = sum(t.mean() for t in models) / len(models)
+    return float(expected_step_time(lab_cluster(models)) / mean_work)
+
+
+def measured_vs_predicted(step_times, measured, planned, overhead):
+    """Compare a run's measured mean step time with the model's prediction.
+
+    Parameters
+    ----------
+    step_times : sequence of StepTime
+        Each worker's step-time model, one per rank.
+    measured : array of float
+        Each measured step's length, release to release, in seconds (at least 2).
+    planned : array of float
+        Shape (steps, workers): the work times drawn for those steps, in seconds.
+    overhead : float
+        The measured barrier overhead per step, in seconds.
+
+    Returns
+    -------
+    Prediction
+
+    Examples
+    --------
+    >>> from straggle_edu.models.step_time import StepTime
+    >>> p = measured_vs_predicted([StepTime(0.05, jitter=0.0)] * 2, [0.052, 0.054], [[0.05, 0.05], [0.05, 0.05]], 0.002)
+    >>> round(p.measured, 4), round(p.stderr, 4), round(p.predicted, 4), round(p.error, 4)
+    (0.053, 0.001, 0.052, 0.0192)
+    """
+    measured = np.asarray(measured, dtype=float)
+    planned = np.asarray(planned, dtype=float)
+    steps = len(measured)
+    require(measured.ndim == 1 and steps >= 2, "steps measured", steps, "at least 2 to compare")
+    require(planned.ndim == 2 and planned.shape[0] == steps, "planned", planned.shape,
+            f"an array of shape ({steps}, workers), one row per measured step")
+    overhead = finite("overhead", overhead)  # measured: noise can make it a hair below 0
+    emax = predict_step_time(step_times)
+    return Prediction(
+        measured=float(measured.mean()),
+        stderr=float(measured.std(ddof=1) / math.sqrt(steps)),
+        predicted=emax + overhead,
+        expected_max=emax,
+        overhead=overhead,
+        drawn_max=float(planned.max(axis=1).mean()),
+        steps=steps,
+    )
