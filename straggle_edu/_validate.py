@@ -230,7 +230,8 @@ def check_memory(nbytes, what):
     >>> check_memory(8 * 10**12, "sampling 10**12 step times")
     Traceback (most recent call last):
     ...
-    ValueError: sampling 10**12 step times needs about 7629395 MiB, more than the memory budget of 512 MiB; ask for less, or raise the budget with straggle_edu.set_memory_budget(nbytes)
+    ValueError: sampling 10**12 step times needs about 7629395 MiB, more than the memory budget of 512 MiB;
+    ask for less, or raise the budget with straggle_edu.set_memory_budget(nbytes)
     """
     if nbytes > _budget:
         raise ValueError(

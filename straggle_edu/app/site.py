@@ -365,7 +365,8 @@ def bind_spec(spec, values=None, bindings=()):
     >>> new, bound = bind_spec(spec, {"k": 3},
     ...     [{"param": "p", "signal": "se_in_1", "element": "#se-in-1", "expr": "toNumber(se_in_1)"}])
     >>> new["params"]
-    [{'name': 'p', 'expr': 'toNumber(se_in_1)'}, {'name': 'k', 'value': 3}, {'name': 'se_in_1', 'value': '', 'bind': {'element': '#se-in-1'}}]
+    [{'name': 'p', 'expr': 'toNumber(se_in_1)'}, {'name': 'k', 'value': 3},
+     {'name': 'se_in_1', 'value': '', 'bind': {'element': '#se-in-1'}}]
     >>> bound, spec["params"][0]
     (['p'], {'name': 'p', 'value': 0.01})
     """
@@ -762,7 +763,10 @@ _PAGE_JS = r"""
 window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;
 (function () {
   function group(s) { const [i, f] = s.split('.'); return i.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (f !== undefined ? '.' + f : ''); }
-  function trim(s) { const [m, e] = s.split('e'); const t = m.includes('.') ? m.replace(/0+$/, '').replace(/\.$/, '') : m; return e === undefined ? t : t + 'e' + e; }
+  function trim(s) {
+    const [m, e] = s.split('e'); const t = m.includes('.') ? m.replace(/0+$/, '').replace(/\.$/, '') : m;
+    return e === undefined ? t : t + 'e' + e;
+  }
   function fmt(v, spec) {
     const m = /^(,)?(?:\.(\d+))?([efgdrs%])?$/.exec(spec || '');
     if (!m || !isFinite(v)) return String(v);
@@ -791,7 +795,9 @@ window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;
       const target = document.getElementById(script.dataset.chart);
       if (!target) return;
       let spec;
-      try { spec = JSON.parse(script.textContent); } catch (e) { target.dataset.state = 'error'; target.textContent = 'This chart could not be read: ' + e; return; }
+      try { spec = JSON.parse(script.textContent); } catch (e) {
+        target.dataset.state = 'error'; target.textContent = 'This chart could not be read: ' + e; return;
+      }
       jobs.push(vegaEmbed(target, spec, {renderer: 'svg', mode: 'vega-lite',
                                          actions: {export: true, source: false, compiled: false, editor: false}})
         .then((res) => { target.seView = res.view; target.dataset.state = 'drawn'; })

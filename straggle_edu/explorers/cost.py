@@ -64,7 +64,8 @@ def cost_explorer(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0
                                        style=_STYLE, layout=widgets.Layout(width="170px")),
         "days": _float_slider(in_range("days", days, 1.0, 120.0), 1.0, 120.0, 0.5, "days", ".1f"),
         "lost_fraction": _float_slider(in_range("lost_fraction", lost_fraction, 0.0, 0.5), 0.0, 0.5, 0.005, "lost fraction", ".1%"),
-        "usd_per_gpu_hour": _float_slider(in_range("usd_per_gpu_hour", usd_per_gpu_hour, 0.25, 12.0), 0.25, 12.0, 0.25, "$ per GPU-hour", ".2f"),
+        "usd_per_gpu_hour": _float_slider(in_range("usd_per_gpu_hour", usd_per_gpu_hour, 0.25, 12.0), 0.25, 12.0, 0.25,
+                                          "$ per GPU-hour", ".2f"),
     }
     c = controls
     charts = {

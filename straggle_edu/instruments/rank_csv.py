@@ -40,7 +40,8 @@ def check_out_path(out, name="out"):
     >>> check_out_path("/no/such/folder/trace.csv")
     Traceback (most recent call last):
     ...
-    ValueError: out must be a file in a folder that exists, got '/no/such/folder/trace.csv' (the folder '/no/such/folder' does not exist; create it first)
+    ValueError: out must be a file in a folder that exists, got '/no/such/folder/trace.csv'
+    (the folder '/no/such/folder' does not exist; create it first)
     """
     if not isinstance(out, (str, os.PathLike)) or str(out) == "":
         raise ValueError(f"{name} must be a file path, got {out!r}")

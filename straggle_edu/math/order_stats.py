@@ -72,7 +72,8 @@ def check_dist(dist, name="dist"):
     >>> check_dist(stats.poisson(3))
     Traceback (most recent call last):
     ...
-    ValueError: dist must be a continuous distribution (a frozen scipy.stats distribution or a step-time model), got a discrete scipy.stats distribution
+    ValueError: dist must be a continuous distribution (a frozen scipy.stats distribution or a step-time model),
+    got a discrete scipy.stats distribution
     """
     from scipy import stats
 

@@ -21,7 +21,6 @@ GPU-hours and dollars: this module says where the article's "10%" comes from.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np

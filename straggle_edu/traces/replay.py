@@ -148,7 +148,6 @@ def build_model(trace):
         )
     steps, si = dense_codes(trace.step)
     S = len(steps)
-    n_ops = len(trace)
     step_start = np.full(S, np.inf)
     np.minimum.at(step_start, si, trace.start_ts)
     end_ts = trace.start_ts + trace.duration
