@@ -187,7 +187,7 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
     -------
     list of SitePage
     """
-    from .._validate import positive, whole
+    from .._validate import positive, require, whole
 
     src = Path(notebooks)
     if not src.is_dir():
@@ -199,8 +199,7 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
     jobs = whole("jobs", jobs, low=1, high=16)
     timeout = positive("timeout", timeout)
     out = Path(out_dir)
-    if out.resolve() == src.resolve():
-        raise ValueError(f"out_dir must not be the notebooks folder itself, got {out}")
+    require(out.resolve() != src.resolve(), "out_dir", str(out), "a folder other than the notebooks folder")
     out.mkdir(parents=True, exist_ok=True)
     (out / "static").mkdir(exist_ok=True)
     (out / SCRIPT).write_text(page_script(), encoding="utf-8")
