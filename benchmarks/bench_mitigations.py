@@ -43,7 +43,6 @@ import time
 import warnings
 
 import numpy as np
-from scipy import stats
 
 from straggle_edu.explorers.mitigations import (
     backup_explorer,
@@ -138,7 +137,7 @@ def algorithms(repeats):
     lower = packing_lower_bound(big, 64)
     t_lpt, lpt = best_time(lambda: greedy_lpt(big, 64).makespan, repeats)
     t_kk, kk = best_time(lambda: karmarkar_karp(big, 64).makespan, repeats)
-    print(f"  packing 4,096 sequences on 64 workers (brute force: 64^4096 assignments)")
+    print("  packing 4,096 sequences on 64 workers (brute force: 64^4096 assignments)")
     print(f"    greedy LPT        {ms(t_lpt)}  {100 * (lpt / lower - 1):.3f}% over the lower bound")
     print(f"    Karmarkar-Karp    {ms(t_kk)}  {100 * (kk / lower - 1):.3f}% over the lower bound")
 

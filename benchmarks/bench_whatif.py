@@ -34,7 +34,6 @@ Run: ``.venv/bin/python benchmarks/bench_whatif.py [--repeat 3] [--skip-large] [
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess

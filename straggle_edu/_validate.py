@@ -19,6 +19,10 @@ import numpy as np
 
 __all__ = [
     "require",
+    "scalar",
+    "one_of",
+    "instance",
+    "described",
     "whole",
     "probability",
     "nonnegative",
@@ -46,8 +50,25 @@ def _show(value):
     return repr(value)
 
 
-def require(ok, name, value, valid):
+class described(str):
+    """Text that a message shows as it is, unquoted, in place of a value.
+
+    Examples
+    --------
+    >>> require(False, "dist", described("a discrete distribution"), "a continuous distribution")
+    Traceback (most recent call last):
+    ...
+    ValueError: dist must be a continuous distribution, got a discrete distribution
+    """
+
+    def __repr__(self):
+        return str(self)
+
+
+def require(ok, name, value, valid, fix=None):
     """Raise ``ValueError("<name> must be <valid>, got <value>")`` unless ok.
+
+    ``fix``, when given, follows after a semicolon: what to do instead.
 
     Examples
     --------
@@ -55,9 +76,65 @@ def require(ok, name, value, valid):
     Traceback (most recent call last):
     ...
     ValueError: n must be a whole number >= 1, got 0
+    >>> require(False, "out", "/no/such/x.csv", "a file in a folder that exists", fix="create the folder first")
+    Traceback (most recent call last):
+    ...
+    ValueError: out must be a file in a folder that exists, got '/no/such/x.csv'; create the folder first
     """
     if not ok:
-        raise ValueError(f"{name} must be {valid}, got {_show(value)}")
+        raise ValueError(f"{name} must be {valid}, got {_show(value)}" + (f"; {fix}" if fix else ""))
+
+
+def scalar(name, value, valid="a single number"):
+    """Check a single value, not an array; return it unchanged.
+
+    Examples
+    --------
+    >>> scalar("base", 1.5)
+    1.5
+    >>> scalar("base", [1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: base must be a single number, got [1.0, 2.0] (an array)
+    """
+    require(np.ndim(value) == 0, name, value, valid)
+    return value
+
+
+def one_of(name, value, options):
+    """Check that value is one of the options (a sequence); return it.
+
+    Examples
+    --------
+    >>> one_of("phase", "compute", ("compute", "wait"))
+    'compute'
+    >>> one_of("phase", "sleep", ("compute", "wait"))
+    Traceback (most recent call last):
+    ...
+    ValueError: phase must be one of 'compute', 'wait', got 'sleep'
+    """
+    options = tuple(options)
+    try:
+        ok = value in options
+    except (TypeError, ValueError):  # an unhashable value or an array is not an option
+        ok = False
+    require(ok, name, value, "one of " + ", ".join(map(repr, options)))
+    return value
+
+
+def instance(name, value, kind, valid=None):
+    """Check ``isinstance(value, kind)``; the message names the type it got.
+
+    Examples
+    --------
+    >>> instance("cluster", "c", dict, "a Cluster")
+    Traceback (most recent call last):
+    ...
+    ValueError: cluster must be a Cluster, got str
+    """
+    valid = valid or f"a {kind.__name__}"
+    require(isinstance(value, kind), name, described(type(value).__name__), valid)
+    return value
 
 
 def _numeric(name, value, valid):
@@ -270,7 +347,8 @@ def check_memory(nbytes, what):
     >>> check_memory(8 * 10**12, "sampling 10**12 step times")
     Traceback (most recent call last):
     ...
-    ValueError: sampling 10**12 step times needs about 7629395 MiB, more than the memory budget of 512 MiB; ask for less, or raise the budget with straggle_edu.set_memory_budget(nbytes)
+    ValueError: sampling 10**12 step times needs about 7629395 MiB, more than the memory budget of 512 MiB;
+    ask for less, or raise the budget with straggle_edu.set_memory_budget(nbytes)
     """
     if nbytes > _budget:
         raise ValueError(

@@ -2,12 +2,19 @@
 
 mybinder.org builds the image with repo2docker, which runs
 ``pip install -r binder/requirements.txt`` from the repository root, on the
-Python that ``binder/runtime.txt`` names. These tests do the same in a fresh
+newest patch release of the Python that ``binder/runtime.txt`` names. These
+tests do the same in a fresh
 virtual environment (no system site-packages, nothing from the development
 environment), on a copy of the repository so the work tree is never touched,
 and then execute every notebook in ``notebooks/`` there with a kernel of that
 environment. Executed copies go to a temporary folder; the notebooks
 themselves are never modified.
+
+The interpreter: the newest patch release of runtime.txt's version among the
+running Python, ``pythonX.Y`` on PATH and pyenv's versions (a stock Debian 12
+has 3.11.2; the pins install on every 3.11.x, see the markers in the file).
+Where there is none (a machine with only 3.10 or 3.12), the stand-in is
+skipped and says which Python it needs.
 
 The environment is built once per test session (pip's cache makes a rebuild
 quick) and reused for every notebook. Marked slow; it runs in CI.
@@ -19,12 +26,16 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the test extra installs tomli
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 BINDER = REPO / "binder"
@@ -60,8 +71,9 @@ print(json.dumps({"kernel_prefix": kernel_prefix, "seconds": time.perf_counter()
 """
 
 
-def _pins():
-    pins, local = {}, []
+def _requirements():
+    """(every pinned requirement, markers kept; the local install lines)."""
+    reqs, local = [], []
     for line in (BINDER / "requirements.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -69,14 +81,32 @@ def _pins():
         if line.startswith("-e ") or line in (".", "-e ."):
             local.append(line)
             continue
-        req = Requirement(line)
-        pins[canonicalize_name(req.name)] = req
+        reqs.append(Requirement(line))
+    return reqs, local
+
+
+def _runtime_version():
+    major, minor = (int(x) for x in (BINDER / "runtime.txt").read_text().strip().removeprefix("python-").split("."))
+    return major, minor
+
+
+def _pins(python=None):
+    """{name: requirement} of the pins that apply on Python `python` ("3.11.7"; default: the newest of runtime.txt's)."""
+    python = python or "{}.{}.99".format(*_runtime_version())
+    env = {"python_full_version": python, "python_version": ".".join(python.split(".")[:2])}
+    reqs, local = _requirements()
+    pins = {}
+    for req in reqs:
+        if req.marker is None or req.marker.evaluate(env):
+            name = canonicalize_name(req.name)
+            assert name not in pins, f"binder/requirements.txt pins {req.name} twice for Python {python}"
+            pins[name] = req
     return pins, local
 
 
 def test_binder_requirements_pin_everything_and_install_the_package():
-    pins, local = _pins()
-    loose = [str(r) for r in pins.values() if not re.fullmatch(r"==[^,*]+", str(r.specifier))]
+    reqs, local = _requirements()
+    loose = [str(r) for r in reqs if not re.fullmatch(r"==[^,*]+", str(r.specifier))]
     assert not loose, f"binder/requirements.txt must pin exact versions (==), found {loose}"
     assert local == ["-e ."], "binder/requirements.txt must install the package itself with '-e .' (from the repo root)"
 
@@ -84,12 +114,34 @@ def test_binder_requirements_pin_everything_and_install_the_package():
 def test_binder_pins_satisfy_the_package_and_the_slideshow_extension():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     wanted = [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["lab"]]
-    pins, _ = _pins()
+    pins, _ = _pins()  # on the newest patch release: what Binder runs
     for req in wanted:
         name = canonicalize_name(req.name)
         assert name in pins, f"binder/requirements.txt does not pin {req.name}, which pyproject.toml requires"
         version = next(iter(pins[name].specifier)).version
         assert req.specifier.contains(version, prereleases=True), f"{req.name}=={version} does not satisfy {req}"
+
+
+def test_binder_pins_one_version_of_each_package_on_every_patch_release():
+    # Binder takes the newest patch release of runtime.txt's version; a user may
+    # have an older one (Debian 12: 3.11.2). Markers may split a package's pin by
+    # patch release, but every release gets exactly one version of every package.
+    major, minor = _runtime_version()
+    names = {canonicalize_name(r.name) for r in _requirements()[0]}
+    for patch in range(0, 100):
+        pins, _ = _pins(f"{major}.{minor}.{patch}")
+        assert set(pins) == names, f"Python {major}.{minor}.{patch} gets no pin for {sorted(names - set(pins))}"
+
+
+def test_binder_python_is_the_newest_patch_release_of_runtime(monkeypatch):
+    major, minor = _runtime_version()
+    found = {"/a/python": (major, minor, 2), "/b/python": (major, minor, 9), "/c/python": (major, minor + 1, 12)}
+    monkeypatch.setattr(sys.modules[__name__], "_interpreters", lambda: list(found))
+    monkeypatch.setattr(sys.modules[__name__], "_version_of", found.get)
+    assert _runtime_python() == "/b/python"
+    del found["/b/python"], found["/a/python"]
+    with pytest.raises(pytest.skip.Exception, match=rf"needs Python {major}\.{minor}"):
+        _runtime_python()
 
 
 def test_binder_runtime_names_a_supported_python():
@@ -100,24 +152,44 @@ def test_binder_runtime_names_a_supported_python():
     assert Requirement(f"python{project['requires-python']}").specifier.contains(f"{match[1]}.{match[2]}")
 
 
+def _interpreters():
+    """Paths of the Pythons this machine offers: this one, pythonX.Y on PATH, pyenv's."""
+    major, minor = _runtime_version()
+    paths = [sys.executable, shutil.which(f"python{major}.{minor}")]
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    paths += sorted(str(p) for p in pyenv.glob(f"{major}.{minor}.*/bin/python{major}.{minor}"))
+    return [p for p in paths if p]
+
+
+def _version_of(python):
+    """(major, minor, micro) of an interpreter, or None where it does not run."""
+    try:
+        out = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:3])"],
+                             capture_output=True, text=True, timeout=30)
+    except OSError:
+        return None
+    return tuple(int(x) for x in out.stdout.split()) if out.returncode == 0 else None
+
+
 def _runtime_python():
-    major, minor = (int(x) for x in (BINDER / "runtime.txt").read_text().strip().removeprefix("python-").split("."))
-    if sys.version_info[:2] == (major, minor):
-        return sys.executable
-    found = shutil.which(f"python{major}.{minor}")
-    if found is None:
-        pytest.skip(f"binder/runtime.txt asks for Python {major}.{minor}, which is not installed here")
-    return found
+    """The newest patch release of runtime.txt's Python found here, as Binder takes the newest."""
+    major, minor = _runtime_version()
+    found = [(v, p) for p in _interpreters() if (v := _version_of(p)) and v[:2] == (major, minor)]
+    if not found:
+        pytest.skip(f"the Binder stand-in needs Python {major}.{minor} (binder/runtime.txt), which is not installed here "
+                    f"(e.g. pyenv install {major}.{minor})")
+    return max(found, key=lambda vp: vp[0])[1]
 
 
 @pytest.fixture(scope="session")
 def binder_env(tmp_path_factory):
     """A fresh virtual environment with binder/requirements.txt installed, and a copy of the repo."""
+    python = _runtime_python()
     root = tmp_path_factory.mktemp("binder")
     repo = root / "repo"
     shutil.copytree(REPO, repo, ignore=_IGNORE)
     venv = root / "venv"
-    subprocess.run([_runtime_python(), "-m", "venv", str(venv)], check=True)
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "JUPYTER", "STRAGGLE_EDU"))}
     env["JUPYTER_DATA_DIR"] = str(root / "jupyter-data")  # no kernelspecs from the user's folders

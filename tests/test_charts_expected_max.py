@@ -1,6 +1,5 @@
 """Expected-maximum charts: valid specs, linked views, and in-browser numbers equal to the model's."""
 
-import re
 
 import numpy as np
 import pytest

@@ -33,7 +33,7 @@ def test_student_copy_removes_solution_cells_and_calls():
 
 def test_student_copies_refuses_to_overwrite_the_source(tmp_path):
     (tmp_path / "a.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook()))
-    with pytest.raises(ValueError, match="out_dir must differ"):
+    with pytest.raises(ValueError, match="out_dir must be a folder other than the notebooks folder"):
         classroom.student_copies(tmp_path, tmp_path)
 
 

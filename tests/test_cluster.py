@@ -229,7 +229,7 @@ def test_sample_step_times_reproducible_and_refuses_oversize():
     "make, message",
     [
         (lambda: Cluster(()), r"^groups must be a non-empty sequence of Group"),
-        (lambda: Cluster([1, 2]), r"^groups must contain only Group objects, got int"),
+        (lambda: Cluster([1, 2]), r"^groups must be a sequence of Group objects only, got int"),
         (lambda: Cluster(5), r"^groups must be a sequence of Group, got 5"),
         (lambda: Cluster.uniform(10, PAUSY, sync=-1.0), r"^sync must be >= 0, got -1.0"),
         (lambda: Cluster.uniform(10, PAUSY, sync="fast"), r"^sync must be seconds >= 0 or an AllReduce, got 'fast'"),

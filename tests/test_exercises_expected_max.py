@@ -3,7 +3,6 @@ the right ones computed here independently of the library."""
 
 import math
 
-import numpy as np
 import pytest
 from scipy import integrate, stats
 

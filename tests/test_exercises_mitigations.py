@@ -2,7 +2,7 @@
 
 import math
 
-from scipy import special, stats
+from scipy import stats
 
 from straggle_edu.exercises import ____
 from straggle_edu.exercises.mitigations import q1, q2, q3, q4

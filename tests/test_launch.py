@@ -48,7 +48,7 @@ def test_lab_rejects_a_bad_port(capsys):
     from straggle_edu.app.cli import main
 
     assert main(["lab", "--port", "0"]) == 2
-    assert "port must be in 1..65535, got 0" in capsys.readouterr().err
+    assert "port must be a whole number in 1..65535, got 0" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -317,7 +317,8 @@ def test_simulate_pipeline_is_frozen():
     [
         (dict(forward=-1.0), "forward must be >= 0, got -1.0"),
         (dict(backward=float("nan")), "backward must be >= 0 \\(not NaN\\)"),
-        (dict(forward=np.ones(5)), r"forward must be a number or an array broadcastable to \(dp, stages, microbatches\) = \(1, 2, 3\), got an array of shape \(5,\)"),
+        (dict(forward=np.ones(5)),
+         r"forward must be a number or an array broadcastable to \(dp, stages, microbatches\) = \(1, 2, 3\), got an array of shape \(5,\)"),
         (dict(allreduce=np.ones((3, 3))), r"allreduce must be .* broadcastable to \(dp, stages\)"),
         (dict(schedule="zero-bubble"), "schedule must be one of '1f1b', 'gpipe', got 'zero-bubble'"),
         (dict(chunks=2), "microbatches must be a multiple of stages=2 when chunks > 1"),

@@ -5,6 +5,13 @@ import doctest
 import re
 from pathlib import Path
 
+from packaging.specifiers import SpecifierSet
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the test extra installs tomli
+    import tomli as tomllib
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 
@@ -41,3 +48,18 @@ def test_readme_examples_run():
 def test_readme_links_point_to_files():
     for target in re.findall(r"\]\(((?:notebooks|docs)/[^)#]+)\)", README):
         assert (ROOT / target).exists(), target
+
+
+def test_readme_promises_the_python_that_pyproject_requires():
+    promised = re.search(r"need only Python (\d+\.\d+) or newer", README)
+    assert promised, "the README says which Python the two commands need"
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert SpecifierSet(requires) == SpecifierSet(f">={promised[1]}")
+
+
+def test_ci_installs_the_venv_module_where_debian_leaves_it_out():
+    ci = (ROOT / ".ci" / "run").read_text()
+    check = ci.index('python3 -c "import ensurepip"')
+    assert "apt-get install" in ci[check:] and "python3-venv" in ci[check:]
+    assert check < ci.index("python3 -m venv .venv"), "the check must come before the first venv"
+    assert "python3-venv" in README

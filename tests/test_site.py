@@ -163,7 +163,7 @@ def test_build_site_refuses_bad_input(tmp_path):
     _notebook(tmp_path / "empty" / "a.ipynb", [("md", "# A")])
     with pytest.raises(ValueError, match="jobs must be a whole number in 1..16, got 0"):
         build_site(tmp_path / "out", tmp_path / "empty", jobs=0)
-    with pytest.raises(ValueError, match="out_dir must not be the notebooks folder"):
+    with pytest.raises(ValueError, match="out_dir must be a folder other than the notebooks folder"):
         build_site(tmp_path / "empty", tmp_path / "empty")
 
 

@@ -2,7 +2,6 @@
 
 import hashlib
 import json
-import warnings
 
 import numpy as np
 import pytest

@@ -86,3 +86,57 @@ def test_check_memory_and_budget():
         assert v.set_memory_budget(old) == 2**31
     with pytest.raises(ValueError, match=r"^nbytes must be a whole number >= 1, got 0$"):
         v.set_memory_budget(0)
+
+
+def test_require_fix_follows_a_semicolon():
+    with pytest.raises(ValueError, match=r"^out must be a file, got 'x/'; drop the slash$"):
+        v.require(False, "out", "x/", "a file", fix="drop the slash")
+
+
+def test_scalar_returns_a_single_value_and_refuses_an_array():
+    assert v.scalar("base", 1.5) == 1.5 and v.scalar("count", np.int64(3)) == 3
+    with pytest.raises(ValueError, match=r"^base must be a single number, got \[1\.0, 2\.0\] \(an array\)$"):
+        v.scalar("base", np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"^count must be a single whole number >= 1, got \[\[1\]\] \(an array\)$"):
+        v.scalar("count", [[1]], "a single whole number >= 1")
+
+
+@pytest.mark.parametrize("bad", ["sleep", None, 3, ["compute"], np.array(["compute", "wait"])])
+def test_one_of_names_every_option(bad):
+    assert v.one_of("phase", "wait", ("compute", "wait")) == "wait"
+    with pytest.raises(ValueError, match=r"^phase must be one of 'compute', 'wait', got "):
+        v.one_of("phase", bad, ("compute", "wait"))
+
+
+def test_instance_shows_the_type_it_got():
+    assert v.instance("rng", 3, int) == 3
+    with pytest.raises(ValueError, match=r"^cluster must be a Cluster, got NoneType$"):
+        v.instance("cluster", None, dict, "a Cluster")
+    with pytest.raises(ValueError, match=r"^x must be a float, got str$"):
+        v.instance("x", "1.0", float)
+
+
+def test_described_shows_text_unquoted():
+    assert repr(v.described("an array of shape (5,)")) == "an array of shape (5,)"
+    with pytest.raises(ValueError, match=r"^dist must be continuous, got a discrete one$"):
+        v.require(False, "dist", v.described("a discrete one"), "continuous")
+
+
+def test_no_hand_typed_must_be_got_messages_below_traces():
+    # Messages of the form "<name> must be <valid>, got <value>" come from the
+    # checkers above, never from a hand-typed f-string, in the rooms that own no
+    # domain-specific error type (the trace readers format their own file errors).
+    import ast
+    from pathlib import Path
+
+    root = Path(v.__file__).parent
+    typed = []
+    for room in ("math", "models", "charts", "instruments", "app", "notebook", "exercises"):
+        for path in sorted((root / room).rglob("*.py")):
+            text = path.read_text()
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.Raise) and node.exc is not None:
+                    source = ast.get_source_segment(text, node)
+                    if " must " in source and " got " in source:
+                        typed.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not typed, f"use straggle_edu._validate's checkers instead: {typed}"

@@ -24,6 +24,7 @@ from pathlib import Path
 
 __all__ = ["student_copy", "student_copies", "MARKER"]
 
+from .._validate import require
 from ..exercises import STUDENT_MARKER as MARKER
 
 _SOLUTION_CALL = re.compile(r"^\s*#?\s*[A-Za-z_][A-Za-z0-9_]*\.solution\(\s*\)\s*(#.*)?$")
@@ -84,13 +85,10 @@ def student_copies(out_dir, notebooks=None):
     from .launch import find_notebooks
 
     src = Path(notebooks) if notebooks is not None else find_notebooks()
-    if not src.is_dir():
-        raise ValueError(f"notebooks must be a folder of notebooks, got {str(src)!r}")
+    require(src.is_dir(), "notebooks", str(src), "a folder of notebooks")
     out = Path(out_dir)
-    if out.exists() and out.resolve() == src.resolve():
-        raise ValueError(f"out_dir must differ from the notebooks folder, got {str(out)!r}")
-    if not out.parent.exists():
-        raise ValueError(f"out_dir must be in an existing folder, got {str(out)!r}")
+    require(not (out.exists() and out.resolve() == src.resolve()), "out_dir", str(out), "a folder other than the notebooks folder")
+    require(out.parent.exists(), "out_dir", str(out), "in an existing folder")
     out.mkdir(exist_ok=True)
     written = []
     for path in sorted(src.glob("*.ipynb")):

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 
 __all__ = ["main"]
 
@@ -40,8 +42,30 @@ def _parser():
     return parser
 
 
+def _catch_ctrl_c():
+    """Make Ctrl-C (SIGINT) raise KeyboardInterrupt; return the handler it replaced.
+
+    A process started from a shell in the background (``cmd &``), or by a
+    parent that ignores SIGINT, starts with SIGINT ignored, and Python then
+    keeps it ignored: Ctrl-C and the notebook's stop button would do nothing.
+    Only the main thread may install a handler; elsewhere returns None.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv=None):
     """Run the command line; return the exit code."""
+    previous = _catch_ctrl_c()
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _main(argv):
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .._validate import require, whole
+
 __all__ = ["lab_command", "find_notebooks"]
 
 START = "00_start_here.ipynb"
@@ -81,7 +83,7 @@ def free_port(start):
             except OSError:
                 continue
             return port
-    raise ValueError(f"port must have a free port within 100 above it on 127.0.0.1, got {start}")
+    require(False, "port", start, "a port with a free one at most 100 above it on 127.0.0.1")
 
 
 def configure(parser):
@@ -105,8 +107,7 @@ def _raise_interrupt(signum, frame):
 
 
 def run(args):
-    if not 1 <= args.port <= 65535:
-        raise ValueError(f"port must be in 1..65535, got {args.port}")
+    whole("port", args.port, 1, 65535)
     notebooks = find_notebooks()
     port = free_port(args.port)
     token = secrets.token_hex(24)

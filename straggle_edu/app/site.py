@@ -187,7 +187,7 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
     -------
     list of SitePage
     """
-    from .._validate import positive, whole
+    from .._validate import positive, require, whole
 
     src = Path(notebooks)
     if not src.is_dir():
@@ -199,8 +199,7 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
     jobs = whole("jobs", jobs, low=1, high=16)
     timeout = positive("timeout", timeout)
     out = Path(out_dir)
-    if out.resolve() == src.resolve():
-        raise ValueError(f"out_dir must not be the notebooks folder itself, got {out}")
+    require(out.resolve() != src.resolve(), "out_dir", str(out), "a folder other than the notebooks folder")
     out.mkdir(parents=True, exist_ok=True)
     (out / "static").mkdir(exist_ok=True)
     (out / SCRIPT).write_text(page_script(), encoding="utf-8")
@@ -365,7 +364,8 @@ def bind_spec(spec, values=None, bindings=()):
     >>> new, bound = bind_spec(spec, {"k": 3},
     ...     [{"param": "p", "signal": "se_in_1", "element": "#se-in-1", "expr": "toNumber(se_in_1)"}])
     >>> new["params"]
-    [{'name': 'p', 'expr': 'toNumber(se_in_1)'}, {'name': 'k', 'value': 3}, {'name': 'se_in_1', 'value': '', 'bind': {'element': '#se-in-1'}}]
+    [{'name': 'p', 'expr': 'toNumber(se_in_1)'}, {'name': 'k', 'value': 3},
+     {'name': 'se_in_1', 'value': '', 'bind': {'element': '#se-in-1'}}]
     >>> bound, spec["params"][0]
     (['p'], {'name': 'p', 'value': 0.01})
     """
@@ -762,7 +762,10 @@ _PAGE_JS = r"""
 window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;
 (function () {
   function group(s) { const [i, f] = s.split('.'); return i.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (f !== undefined ? '.' + f : ''); }
-  function trim(s) { const [m, e] = s.split('e'); const t = m.includes('.') ? m.replace(/0+$/, '').replace(/\.$/, '') : m; return e === undefined ? t : t + 'e' + e; }
+  function trim(s) {
+    const [m, e] = s.split('e'); const t = m.includes('.') ? m.replace(/0+$/, '').replace(/\.$/, '') : m;
+    return e === undefined ? t : t + 'e' + e;
+  }
   function fmt(v, spec) {
     const m = /^(,)?(?:\.(\d+))?([efgdrs%])?$/.exec(spec || '');
     if (!m || !isFinite(v)) return String(v);
@@ -791,7 +794,9 @@ window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;
       const target = document.getElementById(script.dataset.chart);
       if (!target) return;
       let spec;
-      try { spec = JSON.parse(script.textContent); } catch (e) { target.dataset.state = 'error'; target.textContent = 'This chart could not be read: ' + e; return; }
+      try { spec = JSON.parse(script.textContent); } catch (e) {
+        target.dataset.state = 'error'; target.textContent = 'This chart could not be read: ' + e; return;
+      }
       jobs.push(vegaEmbed(target, spec, {renderer: 'svg', mode: 'vega-lite',
                                          actions: {export: true, source: false, compiled: false, editor: false}})
         .then((res) => { target.seView = res.view; target.dataset.state = 'drawn'; })

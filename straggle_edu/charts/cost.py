@@ -95,7 +95,8 @@ def lost_dollars_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hou
     line = alt.Chart(alt.Data(values=grid)).transform_calculate(usd=usd).mark_line(color="#1f4e79").encode(x=x, y=y)
     now = alt.Chart(alt.Data(values=[{}])).transform_calculate(f="lost_fraction").transform_calculate(usd=usd)
     dot = now.mark_point(filled=True, size=90, color="#d62728").encode(x=x, y=y, tooltip=[alt.Tooltip("usd:Q", format="$,.0f")])
-    text = now.transform_calculate(text="'$' + format(datum.usd, ',.0f')").mark_text(align="left", dx=8, dy=-8, fontSize=13).encode(x=x, y=y, text=alt.Text("text:N"))
+    text = now.transform_calculate(text="'$' + format(datum.usd, ',.0f')").mark_text(align="left", dx=8, dy=-8, fontSize=13)
+    text = text.encode(x=x, y=y, text=alt.Text("text:N"))
     params = _params(gpus=gpus, days=days, lost_fraction=lost_fraction, usd_per_gpu_hour=usd_per_gpu_hour)
     return alt.layer(line, dot, text).add_params(*params).properties(width=width, height=height)
 
@@ -118,11 +119,15 @@ def delay_framings_chart(days=10.0, lost_fraction=0.10, *, max_lost=0.5, width=4
     grid = [{"f": float(f)} for f in np.linspace(0.0, float(max_lost), 51)]
     enc = dict(x=alt.X("f:Q", title="lost fraction f", axis=alt.Axis(format="%")), y=alt.Y("extra:Q", title="calendar days lost"),
                color=alt.Color("framing:N", title=None, legend=alt.Legend(orient="top", direction="vertical", labelLimit=400)))
-    lines = alt.Chart(alt.Data(values=grid)).transform_calculate(**calc).transform_fold(list(calc), as_=["framing", "extra"]).mark_line().encode(**enc)
+    lines = alt.Chart(alt.Data(values=grid)).transform_calculate(**calc).transform_fold(list(calc), as_=["framing", "extra"])
+    lines = lines.mark_line().encode(**enc)
     now = alt.Chart(alt.Data(values=[{}])).transform_calculate(f="lost_fraction").transform_calculate(**calc)
-    dots = now.transform_fold(list(calc), as_=["framing", "extra"]).mark_point(filled=True, size=80).encode(**enc, tooltip=[alt.Tooltip("framing:N"), alt.Tooltip("extra:Q", format=".2f", title="days")])
-    readout = now.transform_calculate(text=f"'held: ' + format(datum['{held}'], '.2f') + ' d, planned: ' + format(datum['{planned}'], '.2f') + ' d'")
-    text = readout.mark_text(align="left", baseline="top", dx=6, dy=6, fontSize=13).encode(x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N"))
+    dots = now.transform_fold(list(calc), as_=["framing", "extra"]).mark_point(filled=True, size=80).encode(
+        **enc, tooltip=[alt.Tooltip("framing:N"), alt.Tooltip("extra:Q", format=".2f", title="days")])
+    readout = now.transform_calculate(
+        text=f"'held: ' + format(datum['{held}'], '.2f') + ' d, planned: ' + format(datum['{planned}'], '.2f') + ' d'")
+    text = readout.mark_text(align="left", baseline="top", dx=6, dy=6, fontSize=13).encode(
+        x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N"))
     return alt.layer(lines, dots, text).add_params(*_params(days=days, lost_fraction=lost_fraction)).properties(width=width, height=height)
 
 
@@ -152,10 +157,14 @@ def milestones_chart(days=10.0, lost_fraction=0.10, stages=DOWNSTREAM, *, width=
     ).transform_calculate(a0="datum.run ? 0 : datum.p0 + datum.delay", a1="datum.p1 + datum.delay",
                           text="'+' + format(datum.delay, '.2f') + ' d'")
     y = alt.Y("stage:N", sort=alt.EncodingSortField("order"), title=None)
-    planned = base.mark_bar(color="#c7d3e3", height=16).encode(x=alt.X("p0:Q", title="days from the start of the run"), x2=alt.X2("p1:Q"), y=y)
-    actual = base.mark_bar(color="#1f4e79", height=7).encode(x=alt.X("a0:Q"), x2=alt.X2("a1:Q"), y=y, tooltip=[alt.Tooltip("stage:N"), alt.Tooltip("a1:Q", format=".2f", title="ends on day")])
+    planned = base.mark_bar(color="#c7d3e3", height=16).encode(
+        x=alt.X("p0:Q", title="days from the start of the run"), x2=alt.X2("p1:Q"), y=y)
+    actual = base.mark_bar(color="#1f4e79", height=7).encode(
+        x=alt.X("a0:Q"), x2=alt.X2("a1:Q"), y=y,
+        tooltip=[alt.Tooltip("stage:N"), alt.Tooltip("a1:Q", format=".2f", title="ends on day")])
     text = base.mark_text(align="left", dx=4, color="#d62728").encode(x=alt.X("a1:Q"), y=y, text=alt.Text("text:N"))
-    return alt.layer(planned, actual, text).add_params(*_params(days=days, lost_fraction=lost_fraction)).properties(width=width, height=34 * len(rows))
+    chart = alt.layer(planned, actual, text).add_params(*_params(days=days, lost_fraction=lost_fraction))
+    return chart.properties(width=width, height=34 * len(rows))
 
 
 def lost_fraction_chart(rows, *, n_mark=4096, width=420, height=240):

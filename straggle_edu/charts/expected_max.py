@@ -90,14 +90,16 @@ def expected_max_chart(growth, *, in_sigmas=True, n_mark=None, width=320, height
         y=alt.Y("value:Q", title=y_title, scale=alt.Scale(zero=False)), strokeDash=alt.StrokeDash("method:N", scale=_DASH, legend=None)
     )
     mc = base.transform_filter(f"datum.method == '{METHOD_LABELS['monte_carlo']}'")
-    layers = [lines, mc.mark_rule().encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q")), mc.mark_point(filled=True, size=25).encode(y=alt.Y("value:Q"))]
+    layers = [lines, mc.mark_rule().encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q")),
+              mc.mark_point(filled=True, size=25).encode(y=alt.Y("value:Q"))]
     data = inline_rows(_growth_rows(growth, in_sigmas))
     if isinstance(growth, dict):
         chart = alt.layer(*layers, data=data).properties(width=width, height=height)
         return chart.facet(facet=alt.Facet("shape:N", title=None, sort=list(growth)), columns=2).resolve_scale(y="independent")
     if n_mark is not None:
         mark = alt.param(name="n_mark", value=int(n_mark))
-        layers.append(alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="black", strokeDash=[3, 3]).encode(x=alt.X("n:Q")).add_params(mark))
+        rule = alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="black", strokeDash=[3, 3])
+        layers.append(rule.encode(x=alt.X("n:Q")).add_params(mark))
     return alt.layer(*layers, data=data).properties(width=width, height=height)
 
 
@@ -124,13 +126,15 @@ def max_histograms_chart(hist, *, unit="s", width=420, row_height=55):
     """
     hover = alt.selection_point(name="bin_hover", fields=["bin"], on="pointerover", clear="pointerout", empty=False)
     bars = alt.Chart().mark_bar(stroke="white", strokeWidth=0.3).encode(
-        x=alt.X("start:Q", title=f"step time of the slowest worker ({unit})", scale=alt.Scale(domain=[float(hist.edges[0]), float(hist.edges[-1])], nice=False)),
+        x=alt.X("start:Q", title=f"step time of the slowest worker ({unit})",
+                scale=alt.Scale(domain=[float(hist.edges[0]), float(hist.edges[-1])], nice=False)),
         x2=alt.X2("end:Q"),
         y=alt.Y("share:Q", title=None, axis=alt.Axis(format="%", tickCount=2)),
         y2=alt.Y2Datum(0),
         color=_highlight(hover, "#d62728", "#1f4e79"),
         tooltip=[alt.Tooltip("n:Q", title="workers"), alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f"),
-                 alt.Tooltip("share_one:Q", format=".2%", title="share, one worker"), alt.Tooltip("share:Q", format=".2%", title="share, slowest of n")],
+                 alt.Tooltip("share_one:Q", format=".2%", title="share, one worker"),
+                 alt.Tooltip("share:Q", format=".2%", title="share, slowest of n")],
     ).add_params(hover).properties(width=width, height=row_height)
     row = alt.Row("n:O", title="workers n", sort="ascending", header=alt.Header(labelAngle=0))
     return bars.facet(row=row, data=inline_rows(hist.records())).resolve_scale(y="independent")
@@ -163,18 +167,23 @@ def max_vs_one_chart(hist, *, n=None, unit="s", width=460, height=120):
     param = alt.param(name="n", value=n)
     hover = alt.selection_point(name="bin_pair", fields=["bin"], on="pointerover", clear="pointerout", empty=False)
     x = alt.X("start:Q", title=f"step time ({unit})", scale=alt.Scale(domain=[float(hist.edges[0]), float(hist.edges[-1])], nice=False))
-    tips = [alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f"), alt.Tooltip("share_one:Q", format=".2%", title="share, one worker"), alt.Tooltip("share:Q", format=".2%", title="share, slowest of n")]
+    tips = [alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f"),
+            alt.Tooltip("share_one:Q", format=".2%", title="share, one worker"),
+            alt.Tooltip("share:Q", format=".2%", title="share, slowest of n")]
     base = alt.Chart(inline_rows(hist.records())).properties(width=width, height=height)
     bar = lambda c: c.mark_bar(stroke="white", strokeWidth=0.3).encode(x=x, x2=alt.X2("end:Q"), y2=alt.Y2Datum(0), tooltip=tips)
     one = bar(base.transform_filter(f"datum.n == {int(hist.n[0])}")).encode(
         y=alt.Y("share:Q", title="one worker", axis=alt.Axis(format="%")), color=_highlight(hover, "#d62728", "#9e9e9e")
     ).properties(name="maxpair_0")
     slow = base.transform_filter("datum.n == n")
-    label = slow.transform_filter("datum.bin == 0").transform_calculate(text="'slowest of ' + datum.n + ': mean ' + format(datum.mean, '.3f') + ', σ ' + format(datum.std, '.3f')")
-    bars = bar(slow).encode(y=alt.Y("share:Q", title="slowest of n", axis=alt.Axis(format="%")), color=_highlight(hover, "#d62728", "#1f4e79"))
+    label = slow.transform_filter("datum.bin == 0").transform_calculate(
+        text="'slowest of ' + datum.n + ': mean ' + format(datum.mean, '.3f') + ', σ ' + format(datum.std, '.3f')")
+    bars = bar(slow).encode(y=alt.Y("share:Q", title="slowest of n", axis=alt.Axis(format="%")),
+                            color=_highlight(hover, "#d62728", "#1f4e79"))
     lower = alt.layer(bars.properties(name="maxpair_1"),
                       slow.transform_filter("datum.bin == 0").mark_rule(color="black").encode(x=alt.X("mean:Q")),
-                      label.mark_text(align="left", baseline="top", dx=4, dy=4).encode(x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N")))
+                      label.mark_text(align="left", baseline="top", dx=4, dy=4).encode(
+                          x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N")))
     chart = share_selection(alt.vconcat(one, lower).resolve_scale(x="shared"), hover, ["maxpair_0", "maxpair_1"])
     chart.params = [*chart.params, param.param]
     return chart
@@ -224,8 +233,10 @@ def speedup_chart(ns, sigmas, *, jitter=0.05, n_mark=4096, width=420, height=240
     tips = [alt.Tooltip("n:Q"), alt.Tooltip("speedup:Q", format=",.0f", title="speed-up"), alt.Tooltip("efficiency:Q", format=".1%")]
     actual = base.mark_line(color="#1f4e79", point=True).encode(x=x, y=y, tooltip=tips)
     at = base.transform_filter("datum.n == n_mark")
-    text = at.transform_calculate(text="datum.n + ' → ' + 2 * datum.n + ' workers: time × ' + format(datum.ratio, '.3f') + ' (ideal × 0.500)'")
-    readout = text.mark_text(align="left", baseline="bottom", dx=6, dy=-6, fontSize=13).encode(x=alt.XValue(0), y=alt.YValue(height), text=alt.Text("text:N"))
+    text = at.transform_calculate(
+        text="datum.n + ' → ' + 2 * datum.n + ' workers: time × ' + format(datum.ratio, '.3f') + ' (ideal × 0.500)'")
+    readout = text.mark_text(align="left", baseline="bottom", dx=6, dy=-6, fontSize=13).encode(
+        x=alt.XValue(0), y=alt.YValue(height), text=alt.Text("text:N"))
     point = at.mark_point(size=90, color="#d62728", filled=True).encode(x=x, y=alt.Y("efficiency:Q"))
     return alt.layer(ideal, actual, point, readout).add_params(jit, mark).properties(width=width, height=height)
 

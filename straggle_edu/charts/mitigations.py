@@ -23,7 +23,6 @@
 
 from __future__ import annotations
 
-import math
 
 import altair as alt
 import numpy as np

@@ -83,7 +83,8 @@ def restaurant_chart(noise=None, dishes=8, dish=10.0, slow=14.0, spread=0.2, ran
     fade = alt.condition(hover, alt.value(1.0), alt.value(0.85))
     tip = [alt.Tooltip("i:O", title="dish"), alt.Tooltip("t:Q", title="cooks (min)", format=".1f")]
     cook = base.mark_bar().encode(
-        x=alt.X("zero:Q", title="minutes"), x2="t:Q", y=y, color=alt.Color("kind:N", scale=RESTAURANT_COLORS, title=None, legend=alt.Legend(orient="bottom")),
+        x=alt.X("zero:Q", title="minutes"), x2="t:Q", y=y,
+        color=alt.Color("kind:N", scale=RESTAURANT_COLORS, title=None, legend=alt.Legend(orient="bottom")),
         opacity=fade, tooltip=tip, strokeWidth=alt.condition(hover, alt.value(2), alt.value(0)), stroke=alt.value("black"),
     ).transform_calculate(zero="0").add_params(hover, *params)
     wait = base.transform_calculate(w="datum.served - datum.t").mark_bar().encode(

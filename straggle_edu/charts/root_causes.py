@@ -121,7 +121,8 @@ def sequence_lengths_chart(lengths, bins=40):
     rows, marks = sequence_lengths_rows(lengths, bins)
     scale = alt.Scale(type="log")
     bars = alt.Chart({"values": rows}).mark_rect(color="#4c78a8").encode(
-        x=alt.X("lo:Q", scale=scale, title="sequence length (tokens)"), x2="hi:Q", y=alt.Y("share:Q", title="share of sequences"), y2=alt.datum(0))
+        x=alt.X("lo:Q", scale=scale, title="sequence length (tokens)"), x2="hi:Q",
+        y=alt.Y("share:Q", title="share of sequences"), y2=alt.datum(0))
     rules = alt.Chart({"values": marks}).mark_rule(strokeDash=[4, 3], color="#e45756").encode(
         x=alt.X("tokens:Q", scale=scale), tooltip=["q:N", alt.Tooltip("tokens:Q", format=",.0f")])
     return (bars + rules).properties(width=380, height=200)
@@ -350,7 +351,8 @@ def attribution_chart(diagnosis):
         color=alt.condition("datum.S >= 1.05", alt.value("#e45756"), alt.value("#4c78a8")),
         tooltip=["group:N", "id:N", alt.Tooltip("S:Q", format=".3f")],
     ).properties(width=150, height=160)
-    return base.facet(column=alt.Column("group:N", sort=["dp rank", "stage", "microbatch", "op"], title=None)).resolve_scale(x="independent")
+    column = alt.Column("group:N", sort=["dp rank", "stage", "microbatch", "op"], title=None)
+    return base.facet(column=column).resolve_scale(x="independent")
 
 
 def worker_heatmap_chart(diagnosis):

@@ -55,10 +55,12 @@ def job_vs_average_chart(ns, job, average, n=None, unit="s"):
     require(bool(np.all(np.diff(ns) > 0)), "ns", ns, "increasing")
     average = positive("average", average)
     n = float(ns[-1]) if n is None else in_range("n", n, 1)
-    rows = [{"n": float(a), "job": float(b), "average": average, "speedup": float(a * average / b) if b > 0 else float(a)} for a, b in zip(ns, job)]
+    rows = [{"n": float(a), "job": float(b), "average": average, "speedup": float(a * average / b) if b > 0 else float(a)}
+            for a, b in zip(ns, job)]
     x = alt.X("n:Q", scale=alt.Scale(type="log", domain=[float(ns[0]), float(ns[-1])], nice=False), title="workers n")
     y = alt.Y("time:Q", title=f"step time ({unit})", scale=alt.Scale(zero=False))
-    color = alt.Color("who:N", scale=alt.Scale(domain=["the job (slowest worker)", "the average worker"], range=["#e45756", "#4c78a8"]), title=None, legend=alt.Legend(orient="bottom"))
+    color = alt.Color("who:N", scale=alt.Scale(domain=["the job (slowest worker)", "the average worker"], range=["#e45756", "#4c78a8"]),
+                      title=None, legend=alt.Legend(orient="bottom"))
     base = alt.Chart(alt.Data(values=rows)).transform_fold(["job", "average"], as_=["key", "time"]).transform_calculate(
         who="datum.key == 'job' ? 'the job (slowest worker)' : 'the average worker'"
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import altair as alt
 import numpy as np
 
-from .._validate import in_range, positive, probability, require, whole
+from .._validate import in_range, probability, require, whole
 from ..math.tail import p_any_slow
 from ._linked import share_selection
 

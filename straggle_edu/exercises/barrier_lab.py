@@ -23,7 +23,8 @@ q1 = Exercise(
     "q1",
     expected=lambda: 1e3 * predict_step_time(LabSettings(**_SLOW).step_times()),
     hint="Every step ends when the last worker reaches the barrier. Who is last, and how long does it work?",
-    solution="1e3 * predict_step_time(LabSettings(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2).step_times())  # 100 ms",
+    solution=("1e3 * predict_step_time(LabSettings(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, "
+              "slow_factor=2).step_times())  # 100 ms"),
     rel_tol=1e-3,
 )
 
@@ -40,7 +41,8 @@ q3 = Exercise(
     expected=lambda: predicted_slowdown(LabSettings(**{**_SLOW, "workers": 8}).step_times()),
     hint=("The ideal step gives every worker the per-step mean work: (100 + 7 x 50) / 8 ms. "
           "S is the real step over the ideal one."),
-    solution="predicted_slowdown(LabSettings(workers=8, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2).step_times())  # 100 / 56.25 = 16/9 = 1.78",
+    solution=("predicted_slowdown(LabSettings(workers=8, step_seconds=0.05, jitter=0.0, slow_rank=1, "
+              "slow_factor=2).step_times())  # 100 / 56.25 = 16/9 = 1.78"),
     rel_tol=1e-3,
 )
 
@@ -48,6 +50,7 @@ q4 = Exercise(
     "q4",
     expected=lambda: 1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1).step_times()),
     hint="The step is E[max] of 8 draws of 50 ms x (1 + 0.1 Z). predict_step_time(LabSettings(...).step_times()) computes it.",
-    solution="1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1).step_times())  # about 57.1 ms: 50 + 5 x 1.424, E[max of 8 standard normals]",
+    solution=("1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1).step_times())"
+              "  # about 57.1 ms: 50 + 5 x 1.424, E[max of 8 standard normals]"),
     rel_tol=2e-3,
 )

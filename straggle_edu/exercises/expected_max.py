@@ -32,7 +32,8 @@ q2 = Exercise(
     expected=lambda: expected_max(step_time_dist("exponential", mean=1.0, std=0.1), 64),
     hint=("The step time is 0.9 s plus an exponential with mean 0.1 s, and E[max of n Exp(1)] is the harmonic "
           "number H_n = 1 + 1/2 + ... + 1/n. Or ask the library: step_time_dist('exponential', 1.0, 0.1)."),
-    solution="0.9 + 0.1 * sum(1 / k for k in range(1, 65))  # = se.expected_max(step_time_dist('exponential', 1.0, 0.1), 64), about 1.374 s",
+    solution=("0.9 + 0.1 * sum(1 / k for k in range(1, 65))"
+              "  # = se.expected_max(step_time_dist('exponential', 1.0, 0.1), 64), about 1.374 s"),
     abs_tol=1e-3,
 )
 

@@ -736,7 +736,8 @@ def configure(parser):
     parser.add_argument("--slow-factor", type=float, default=None, help="how many times longer the slow worker works (default 2)")
     parser.add_argument("--work", choices=WORK_KINDS, default="sleep", help="sleep (default) or compute (a busy loop; one worker per core)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the drawn work times (default 0)")
-    parser.add_argument("--timeout", type=float, default=None, help="stop after this many seconds (default: 30 s plus three times the expected work)")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="stop after this many seconds (default: 30 s plus three times the expected work)")
     parser.add_argument("--out", required=True, help="the per-rank trace CSV to write (its folder must exist)")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
 

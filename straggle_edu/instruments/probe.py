@@ -48,6 +48,7 @@ import signal
 import sys
 import time
 
+from .._validate import require
 from .rank_csv import RankTraceWriter, check_out_path
 
 __all__ = ["StepTimer", "main", "INSTALL_HINT", "MissingTorch"]
@@ -329,10 +330,8 @@ def _environment():
     env = {}
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"):
         raw = os.environ.get(name, "0" if name == "LOCAL_RANK" else os.environ["WORLD_SIZE"])
-        try:
-            env[name] = int(raw)
-        except ValueError:
-            raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+        env[name] = int(raw) if raw.strip().lstrip("+-").isdigit() else None
+        require(env[name] is not None, name, raw, "a whole number")
     return env
 
 
@@ -363,20 +362,14 @@ def _limit_check(torch, device, local_world):
     """One rank per GPU; one rank per CPU core."""
     if device.type == "cuda":
         gpus = torch.cuda.device_count()
-        if local_world > gpus:
-            raise ValueError(
-                f"ranks per node must be at most the {gpus} GPUs of this node with --device cuda "
-                f"(NCCL needs one GPU per rank), got {local_world}"
-            )
+        require(local_world <= gpus, "ranks per node", local_world,
+                f"at most the {gpus} GPUs of this node with --device cuda (NCCL needs one GPU per rank)")
     else:
         from .barrier_lab import cpu_cores
 
         cores = cpu_cores()
-        if local_world > cores:
-            raise ValueError(
-                f"ranks per node must be at most the {cores} CPU cores of this node on CPU "
-                f"(each rank computes on a core of its own), got {local_world}"
-            )
+        require(local_world <= cores, "ranks per node", local_world,
+                f"at most the {cores} CPU cores of this node on CPU (each rank computes on a core of its own)")
 
 
 BLOCKS = 16

@@ -27,6 +27,7 @@ import math
 import os
 from pathlib import Path
 
+from .._validate import one_of, require
 from ..traces.perrank import HEADER, INCOMPLETE, PHASES
 
 __all__ = ["RankTraceWriter", "check_out_path", "HEADER", "INCOMPLETE", "PHASES"]
@@ -40,19 +41,15 @@ def check_out_path(out, name="out"):
     >>> check_out_path("/no/such/folder/trace.csv")
     Traceback (most recent call last):
     ...
-    ValueError: out must be a file in a folder that exists, got '/no/such/folder/trace.csv' (the folder '/no/such/folder' does not exist; create it first)
+    ValueError: out must be a file in a folder that exists, got '/no/such/folder/trace.csv';
+    the folder '/no/such/folder' does not exist: create it first
     """
-    if not isinstance(out, (str, os.PathLike)) or str(out) == "":
-        raise ValueError(f"{name} must be a file path, got {out!r}")
+    require(isinstance(out, (str, os.PathLike)) and str(out) != "", name, out, "a file path")
     path = Path(out).expanduser()
     folder = path.parent
-    if not folder.is_dir():
-        raise ValueError(
-            f"{name} must be a file in a folder that exists, got {str(out)!r} "
-            f"(the folder {str(folder)!r} does not exist; create it first)"
-        )
-    if path.is_dir():
-        raise ValueError(f"{name} must be a file, not a folder, got {str(out)!r}")
+    require(folder.is_dir(), name, str(out), "a file in a folder that exists",
+            fix=f"the folder {str(folder)!r} does not exist: create it first")
+    require(not path.is_dir(), name, str(out), "a file, not a folder")
     return path
 
 
@@ -91,11 +88,9 @@ class RankTraceWriter:
         """Append the rows ``(rank, duration_s, phase)`` of one step, then flush."""
         lines = []
         for rank, duration, phase in rows:
-            if phase not in PHASES:
-                raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+            one_of("phase", phase, PHASES)
             duration = float(duration)
-            if not math.isfinite(duration) or duration < 0:
-                raise ValueError(f"duration_s must be a finite number >= 0, got {duration!r}")
+            require(math.isfinite(duration) and duration >= 0, "duration_s", duration, "a finite number >= 0")
             lines.append(f"{int(step)},{int(rank)},{duration:.9f},{phase}\n")
         self._file.write("".join(lines))
         self._file.flush()

@@ -151,7 +151,8 @@ def milestones(days, lost_fraction, stages=DOWNSTREAM):
     --------
     >>> ms = milestones(10, 0.10)
     >>> [(m.stage, m.planned_end, round(m.end, 2)) for m in ms[:4]]
-    [('training run', 10.0, 11.11), ('evaluation', 12.0, 13.11), ('fine-tunes from the final checkpoint', 16.0, 17.11), ('deployment', 17.0, 18.11)]
+    [('training run', 10.0, 11.11), ('evaluation', 12.0, 13.11),
+     ('fine-tunes from the final checkpoint', 16.0, 17.11), ('deployment', 17.0, 18.11)]
     """
     days = nonnegative("days", days)
     delay = planned_delay(days, lost_fraction)

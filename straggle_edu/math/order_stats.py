@@ -35,7 +35,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .._validate import require, whole
+from .._validate import described, require, whole
 
 __all__ = [
     "expected_max",
@@ -72,29 +72,24 @@ def check_dist(dist, name="dist"):
     >>> check_dist(stats.poisson(3))
     Traceback (most recent call last):
     ...
-    ValueError: dist must be a continuous distribution (a frozen scipy.stats distribution or a step-time model), got a discrete scipy.stats distribution
+    ValueError: dist must be a continuous distribution (a frozen scipy.stats distribution or a step-time model),
+    got a discrete scipy.stats distribution
     """
     from scipy import stats
 
     valid = "a continuous distribution (a frozen scipy.stats distribution or a step-time model)"
     inner = getattr(dist, "dist", None)
-    if isinstance(inner, stats.rv_discrete):
-        raise ValueError(f"{name} must be {valid}, got a discrete scipy.stats distribution")
+    require(not isinstance(inner, stats.rv_discrete), name, described("a discrete scipy.stats distribution"), valid)
     ok = all(callable(getattr(dist, m, None)) for m in ("ppf", "isf", "mean"))
-    if not ok:
-        raise ValueError(f"{name} must be {valid}, got {type(dist).__name__}")
+    require(ok, name, described(type(dist).__name__), valid)
     try:
-        mean = float(dist.mean())
+        mean, error = float(dist.mean()), None
     except Exception as exc:  # e.g. an unfrozen scipy distribution missing its shape
-        raise ValueError(
-            f"{name} must be {valid} whose mean can be computed, got {type(dist).__name__} "
-            f"({exc}); freeze a scipy distribution with all its parameters, e.g. stats.gamma(2)"
-        ) from None
-    if not math.isfinite(mean):
-        raise ValueError(
-            f"{name} must have a finite mean, got mean {mean}; the expected maximum "
-            "of such a distribution is infinite"
-        )
+        mean, error = math.nan, exc
+    require(error is None, name, described(f"{type(dist).__name__} ({error})"), f"{valid} whose mean can be computed",
+            fix="freeze a scipy distribution with all its parameters, e.g. stats.gamma(2)")
+    require(math.isfinite(mean), name, described(f"one with mean {mean}"), "a distribution with a finite mean",
+            fix="the expected maximum of such a distribution is infinite")
     return dist
 
 

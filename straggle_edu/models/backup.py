@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._validate import as_rng, in_range, nonnegative, require, whole
+from .._validate import as_rng, nonnegative, require, whole
 from ..math.order_stats import check_dist, expected_order_stat, quantile
 from .samplers import sample_order_stat
 from .step_time import StepTime

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import check_memory, in_range, nonnegative, require, whole
+from .._validate import check_memory, nonnegative, require, whole
 
 __all__ = [
     "Packing",

@@ -917,7 +917,6 @@ def diagnose(scenario, *, threshold=1.05):
     x0 = np.broadcast_to(np.median(used, axis=1)[:, None, None, None], x.shape)
     ar0 = np.broadcast_to(np.median(ar.reshape(T, -1), axis=1)[:, None, None], ar.shape)
     masks = [np.zeros((D, P, M), bool), np.ones((D, P, M), bool)]
-    names = ["ideal", "actual"]
     for d in range(D):
         m = np.zeros((D, P, M), bool)
         m[d] = True
@@ -942,7 +941,6 @@ def diagnose(scenario, *, threshold=1.05):
         compute_mask = np.concatenate([compute_mask, np.full((1, D, P, M), c)])
         link_mask = np.concatenate([link_mask, np.full((1, D, P, M), l)])
         ar_mask = np.concatenate([ar_mask, np.full((1, D, P), a)])
-    V = compute_mask.shape[0]
     sel = lambda mask, real, ideal: np.where(mask[None], real[:, None], ideal[:, None])
     times = pipeline_step_times(
         P, M, sel(compute_mask, f, f0), sel(compute_mask, b, b0), dp=D,

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._validate import as_output, as_rng, check_memory, in_range, nonnegative, positive, require, whole
+from .._validate import as_output, as_rng, check_memory, in_range, instance, nonnegative, positive, require, scalar, whole
 from ..math.order_stats import check_dist
 from .samplers import sample_max
 from .step_time import StepTime
@@ -132,9 +132,7 @@ class AllReduce:
 
 
 def _scalar(value, name):
-    if np.ndim(value) != 0:
-        raise ValueError(f"{name} must be a single number, got an array")
-    return float(value)
+    return float(scalar(name, value))
 
 
 # ----------------------------------------------------------------- model
@@ -160,8 +158,7 @@ class Group:
 
     def __post_init__(self):
         count = whole("count", self.count)
-        if np.ndim(count) != 0:
-            raise ValueError("count must be a single whole number >= 1, got an array")
+        scalar("count", self.count, "a single whole number >= 1")
         object.__setattr__(self, "count", count)
         check_dist(self.step_time, "step_time")
 
@@ -200,8 +197,7 @@ class Cluster:
             require(False, "groups", groups, "a sequence of Group")
         require(len(groups) >= 1, "groups", groups, "a non-empty sequence of Group")
         for g in groups:
-            if not isinstance(g, Group):
-                raise ValueError(f"groups must contain only Group objects, got {type(g).__name__}")
+            instance("groups", g, Group, "a sequence of Group objects only")
         object.__setattr__(self, "groups", groups)
         if not isinstance(self.sync, AllReduce):
             if isinstance(self.sync, (str, bytes)) or not isinstance(self.sync, (numbers.Real, np.ndarray)):
@@ -273,9 +269,7 @@ class Cluster:
 
 
 def _check_cluster(cluster):
-    if not isinstance(cluster, Cluster):
-        raise ValueError(f"cluster must be a Cluster, got {type(cluster).__name__}")
-    return cluster
+    return instance("cluster", cluster, Cluster)
 
 
 # ------------------------------------------------------ exact expectation

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, special
 
-from .._validate import as_rng, check_memory, in_range, nonnegative, positive, probability, require, whole
+from .._validate import as_rng, check_memory, in_range, nonnegative, probability, require, whole
 from ..math.order_stats import check_dist
 
 __all__ = [

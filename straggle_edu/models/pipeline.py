@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import check_memory, nonnegative, require, whole
+from .._validate import check_memory, described, nonnegative, require, whole
 
 __all__ = [
     "OP_KINDS",
@@ -228,10 +228,8 @@ def _durations(name, value, shape, axes):
     try:
         return np.broadcast_to(np.asarray(arr, dtype=float), shape)
     except ValueError:
-        raise ValueError(
-            f"{name} must be a number or an array broadcastable to {axes} = {shape}, "
-            f"got an array of shape {np.shape(arr)}"
-        ) from None
+        pass
+    require(False, name, described(f"an array of shape {np.shape(arr)}"), f"a number or an array broadcastable to {axes} = {shape}")
 
 
 _ROW = np.dtype(
@@ -532,10 +530,9 @@ def pipeline_step_times(
     try:
         lead = np.broadcast_shapes(*lead)
     except ValueError:
-        raise ValueError(
-            f"forward, backward, p2p, allreduce and optimizer must share their leading axes, "
-            f"got shapes {[np.shape(x) for x in (*arrays.values(), *per_rank.values())]}"
-        ) from None
+        lead = None
+    shapes = described(f"shapes {[np.shape(x) for x in (*arrays.values(), *per_rank.values())]}")
+    require(lead is not None, "forward, backward, p2p, allreduce and optimizer", shapes, "arrays that share their leading axes")
     nb = int(np.prod(lead, dtype=np.int64))
     check_memory(nb * D * (P * M * v * 2 + 1) * 8 * 8, f"timing {nb} steps of dp={D} x stages={P} x microbatches={M}")
     grid, axes = (*lead, D, P, M), "(..., dp, stages, microbatches)"

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._validate import as_rng, check_memory, in_range, nonnegative, positive, probability, whole
+from .._validate import as_rng, check_memory, in_range, nonnegative, positive, probability, scalar, whole
 
 __all__ = ["StepTime"]
 
@@ -122,8 +122,7 @@ class StepTime:
         set_("pause", nonnegative("pause", self.pause))
         set_("slowdown", positive("slowdown", self.slowdown))
         for name in ("base", "jitter", "pause_prob", "pause", "slowdown"):
-            if np.ndim(getattr(self, name)) != 0:
-                raise ValueError(f"{name} must be a single number, got an array")
+            scalar(name, getattr(self, name))
         neg = self.negative_mass()
         if neg > _NEG_MASS_WARN:
             warnings.warn(

@@ -21,13 +21,12 @@ GPU-hours and dollars: this module says where the article's "10%" comes from.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
 
-from .._validate import in_range, nonnegative, require, whole
+from .._validate import in_range, instance, nonnegative, require, whole
 from .cluster import Cluster, expected_slowest, expected_step_time
 from .step_time import StepTime
 
@@ -45,9 +44,7 @@ _MAX_JITTER = 0.2  # beyond this the normal jitter model gives negative step tim
 
 
 def _cluster(cluster):
-    if not isinstance(cluster, Cluster):
-        raise ValueError(f"cluster must be a Cluster, got {type(cluster).__name__}")
-    return cluster
+    return instance("cluster", cluster, Cluster)
 
 
 def lost_fraction(cluster):
@@ -182,12 +179,8 @@ def jitter_for_lost_fraction(n, target, *, base=1.0, pause_prob=0.0, pause=0.0, 
     make = lambda j: Cluster.uniform(n, StepTime(base, jitter=j, pause_prob=pause_prob, pause=pause), sync=sync)
     gap = lambda j: lost_fraction(make(j)) - target
     at_zero, at_max = gap(0.0), gap(_MAX_JITTER)
-    if at_zero >= 0:
-        raise ValueError(
-            f"target must be above {target + at_zero:.4g}, the share these pauses lose with no jitter at all, got {target}"
-        )
-    if at_max < 0:
-        raise ValueError(f"target must be at most {target + at_max:.4g}, the share lost at jitter {_MAX_JITTER}, got {target}")
+    require(at_zero < 0, "target", target, f"above {target + at_zero:.4g}, the share these pauses lose with no jitter at all")
+    require(at_max >= 0, "target", target, f"at most {target + at_max:.4g}, the share lost at jitter {_MAX_JITTER}")
     return float(optimize.brentq(gap, 0.0, _MAX_JITTER, xtol=1e-12, rtol=1e-12))
 
 

@@ -167,7 +167,8 @@ def load_json(path, what, *, data=None):
     >>> load_json(p, "a Chrome trace")
     Traceback (most recent call last):
     ...
-    straggle_edu.traces._table.TraceError: ...deep.json: JSON nested 100 levels deep, more than the 64 a reader accepts (expected a Chrome trace)
+    straggle_edu.traces._table.TraceError: ...deep.json: JSON nested 100 levels deep, more than the 64 a reader
+    accepts (expected a Chrome trace)
     """
     shown = display_path(path)
     if data is None:

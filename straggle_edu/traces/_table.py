@@ -341,7 +341,8 @@ def require_columns(path, columns, required, what):
     >>> require_columns("ranks.csv", {"step": [], "rank": []}, ["step", "rank", "duration_s"], "per-rank CSV")
     Traceback (most recent call last):
     ...
-    straggle_edu.traces._table.TraceError: ranks.csv: missing column 'duration_s'; a per-rank CSV needs the columns step, rank, duration_s (found: step, rank)
+    straggle_edu.traces._table.TraceError: ranks.csv: missing column 'duration_s'; a per-rank CSV needs the columns
+    step, rank, duration_s (found: step, rank)
     """
     missing = [c for c in required if c not in columns]
     if missing:

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import check_memory, require
-from ._table import TraceError, column_error, display_path, float_column, int_column, read_table, require_columns, str_column
+from ._table import column_error, display_path, float_column, int_column, read_table, require_columns, str_column
 from .result import Analysis
 
 __all__ = ["RankTrace", "read_rank_csv", "rank_trace_from_times", "analyze_rank_times", "analyze_ranks"]

@@ -295,7 +295,11 @@ class LabServer:
 JS_HELPERS = r"""
 () => {
   if (window.__se) return true;
-  const hash = (s) => { let h = 2166136261 >>> 0; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619) >>> 0; } return s.length + ':' + h.toString(16); };
+  const hash = (s) => {
+    let h = 2166136261 >>> 0;
+    for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619) >>> 0; }
+    return s.length + ':' + h.toString(16);
+  };
   const canvasInk = (c) => {
     if (!c.width || !c.height) return 0;
     try {
@@ -377,7 +381,8 @@ JS_INSPECT = r"""
         const text = node ? node.textContent : '';
         let problem = null;
         if (!node) problem = 'no output node';
-        else if (node.classList.contains('jp-RenderedText') || node.querySelector(':scope > .jp-RenderedText')) problem = 'shown as plain text: ' + text.slice(0, 120);
+        else if (node.classList.contains('jp-RenderedText') || node.querySelector(':scope > .jp-RenderedText'))
+          problem = 'shown as plain text: ' + text.slice(0, 120);
         else if (!node.firstElementChild) problem = 'empty';
         else if (text.includes('Loading widget')) problem = 'still "Loading widget..."';
         else if (text.includes('Error displaying widget')) problem = text.slice(0, 200);
@@ -423,7 +428,8 @@ JS_CHARTS = r"""
 () => {
   const panel = window.jupyterapp.shell.currentWidget;
   const embeds = Array.from(panel.content.node.querySelectorAll('.vega-embed'));
-  const altairDivs = Array.from(panel.content.node.querySelectorAll('div[id^="altair-viz"]')).filter((d) => !d.querySelector('.vega-embed, svg, canvas'));
+  const altairDivs = Array.from(panel.content.node.querySelectorAll('div[id^="altair-viz"]'))
+    .filter((d) => !d.querySelector('.vega-embed, svg, canvas'));
   return {charts: embeds.map((e) => window.__se.chartInfo(e)), emptyAltairDivs: altairDivs.length};
 }
 """
@@ -844,7 +850,8 @@ JS_SITE_CHARTS = r"""
 () => Array.from(document.querySelectorAll('.se-chart')).map((div) => {
   const info = window.__se.chartInfo(div);
   return {id: div.id, state: div.dataset.state || '', interactive: div.dataset.interactive === '1',
-          params: div.dataset.params || '', ok: info.ok, marks: info.marks, kind: info.kind, text: div.dataset.state === 'error' ? div.textContent.slice(0, 200) : ''};
+          params: div.dataset.params || '', ok: info.ok, marks: info.marks, kind: info.kind,
+          text: div.dataset.state === 'error' ? div.textContent.slice(0, 200) : ''};
 })
 """
 
