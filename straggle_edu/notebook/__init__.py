@@ -9,10 +9,10 @@
 ``factcheck``
     the fact-check notebook's claim cards and verdict table.
 
-A notebook's setup cell reads ``from straggle_edu.notebook import claim, show``.
+A notebook's setup cell reads ``from straggle_edu.notebook import claim, cite, calibrated, show``.
 """
 
-from .claims import claim
+from .claims import calibrated, cite, claim
 from .display import show
 
-__all__ = ["claim", "show"]
+__all__ = ["claim", "cite", "calibrated", "show"]

@@ -10,6 +10,20 @@
 
 Either raises ``AssertionError`` when the library disagrees, so that a wrong
 library fails the notebook run.
+
+A ✓ is a promise that the number was checked against something independent
+(a closed form, a simulation, a published table). Two other marks say what a
+number is when it is not that:
+
+- :func:`cite` shows a figure quoted from a source ("cited: ..."), with the
+  source and, where known, the section or figure. Nothing is checked.
+- :func:`calibrated` shows a model's output next to the published figure the
+  model was fitted to by hand ("≈ ... calibrated to ..."): agreement there is
+  by construction, so it wears no ✓, but a drift still fails the run.
+
+``unit=`` shows a value in the prose's unit: ``"%"`` (0.425 as 42.5%),
+``"x"`` (1.6 as 1.6x), or any other suffix (``"ms"``, ``"s"``, ``"days"``,
+``"GPU-hours"``); ``"$"`` is a prefix.
 """
 
 from __future__ import annotations
@@ -19,21 +33,98 @@ import math
 from .._validate import require
 from .factcheck import _check_verdict
 
-__all__ = ["claim"]
+__all__ = ["claim", "cite", "calibrated"]
 
 _UNSET = object()
 
 
-def _fmt(x):
+def _fmt(x, unit=None):
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return repr(x)
+    if unit == "%":
+        return f"{_fmt(100 * x)}%"
+    if unit == "$":
+        return f"${_fmt(x)}"
     if x == 0 or 1e-3 <= abs(x) < 1e7:
-        return f"{x:,.6g}"
-    return f"{x:.4g}"
+        text = f"{x:,.6g}"
+    else:
+        text = f"{x:.4g}"
+    if unit == "x":
+        return f"{text}x"
+    return f"{text} {unit}" if unit else text
 
 
-def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, figures=None, readings=None, verdict=None,
-          precise=""):
+def _source(source, where):
+    require(isinstance(source, str) and source.strip() != "", "source", source, "the work the figure comes from")
+    return f"{source}, {where}" if where else source
+
+
+def cite(label, figure, source, *, where=None, unit=None):
+    """Show a figure quoted from a source, marked as cited (nothing is checked).
+
+    Parameters
+    ----------
+    label : str
+        What the figure is, as the prose names it.
+    figure : float or str
+        The figure as the source gives it.
+    source : str
+        The work it comes from, such as ``"OSDI 2025 straggler study"``.
+    where : str, optional
+        The section, table or figure of the source.
+    unit : str, optional
+        The prose's unit (see the module docstring).
+
+    Examples
+    --------
+    >>> cite("jobs that straggle", 0.425, "OSDI 2025 straggler study", where="§4", unit="%")
+    cited: jobs that straggle = 42.5% (OSDI 2025 straggler study, §4)
+    """
+    print(f"cited: {label} = {_fmt(figure, unit)} ({_source(source, where)})")
+
+
+def calibrated(label, value, target, source, *, where=None, unit=None, rel_tol=0.05, abs_tol=0.0):
+    """Show a hand-calibrated model's output next to the figure it was fitted to.
+
+    The agreement is by construction, so the line says "calibrated to" and
+    wears no ✓; a drift beyond the tolerance still raises, so a changed
+    model fails the run.
+
+    Parameters
+    ----------
+    label : str
+        What the number is.
+    value : float
+        The model's output.
+    target : float
+        The published figure the model was calibrated to.
+    source : str
+        Where the target comes from.
+    where : str, optional
+        The section, table or figure of the source.
+    unit : str, optional
+        The prose's unit (see the module docstring).
+    rel_tol, abs_tol : float
+        How close the calibration holds, as in ``math.isclose``.
+
+    Examples
+    --------
+    >>> calibrated("p99.9 with hedging", 74.2, 74, "The Tail at Scale", where="Table 2", unit="ms")
+    ≈ p99.9 with hedging = 74.2 ms, calibrated to 74 ms (The Tail at Scale, Table 2)
+    >>> calibrated("p99.9 with hedging", 90, 74, "The Tail at Scale")
+    Traceback (most recent call last):
+    ...
+    AssertionError: ✗ p99.9 with hedging: the model gives 90, but it was calibrated to 74 (The Tail at Scale)
+    """
+    shown = _source(source, where)
+    if not math.isclose(float(value), float(target), rel_tol=rel_tol, abs_tol=abs_tol):
+        raise AssertionError(f"✗ {label}: the model gives {_fmt(value, unit)}, but it was calibrated to "
+                             f"{_fmt(target, unit)} ({shown})")
+    print(f"≈ {label} = {_fmt(value, unit)}, calibrated to {_fmt(target, unit)} ({shown})")
+
+
+def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, unit=None, figures=None, readings=None,
+          verdict=None, precise=""):
     """Check a number the prose quotes, or a claim of the article with its verdict.
 
     ``claim(label, value, expected)`` checks a number;
@@ -52,6 +143,9 @@ def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, figures=N
         match the rounding). Not given for a fact-check claim.
     rel_tol, abs_tol : float
         Tolerances, as in ``math.isclose``.
+    unit : str, optional
+        Show the value in the prose's unit: ``"%"``, ``"x"``, ``"$"``, or a
+        suffix such as ``"ms"`` (see the module docstring).
     figures : dict, optional
         Fact-check claim: ``{label: value}``, the numbers computed with the library.
     readings : dict
@@ -78,6 +172,8 @@ def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, figures=N
     --------
     >>> claim("P(any of 100 slow)", 0.63397, 0.634, abs_tol=5e-4)
     ✓ P(any of 100 slow) = 0.63397 (quoted: 0.634)
+    >>> claim("P(any of 100 slow)", 0.63397, 0.634, abs_tol=5e-4, unit="%")
+    ✓ P(any of 100 slow) = 63.397% (quoted: 63.4%)
     >>> print(claim(2, "over 60% at 100 cards", figures={"P": 0.634}, readings={"P > 0.6": 0.634 > 0.6},
     ...             verdict="right", precise="1 - 0.99^100 = 63.4%"))
     Claim 2: over 60% at 100 cards
@@ -96,5 +192,5 @@ def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, figures=N
     else:
         ok = math.isclose(float(value), float(expected), rel_tol=rel_tol, abs_tol=abs_tol)
     if not ok:
-        raise AssertionError(f"✗ {label}: computed {_fmt(value)}, but the text says {_fmt(expected)}")
-    print(f"✓ {label} = {_fmt(value)} (quoted: {_fmt(expected)})")
+        raise AssertionError(f"✗ {label}: computed {_fmt(value, unit)}, but the text says {_fmt(expected, unit)}")
+    print(f"✓ {label} = {_fmt(value, unit)} (quoted: {_fmt(expected, unit)})")

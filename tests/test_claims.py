@@ -1,0 +1,42 @@
+"""claim, cite and calibrated: the three marks a notebook's numbers wear."""
+
+import pytest
+
+from straggle_edu.notebook import calibrated, cite, claim
+
+
+def test_claim_unit_percent_shows_the_prose_unit(capsys):
+    claim("jobs that straggle", 0.425, 0.425, unit="%")
+    assert capsys.readouterr().out == "✓ jobs that straggle = 42.5% (quoted: 42.5%)\n"
+
+
+@pytest.mark.parametrize("unit, shown", [("x", "1.6x"), ("ms", "1.6 ms"), ("$", "$1.6"), (None, "1.6")])
+def test_claim_unit_suffixes_and_prefix(capsys, unit, shown):
+    claim("S", 1.6, 1.6, unit=unit)
+    assert capsys.readouterr().out == f"✓ S = {shown} (quoted: {shown})\n"
+
+
+def test_claim_mismatch_names_both_in_the_unit():
+    with pytest.raises(AssertionError, match=r"computed 63.4%, but the text says 70%"):
+        claim("P", 0.634, 0.70, unit="%")
+
+
+def test_cite_is_marked_cited_with_source_and_place(capsys):
+    cite("share of jobs", 0.425, "OSDI 2025 straggler study", where="Fig. 3", unit="%")
+    assert capsys.readouterr().out == "cited: share of jobs = 42.5% (OSDI 2025 straggler study, Fig. 3)\n"
+
+
+def test_cite_without_source_is_refused():
+    with pytest.raises(ValueError, match="source must be the work the figure comes from"):
+        cite("x", 1.0, "  ")
+
+
+def test_calibrated_wears_no_check_mark(capsys):
+    calibrated("p99.9", 74.2, 74, "The Tail at Scale", unit="ms")
+    out = capsys.readouterr().out
+    assert out.startswith("≈ p99.9 = 74.2 ms, calibrated to 74 ms") and "✓" not in out
+
+
+def test_calibrated_drift_fails_the_run():
+    with pytest.raises(AssertionError, match="calibrated to 74"):
+        calibrated("p99.9", 80, 74, "The Tail at Scale", rel_tol=0.05)
