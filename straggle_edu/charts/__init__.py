@@ -49,6 +49,15 @@ from .debug_job import (
     cause_gallery_chart,
     TRACE_MAX_ROWS,
 )
+from .detector import (
+    ALARM_FLOOR,
+    alarm_rows,
+    alarms_vs_n_chart,
+    alarms_vs_threshold_chart,
+    report_scores_chart,
+    simulated_rows,
+    threshold_rows,
+)
 from .expected_max import (
     METHOD_LABELS,
     expected_max_chart,
@@ -138,6 +147,14 @@ __all__ = [
     "worker_ops_chart",
     "cause_gallery_chart",
     "TRACE_MAX_ROWS",
+    # detector
+    "ALARM_FLOOR",
+    "alarm_rows",
+    "alarms_vs_n_chart",
+    "alarms_vs_threshold_chart",
+    "report_scores_chart",
+    "simulated_rows",
+    "threshold_rows",
     # expected_max
     "METHOD_LABELS",
     "expected_max_chart",

@@ -20,6 +20,10 @@ from .debug_job import (
     debug_job_explorer,
     EXAMPLE_CAUSES,
 )
+from .detector import (
+    detector_explorer,
+    detector_readout,
+)
 from .expected_max import (
     expected_max_explorer,
     max_histogram_explorer,
@@ -73,6 +77,9 @@ __all__ = [
     # debug_job
     "debug_job_explorer",
     "EXAMPLE_CAUSES",
+    # detector
+    "detector_explorer",
+    "detector_readout",
     # expected_max
     "expected_max_explorer",
     "max_histogram_explorer",

@@ -1,0 +1,119 @@
+"""The detector-threshold sandbox (``12_detector_thresholds.ipynb``).
+
+- :func:`detector_explorer`: ranks, timings per report window, timing noise
+  (CV), threshold and report interval; expected false alarms per day against
+  the threshold (at this n) and against n (at this threshold), and a readout
+  with the highest threshold that keeps false alarms within one a day.
+  Exact, from :mod:`straggle_edu.math.detector`; redrawn on release.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from .._validate import in_range, whole
+from ..charts.detector import alarm_rows, alarms_vs_n_chart, alarms_vs_threshold_chart, threshold_rows
+from ..math.detector import alarms_per_day, lognormal_timing, p_false_alarm, p_rank_flagged, threshold_for_alarms
+from ..charts.tail import log_grid
+from ._base import Explorer
+from ._patch import replace_spec
+from .tail import worker_counts
+
+__all__ = ["detector_explorer", "detector_readout"]
+
+_STYLE = {"description_width": "initial"}
+_INTERVALS = [("30 s", 30), ("60 s", 60), ("120 s", 120), ("300 s", 300), ("600 s", 600), ("1 h", 3600)]
+N_MAX = 100_000
+
+
+def detector_readout(n, window, cv, threshold, interval):
+    """One line: alarms per report and per day, flagged ranks, and the threshold for one a day.
+
+    Examples
+    --------
+    >>> detector_readout(4096, 30, 0.2, 0.7, 300)
+    'P(false alarm per report) = <b>0.0885</b> · <b>25.5</b> false alarms a day (expected; 1 in 2.8e+04 ranks flagged per report) · threshold for ≤ 1 a day: <b>0.672</b>'
+    """
+    dist = lognormal_timing(cv)
+    p = p_false_alarm(n, threshold, window, dist)
+    q = p_rank_flagged(n, threshold, window, dist)
+    flagged = f"1 in {1 / q:.2g} ranks flagged per report" if q > 0 else "no rank flagged, to float precision"
+    best = threshold_for_alarms(n, window, dist, interval) if n > 1 else 1.0
+    return (f"P(false alarm per report) = <b>{p:.3g}</b> · <b>{alarms_per_day(p, interval):.3g}</b> false alarms a day "
+            f"(expected; {flagged}) · threshold for ≤ 1 a day: <b>{best:.3g}</b>")
+
+
+def _controls(n, window, cv, threshold, interval):
+    n = whole("n", n, high=N_MAX)
+    slider = dict(style=_STYLE, continuous_update=False)
+    return {
+        "n": widgets.SelectionSlider(options=[(f"{m:,}", m) for m in worker_counts([n])], value=n,
+                                     description="ranks n", layout=widgets.Layout(width="360px"), **slider),
+        "window": widgets.IntSlider(value=whole("window", window, high=1000), min=1, max=1000,
+                                    description="timings per report", **slider),
+        "cv": widgets.FloatSlider(value=in_range("cv", cv, 0.01, 0.5), min=0.01, max=0.5, step=0.01,
+                                  description="timing CV", **slider),
+        "threshold": widgets.FloatSlider(value=in_range("threshold", threshold, 0.5, 0.95), min=0.5, max=0.95,
+                                         step=0.01, description="threshold", **slider),
+        "interval": widgets.Dropdown(options=_INTERVALS + ([] if interval in dict(_INTERVALS).values() else
+                                                           [(f"{interval:g} s", interval)]),
+                                     value=interval, description="report every", style=_STYLE),
+    }
+
+
+def detector_explorer(n=4096, window=30, cv=0.2, threshold=0.7, interval=300):
+    """Sandbox: how often a relative-score detector flags healthy ranks.
+
+    Parameters
+    ----------
+    n : int
+        Starting number of ranks, 1..100,000.
+    window : int
+        Starting timings per rank per report window, 1..1,000.
+    cv : float
+        Starting coefficient of variation of one timing (lognormal), in [0.01, 0.5].
+    threshold : float
+        Starting relative-score threshold, in [0.5, 0.95].
+    interval : float
+        Starting seconds between reports (300: the NeMo and Megatron-Bridge default).
+
+    Returns
+    -------
+    Explorer
+        Controls ``n``, ``window``, ``cv``, ``threshold``, ``interval``; charts
+        ``per_threshold`` and ``per_n``; ``readout``.
+
+    Examples
+    --------
+    >>> ex = detector_explorer()
+    >>> ex.controls["window"].value = 300
+    >>> ex.readout.value.split(" · ")[1]
+    '<b>2.9e-59</b> false alarms a day (expected; 1 in 4.1e+64 ranks flagged per report)'
+    """
+    controls = _controls(n, window, cv, threshold, interval)
+    c = controls
+
+    def charts():
+        args = (c["window"].value, lognormal_timing(c["cv"].value), c["interval"].value)
+        m, t = c["n"].value, c["threshold"].value
+        pick = threshold_for_alarms(m, *args) if m > 1 else None
+        per_t = alarms_vs_threshold_chart(threshold_rows(m, *args), pick=pick)
+        per_n = alarms_vs_n_chart(alarm_rows(log_grid(N_MAX, 30), sorted({0.7, 0.75, t}), *args))
+        return per_t.properties(title=f"at n = {m:,}"), per_n.properties(title="against n")
+
+    per_t, per_n = charts()
+    readout = widgets.HTML()
+    ex = Explorer(controls, {"per_threshold": per_t, "per_n": per_n}, extra=[readout])
+    ex.readout = readout
+
+    def update(_=None):
+        per_t, per_n = charts()
+        replace_spec(ex.charts["per_threshold"], per_t)
+        replace_spec(ex.charts["per_n"], per_n)
+        readout.value = detector_readout(c["n"].value, c["window"].value, c["cv"].value, c["threshold"].value,
+                                         c["interval"].value)
+
+    for control in controls.values():
+        control.observe(update, "value")
+    update()
+    return ex
