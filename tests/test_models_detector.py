@@ -59,3 +59,10 @@ def test_simulate_reports_is_seeded():
 def test_median_rank_is_lower_median():
     x = np.arange(1.0, 7.0)  # 1..6: the lower median is 3
     assert x[median_rank(6) - 1] == 3.0
+
+
+def test_detector_simulation_z_scores():
+    sim = simulate_reports(2, 1, stats.expon(), 10_000, thresholds=[0.5, 0.9], rng=3)
+    z = sim.z_scores([2 * 0.5 / 1.5, 2 * 0.9 / 1.9])  # exact: 2t / (1 + t)
+    assert np.all(np.abs(z) < 4)
+    assert np.all(np.abs(sim.z_scores([0.5, 0.5])) > 10)  # a wrong P is far off

@@ -123,6 +123,18 @@ class DetectorSimulation:
         p = (self.flagged > 0).mean(axis=0)
         return p, np.sqrt(p * (1 - p) / self.reports)
 
+    def z_scores(self, p_exact):
+        """(simulated share - exact P) / its standard error under the exact P, one per threshold.
+
+        Within about +-3 when the exact P is right; 0 where both are 0 or 1.
+        """
+        p_exact = np.atleast_1d(in_range("p_exact", p_exact, 0, 1))
+        p_sim, _ = self.p_false_alarm()
+        se = np.sqrt(p_exact * (1 - p_exact) / self.reports)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(se > 0, (p_sim - p_exact) / se, np.where(p_sim == p_exact, 0.0, np.inf))
+        return z
+
     def lowest_quantile(self, q):
         """The q-quantile of the lowest score per report (``numpy.quantile``)."""
         return float(np.quantile(self.lowest, in_range("q", q, 0, 1)))
