@@ -107,15 +107,16 @@ def report_scores_chart(scores, thresholds=(0.7, 0.75), bins=40):
     thresholds = np.atleast_1d(in_range("thresholds", thresholds, 0, 1, low_open=True))
     lo = float(min(scores.min(), thresholds.min())) - 0.01
     counts, edges = np.histogram(scores, bins=whole("bins", bins, low=2, high=500), range=(lo, 1.0))
-    rows = [{"lo": float(a), "hi": float(b), "ranks": int(c)} for a, b, c in zip(edges[:-1], edges[1:], counts)]
+    rows = [{"lo": float(a), "hi": float(b), "ranks": int(c), "base": 0} for a, b, c in zip(edges[:-1], edges[1:], counts)]
     x = alt.X("lo:Q", title="relative score (fastest median / this rank's median)", scale=alt.Scale(domain=[lo, 1.0]))
+    y = alt.Y("ranks:Q", title="ranks (symlog scale)", scale=alt.Scale(type="symlog", domainMin=0))
     bars = alt.Chart(alt.Data(values=rows)).mark_bar(color="steelblue").encode(
-        x=x, x2="hi:Q", y=alt.Y("ranks:Q", title="ranks", scale=alt.Scale(type="symlog")),
-        tooltip=["lo:Q", "hi:Q", "ranks:Q"])
-    marks = alt.Chart(alt.Data(values=[{"lo": float(t), "label": f"threshold {t:g}"} for t in thresholds]))
+        x=x, x2="hi:Q", y=y, y2="base:Q", tooltip=["lo:Q", "hi:Q", "ranks:Q"])
+    marks = alt.Chart(alt.Data(values=[{"lo": float(t), "label": f"{t:g}", "row": i} for i, t in enumerate(thresholds)]))
     rules = marks.mark_rule(color="firebrick", strokeDash=[5, 3]).encode(x="lo:Q")
-    text = marks.mark_text(align="left", dx=4, dy=-120, color="firebrick").encode(x="lo:Q", text="label:N")
-    return alt.layer(bars, rules, text).properties(width=460, height=260)
+    text = marks.mark_text(align="left", baseline="top", dx=4, color="firebrick").encode(
+        x="lo:Q", y=alt.Y("row:Q", axis=None, scale=alt.Scale(domain=[0, 12], reverse=True)), text="label:N")
+    return alt.layer(bars, rules, text).resolve_scale(y="independent").properties(width=460, height=260)
 
 
 def alarms_vs_n_chart(rows, sim_rows=(), budget=1.0):
