@@ -106,14 +106,17 @@ def detector_explorer(n=4096, window=30, cv=0.2, threshold=0.7, interval=300):
     ex = Explorer(controls, {"per_threshold": per_t, "per_n": per_n}, extra=[readout])
     ex.readout = readout
 
+    def show_readout():
+        readout.value = detector_readout(c["n"].value, c["window"].value, c["cv"].value, c["threshold"].value,
+                                         c["interval"].value)
+
     def update(_=None):
         per_t, per_n = charts()
         replace_spec(ex.charts["per_threshold"], per_t)
         replace_spec(ex.charts["per_n"], per_n)
-        readout.value = detector_readout(c["n"].value, c["window"].value, c["cv"].value, c["threshold"].value,
-                                         c["interval"].value)
+        show_readout()
 
     for control in controls.values():
         control.observe(update, "value")
-    update()
+    show_readout()
     return ex
