@@ -69,7 +69,8 @@ def test_p_false_alarm_one_rank_never():
     assert p_rank_flagged(1, 0.99, 3, EXPON) == 0.0
 
 
-@pytest.mark.parametrize("n,window,cv,t", [(3, 5, 0.3, 0.7), (50, 9, 0.2, 0.75), (512, 30, 0.2, 0.7)])
+@pytest.mark.parametrize("n,window,cv,t", [(3, 5, 0.3, 0.7), (50, 9, 0.2, 0.75), (512, 30, 0.2, 0.7),
+                                            (20000, 5, 0.05, 0.8), (100000, 30, 0.2, 0.65)])
 def test_p_false_alarm_matches_quadrature(n, window, cv, t):
     dist = lognormal_timing(cv)
     assert p_false_alarm(n, t, window, dist) == pytest.approx(quad_p_false_alarm(n, t, window, dist), rel=1e-6)
