@@ -219,3 +219,11 @@ def test_lognormal_timing_rejects_zero_cv():
 def test_threshold_for_alarms_rejects_bad_interval():
     with pytest.raises(ValueError, match="interval must be > 0, got -300"):
         threshold_for_alarms(8, 5, EXPON, -300)
+
+
+def test_p_false_alarm_array_of_thresholds_matches_scalars():
+    dist = lognormal_timing(0.2)
+    ts = [0.6, 0.7, 0.75, 0.9]
+    many = p_false_alarm(512, ts, 30, dist)
+    assert many.shape == (4,)
+    assert many.tolist() == pytest.approx([p_false_alarm(512, t, 30, dist) for t in ts], rel=1e-12)

@@ -43,8 +43,10 @@ def alarm_rows(ns, thresholds, window, dist, interval):
     [{'n': 2, 'threshold': '0.5', 'per_day': 0.6666666666666667}]
     """
     interval = positive("interval", interval)
-    return [{"n": int(n), "threshold": f"{t:g}", "per_day": alarms_per_day(p_false_alarm(n, t, window, dist), interval)}
-            for t in np.atleast_1d(thresholds) for n in np.atleast_1d(whole("ns", ns))]
+    ts, ns = np.atleast_1d(thresholds), np.atleast_1d(whole("ns", ns))
+    per_day = {int(n): alarms_per_day(p_false_alarm(n, ts, window, dist), interval) for n in ns}
+    return [{"n": int(n), "threshold": f"{t:g}", "per_day": float(per_day[int(n)][i])}
+            for i, t in enumerate(ts) for n in ns]
 
 
 def threshold_rows(n, window, dist, interval, thresholds=None):
@@ -58,7 +60,8 @@ def threshold_rows(n, window, dist, interval, thresholds=None):
     """
     grid = np.linspace(0.5, 0.95, 46) if thresholds is None else np.atleast_1d(thresholds)
     interval = positive("interval", interval)
-    return [{"threshold": float(t), "per_day": alarms_per_day(p_false_alarm(n, t, window, dist), interval)} for t in grid]
+    per_day = alarms_per_day(p_false_alarm(n, grid, window, dist), interval)
+    return [{"threshold": float(t), "per_day": float(v)} for t, v in zip(grid, per_day)]
 
 
 def simulated_rows(sim, interval):

@@ -16,7 +16,7 @@ from ..charts.detector import alarm_rows, alarms_vs_n_chart, alarms_vs_threshold
 from ..math.detector import alarms_per_day, lognormal_timing, p_false_alarm, p_rank_flagged, threshold_for_alarms
 from ..charts.tail import log_grid
 from ._base import Explorer
-from ._patch import replace_spec
+from ._patch import patch_rows
 from .tail import worker_counts
 
 __all__ = ["detector_explorer", "detector_readout"]
@@ -93,17 +93,22 @@ def detector_explorer(n=4096, window=30, cv=0.2, threshold=0.7, interval=300):
     controls = _controls(n, window, cv, threshold, interval)
     c = controls
 
-    def charts():
+    def rows():
         args = (c["window"].value, lognormal_timing(c["cv"].value), c["interval"].value)
         m, t = c["n"].value, c["threshold"].value
-        pick = threshold_for_alarms(m, *args) if m > 1 else None
-        per_t = alarms_vs_threshold_chart(threshold_rows(m, *args), pick=pick)
-        per_n = alarms_vs_n_chart(alarm_rows(log_grid(N_MAX, 30), sorted({0.7, 0.75, t}), *args))
-        return per_t.properties(title=f"at n = {m:,}"), per_n.properties(title="against n")
+        pick = threshold_for_alarms(m, *args)
+        spot = [{"threshold": pick, "per_day": 1.0, "label": f"highest within budget: {pick:.3f}"}] if m > 1 else []
+        per_n = alarm_rows(log_grid(N_MAX, 24), sorted({0.7, 0.75, t}), *args)
+        return threshold_rows(m, *args), spot, per_n, f"at n = {m:,}"
 
-    per_t, per_n = charts()
+    per_t, spot, per_n, title = rows()
+    charts = {
+        "per_threshold": alarms_vs_threshold_chart(per_t, pick=spot[0]["threshold"] if spot else 1.0).properties(
+            title=title),
+        "per_n": alarms_vs_n_chart(per_n).properties(title="against n"),
+    }
     readout = widgets.HTML()
-    ex = Explorer(controls, {"per_threshold": per_t, "per_n": per_n}, extra=[readout])
+    ex = Explorer(controls, charts, extra=[readout])
     ex.readout = readout
 
     def show_readout():
@@ -111,9 +116,9 @@ def detector_explorer(n=4096, window=30, cv=0.2, threshold=0.7, interval=300):
                                          c["interval"].value)
 
     def update(_=None):
-        per_t, per_n = charts()
-        replace_spec(ex.charts["per_threshold"], per_t)
-        replace_spec(ex.charts["per_n"], per_n)
+        per_t, spot, per_n, title = rows()
+        patch_rows(ex.charts["per_threshold"], {0: per_t, 2: spot, 3: spot}, title=title)
+        patch_rows(ex.charts["per_n"], {0: per_n})
         show_readout()
 
     for control in controls.values():

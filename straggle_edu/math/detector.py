@@ -50,7 +50,7 @@ import math
 import numpy as np
 from scipy import optimize, special, stats
 
-from .._validate import in_range, positive, require, whole
+from .._validate import as_output, in_range, positive, require, whole
 from .order_stats import _1MS, _S, _W, _u_from_s, check_dist, quantile
 
 __all__ = [
@@ -133,20 +133,33 @@ def _median_quantile(dist, k, window, s, oms):
     return quantile(dist, u, w)
 
 
-def _p_alarm(n, ratio, window, dist):
+def _alarm_curve(n, window, dist):
+    """P(alarm) as a function of ratio = 1/threshold (vectorised), for n ranks.
+
+    The nodes (where the smallest of n medians sits) depend only on n, the
+    window and dist; the returned function evaluates only the tail there,
+    so many thresholds, or a root finder, cost little more than one.
+    """
     if n == 1:
-        return 0.0
+        return lambda ratio: np.zeros(np.shape(ratio))
     k = median_rank(window)
     with np.errstate(divide="ignore"):
         log_1mv = np.where(_1MS < 0.5, np.log(_1MS), np.log1p(-_S))
-    oms = np.exp(log_1mv / n)  # 1 - s: the smallest median's Beta level
-    s = -np.expm1(log_1mv / n)
+    keep = _W > 0
+    oms = np.exp(log_1mv[keep] / n)  # 1 - s: the smallest median's Beta level
+    s = -np.expm1(log_1mv[keep] / n)
     x = _median_quantile(dist, k, window, s, oms)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        h = np.clip(_median_sf(dist, k, window, ratio * x) / oms, 0.0, 1.0)
-        alarm = np.where(h >= 1.0, 1.0, -np.expm1((n - 1) * np.log1p(-h)))
-    keep = (_W > 0) & np.isfinite(alarm)
-    return float(np.clip(np.sum(alarm[keep] * _W[keep]), 0.0, 1.0))
+    weights = _W[keep]
+
+    def curve(ratio):
+        r = np.asarray(ratio, dtype=float)[..., None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = np.clip(_median_sf(dist, k, window, r * x) / oms, 0.0, 1.0)
+            alarm = np.where(h >= 1.0, 1.0, -np.expm1((n - 1) * np.log1p(-h)))
+        alarm = np.where(np.isfinite(alarm), alarm, 0.0)
+        return np.clip(np.sum(alarm * weights, axis=-1), 0.0, 1.0)
+
+    return curve
 
 
 def p_false_alarm(n, threshold, window, dist):
@@ -161,9 +174,10 @@ def p_false_alarm(n, threshold, window, dist):
     ----------
     n : int
         Number of ranks, >= 1.
-    threshold : float
+    threshold : float or array_like
         Relative-score threshold, in (0, 1) (0.75: ``identify_stragglers``'
-        default; 0.7: the NeMo and Megatron-Bridge callbacks').
+        default; 0.7: the NeMo and Megatron-Bridge callbacks'). An array
+        gives one probability per threshold, at little more than one's cost.
     window : int
         Timings per rank in one report window, >= 1.
     dist : frozen scipy.stats distribution
@@ -171,8 +185,9 @@ def p_false_alarm(n, threshold, window, dist):
 
     Returns
     -------
-    float
-        Probability per report.
+    float or numpy.ndarray
+        Probability per report. Small probabilities keep their relative
+        precision; near 1, the precision is absolute (about 1e-8).
 
     Examples
     --------
@@ -185,7 +200,7 @@ def p_false_alarm(n, threshold, window, dist):
     0.088
     """
     n, threshold, window, dist = _check(n, threshold, window, dist)
-    return _p_alarm(n, 1.0 / threshold, window, dist)
+    return as_output(_alarm_curve(n, window, dist)(1.0 / np.asarray(threshold)), threshold)
 
 
 def p_rank_flagged(n, threshold, window, dist):
@@ -267,7 +282,8 @@ def lowest_score_quantile(n, window, dist, q):
     n, _, window, dist = _check(n, 0.5, window, dist)
     require(n >= 2, "n", n, "a whole number >= 2 (one rank always scores 1)")
     q = in_range("q", q, 0, 1, low_open=True, high_open=True)
-    gap = lambda t: math.log(max(_p_alarm(n, 1.0 / t, window, dist), 1e-300)) - math.log(q)
+    curve = _alarm_curve(n, window, dist)
+    gap = lambda t: math.log(max(float(curve(1.0 / t)), 1e-300)) - math.log(q)
     lo, hi = 1e-6, 1.0 - 1e-12
     require(gap(lo) < 0.0 < gap(hi), "q", q, "a level the lowest score reaches between 1e-6 and 1")
     return float(optimize.brentq(gap, lo, hi, xtol=1e-12))
