@@ -19,6 +19,7 @@ frozen dataclasses; imports only the math layer, numpy and scipy.
 - :mod:`.backup`: ``backup_workers`` and where backups stop paying (07).
 - :mod:`.hedging`: hedged and tied requests (07).
 - :mod:`.sgd`: sync, backup and async SGD at equal wall-clock time (07).
+- :mod:`.detector`: a straggler detector's reports simulated from raw timings (12).
 """
 
 from .backup import backup_workers
