@@ -357,3 +357,112 @@ def run_sgd(progress=None, out=None, timeout=None, **settings):
     from .sgd_procs import run_processes
 
     return run_processes(s, progress=progress, out=out, timeout=timeout)
+
+
+# ------------------------------------------------------------------------ CLI
+_FLAGS = {
+    "scheme": "--scheme", "workers": "--workers", "backups": "--backups", "slow": "--slow", "p": "--p",
+    "stall": "--stall", "factor": "--factor", "long_share": "--long-share", "long_factor": "--long-factor",
+    "steps": "--steps", "period": "--period", "lr": "--lr", "batch": "--batch", "drop_lr": "--drop-lr",
+    "base_step": "--base-step", "seed": "--seed", "timing_seed": "--timing-seed", "backend": "--backend",
+    "target_loss": "--target-loss", "out": "--out", "timeout": "--timeout",
+}
+
+
+def configure(parser):
+    """Add the ``straggle-edu sgd`` arguments to an argparse parser."""
+    add = parser.add_argument
+    add("--scheme", default="sync", help=f"{', '.join(SCHEMES)} (default sync)")
+    add("--workers", type=int, default=8, help="gradients per step the batch is made of, 1..64 (default 8)")
+    add("--backups", type=int, default=0, help="spares for backup, drops for drop, 0..N-1 (default 0)")
+    add("--slow", default="transient", help=f"{', '.join(SLOWS)} (default transient)")
+    add("--p", type=float, default=0.1, help="transient stall probability per process and step (default 0.1)")
+    add("--stall", type=float, default=4.0, help="transient stall length, in base steps (default 4)")
+    add("--factor", type=float, default=3.0, help="persistent slowdown f of process 0 (default 3)")
+    add("--long-share", type=float, default=0.2, help="fraction of long samples, (0, 0.5] (default 0.2)")
+    add("--long-factor", type=float, default=4.0, help="how many times longer a long sample is (default 4)")
+    add("--steps", type=int, default=200, help="optimizer updates (local: one round = H steps) (default 200)")
+    add("--period", type=int, default=4, help="local steps H per averaging round (default 4)")
+    add("--lr", type=float, default=DEFAULT_LR, help=f"learning rate (default {DEFAULT_LR})")
+    add("--batch", type=int, default=DEFAULT_BATCH, help=f"samples per worker per step (default {DEFAULT_BATCH})")
+    add("--drop-lr", default="scale", help="for drop: keep, or scale (lr x (N-b)/N) (default scale)")
+    add("--base-step", type=float, default=0.02, help="base step time, seconds (default 0.02)")
+    add("--seed", type=int, default=0, help="data, model and initial weights (default 0)")
+    add("--timing-seed", type=int, default=0, help="only who is slow when (default 0)")
+    add("--backend", default="multiprocessing", help="multiprocessing or torch (under torchrun)")
+    add("--target-loss", type=float, default=None, help="loss to time (default: sync's after 80%% of its steps)")
+    add("--timeout", type=float, default=None, help="stop after this many seconds")
+    add("--out", default=None, help="write the per-process CSV here")
+    add("--json", action="store_true", help="print the result object as JSON")
+
+
+def _settings_from(args):
+    keys = [f.name for f in fields(SGDSettings)]
+    kwargs = {k: getattr(args, k) for k in keys}
+    try:
+        return SGDSettings(**kwargs)
+    except ValueError as exc:
+        raise _flag_error(exc) from None
+
+
+def _flag_error(exc):
+    text = str(exc)
+    name = text.split(" ", 1)[0]
+    if name in _FLAGS:
+        return ValueError(_FLAGS[name] + text[len(name):])
+    return exc
+
+
+def _text_progress(done, total):
+    sys.stderr.write(f"\rstep {done}/{total}" + ("\n" if done == total else ""))
+    sys.stderr.flush()
+
+
+def run(args):
+    """Run ``straggle-edu sgd``; return the exit code."""
+    import signal
+    import threading
+
+    s = _settings_from(args)
+    if s.backend == "torch":
+        raise ValueError("--backend torch runs under torchrun: torchrun --nproc-per-node P -m "
+                         "straggle_edu.instruments.sgd_torch [the same flags]")
+    if args.out is not None:
+        from .rank_csv import check_out_path
+
+        try:
+            check_out_path(args.out)
+        except ValueError as exc:
+            raise _flag_error(exc) from None
+    progress = _text_progress if (not args.json and sys.stderr.isatty()) else None
+    main_thread = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGTERM, signal.default_int_handler) if main_thread else None
+    try:
+        result = run_sgd(progress=progress, out=args.out, timeout=args.timeout,
+                         **{f.name: getattr(s, f.name) for f in fields(SGDSettings)})
+    except (TimeoutError, RuntimeError) as exc:
+        print(f"straggle-edu sgd: error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+    print_result(result, as_json=args.json)
+    return 0
+
+
+def print_result(result, as_json=False):
+    """Print the result object (JSON) or a short summary."""
+    d = result.to_dict()
+    if as_json:
+        print(json.dumps(d, indent=1))
+        return
+    ttt = d["time_to_target_s"]
+    print(f"{d['scheme']}: {d['processes']} processes, {d['steps']} steps, slowness {d['slow']}")
+    print(f"wall {d['wall_s']:.2f} s; test loss {d['final_loss']:.4f}, accuracy {d['final_accuracy']:.3f}, "
+          f"on long samples {d['accuracy_long']:.3f}")
+    print(f"target loss {d['target_loss']:.4f} reached after "
+          + ("never" if ttt is None else f"{ttt:.2f} s"))
+    print(f"gradients applied {d['gradients_applied']}, discarded {d['gradients_discarded']}; "
+          f"worker-seconds reserved {d['worker_s_reserved']:.2f}, gradient-seconds computed "
+          f"{d['gradient_s_computed']:.2f}, discarded {d['gradient_s_discarded']:.2f}")
+    print(f"weights sha256 {d['weights_sha256']}")

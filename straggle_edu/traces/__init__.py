@@ -114,7 +114,7 @@ def _detect(path):
         cols = {c.strip().lower() for c in header.split(",")}
         if "optype" in cols:
             return "op-level"
-        if "duration_s" in cols:
+        if "duration_s" in cols or "compute_s" in cols:
             return "per-rank"
         raise TraceError(
             f"{p}: cannot tell the trace format from the header {header.strip()!r}: an op-level trace "
