@@ -50,6 +50,9 @@ __all__ = [
     "make_plan",
     "run_sgd",
     "order_agreement",
+    "replay",
+    "reference_target",
+    "write_csv",
     "SCHEMES",
     "SLOWS",
     "BACKENDS",
@@ -466,3 +469,43 @@ def print_result(result, as_json=False):
           f"worker-seconds reserved {d['worker_s_reserved']:.2f}, gradient-seconds computed "
           f"{d['gradient_s_computed']:.2f}, discarded {d['gradient_s_discarded']:.2f}")
     print(f"weights sha256 {d['weights_sha256']}")
+
+
+def replay(plan):
+    """The weights a run of this plan produces, computed without processes.
+
+    Exact for ``sync``, ``backup``, ``drop`` and ``local`` (the same float
+    operations in the same order as the processes do them); ``balanced``
+    splits by measured speed, so its replay is sync's (the same samples,
+    summed in another order). Returns ``(W, losses)``: the final weights and
+    the test loss after each update.
+
+    Examples
+    --------
+    >>> W, losses = replay(make_plan(SGDSettings(scheme="drop", workers=4, backups=1, steps=3)))
+    >>> W.shape, len(losses)
+    ((9, 5), 3)
+    """
+    from ..models.softmax import gradient_sum
+
+    s, d = plan.settings, plan.data
+    W, losses = plan.W0.copy(), []
+    grad = lambda W, b: gradient_sum(W, d.X[b], d.y[b])
+    if s.scheme == "local":
+        for rnd in range(s.steps // s.period):
+            models = []
+            for r in range(s.workers):
+                w = W.copy()
+                for h in range(s.period):
+                    b = plan.idx[rnd * s.period + h, r]
+                    w = plan_.sgd_update(w, [grad(w, b)], len(b), s.lr)
+                models.append(w)
+            W = (sum(models[1:]) + models[0] if len(models) > 1 else models[0].copy()) / s.workers
+            losses.append(loss(W, d.X_test, d.y_test))
+        return W, np.asarray(losses)
+    counted = plan.counted if s.scheme != "balanced" else np.ones_like(plan.counted)
+    for t in range(s.steps):
+        ranks = np.flatnonzero(counted[t])
+        W = plan_.sgd_update(W, [grad(W, plan.idx[t, r]) for r in ranks], len(ranks) * s.batch, s.step_lr)
+        losses.append(loss(W, d.X_test, d.y_test))
+    return W, np.asarray(losses)

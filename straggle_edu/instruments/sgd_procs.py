@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from ..models.sgd_schedule import balanced_split, sgd_update
+from ..models.sgd_schedule import balanced_cuts, sgd_update
 from ..models.softmax import gradient_sum, loss, make_length_data
 from .sgd import SGDResult, make_plan, reference_target, summarize, write_csv
 
@@ -159,8 +159,9 @@ def _step_jobs(plan, t, W, speeds):
     s = plan.settings
     if s.scheme != "balanced":
         return [(plan.idx[t, r], plan.planned[t, r]) for r in range(s.processes)], plan.counted[t]
-    sizes = balanced_split(s.workers * s.batch, speeds)
-    chunks = np.split(plan.idx[t].reshape(-1), np.cumsum(sizes)[:-1])
+    flat = plan.idx[t].reshape(-1)
+    sizes = balanced_cuts(plan.data.length[flat], speeds)
+    chunks = np.split(flat, np.cumsum(sizes)[:-1])
     return [(c, plan.duration(t, r, c)) for r, c in enumerate(chunks)], np.ones(s.processes, bool)
 
 
@@ -168,7 +169,7 @@ def _run_steps(plan, book, conns, procs, shared, slots, deadline, progress):
     """sync, backup, drop and balanced: one update per step."""
     s = plan.settings
     W, applied = plan.W0.copy(), 0
-    speeds = np.ones(s.processes)
+    speeds, seen = np.ones(s.processes), np.zeros(s.processes)
     for t in range(s.steps):
         jobs, counted = _step_jobs(plan, t, W, speeds)
         book.planned[t] = [d for _, d in jobs]
@@ -187,8 +188,10 @@ def _run_steps(plan, book, conns, procs, shared, slots, deadline, progress):
         book.curve.append((t + 1, t0 + t_end - book.t0[0], applied, loss(W, plan.data.X_test, plan.data.y_test)))
         book.done_rows = t + 1
         if s.scheme == "balanced":
+            # length done per second since the step began, averaged over the steps so far
             lengths = np.array([plan.data.length[c].sum() for c, _ in jobs])
-            speeds = lengths / np.maximum(book.finish[t] - book.begin[t], 1e-6)
+            seen += lengths / np.maximum(book.finish[t], 1e-6)
+            speeds = seen / (t + 1)
         if progress is not None:
             progress(t + 1, s.steps)
     return W

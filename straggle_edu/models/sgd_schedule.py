@@ -39,6 +39,7 @@ __all__ = [
     "step_times",
     "discarded_share",
     "balanced_split",
+    "balanced_cuts",
     "sgd_update",
     "sync_reference",
 ]
@@ -225,6 +226,32 @@ def balanced_split(total, speeds):
     rest = total - sizes.sum()
     sizes[np.argsort(-(share - np.floor(share)), kind="stable")[:rest]] += 1
     return sizes
+
+
+def balanced_cuts(lengths, speeds):
+    """Split a batch (samples in order, with these lengths) into contiguous
+    chunks whose total lengths are in proportion to ``speeds``; at least one
+    sample each. Returns the chunk sizes.
+
+    Examples
+    --------
+    >>> balanced_cuts([1.0] * 8 + [4.0] * 2, [1.0, 1.0]).tolist()
+    [8, 2]
+    >>> balanced_cuts([1.0] * 12, [1.0, 1.0, 1 / 3]).tolist()
+    [5, 5, 2]
+    """
+    lengths = np.asarray(lengths, float)
+    speeds = np.asarray(speeds, float)
+    n = len(speeds)
+    require(len(lengths) >= n, "lengths", lengths, f"at least {n} samples, one per process")
+    require(np.isfinite(speeds).all() and (speeds > 0).all(), "speeds", speeds, "positive numbers")
+    cum = np.cumsum(lengths)
+    goals = np.cumsum(speeds)[:-1] / speeds.sum() * cum[-1]
+    ends = np.rint(np.interp(goals, cum, np.arange(1, len(cum) + 1))).astype(int)  # the nearest cut
+    ends = np.clip(ends, np.arange(1, n), len(lengths) - np.arange(n - 1, 0, -1))
+    ends = np.maximum.accumulate(np.maximum(ends, np.arange(1, n)))
+    bounds = np.concatenate([[0], ends, [len(lengths)]])
+    return np.diff(bounds)
 
 
 def sgd_update(W, grad_sums, samples, lr):
