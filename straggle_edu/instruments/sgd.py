@@ -51,6 +51,8 @@ __all__ = [
     "run_sgd",
     "order_agreement",
     "replay",
+    "predicted_step_time",
+    "curve_rows",
     "reference_target",
     "write_csv",
     "SCHEMES",
@@ -509,3 +511,34 @@ def replay(plan):
         W = plan_.sgd_update(W, [grad(W, plan.idx[t, r]) for r in ranks], len(ranks) * s.batch, s.step_lr)
         losses.append(loss(W, d.X_test, d.y_test))
     return W, np.asarray(losses)
+
+
+def predicted_step_time(plan):
+    """The 07 model's prediction of a step: E[k-th of n] of the planned gradient times.
+
+    The mitigations notebook's backup model (:mod:`straggle_edu.models.backup`)
+    predicts a backup step as the expected N-th fastest of N + b draws from one
+    worker's step-time distribution. Here that distribution is the plan's
+    own durations (a histogram, as a continuous distribution), so the
+    prediction uses no measured time. Seconds.
+
+    Examples
+    --------
+    >>> p = make_plan(SGDSettings(scheme="backup", workers=4, backups=2, steps=50, slow="none"))
+    >>> bool(predicted_step_time(p) < p.planned.max(axis=1).mean())
+    True
+    """
+    from scipy import stats
+
+    from ..math.order_stats import expected_order_stat
+
+    s = plan.settings
+    d = plan.planned.ravel()
+    dist = stats.rv_histogram(np.histogram(d, bins=min(200, max(10, d.size // 10))))
+    return float(expected_order_stat(dist, s.counted, s.processes))
+
+
+def curve_rows(result, label=None):
+    """A run's curve as chart rows: ``{scheme, step, wall_s, gradients_applied, loss}``."""
+    label = label or result.settings.scheme
+    return [{"scheme": label, **point} for point in result.curve]
