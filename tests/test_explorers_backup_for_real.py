@@ -1,10 +1,10 @@
 """The SGD sandbox explorer: controls follow the scheme; a run draws its curve."""
 
-from straggle_edu.explorers.backup_for_real import sgd_explorer
+from straggle_edu.explorers.backup_for_real import real_sgd_explorer
 
 
 def test_sgd_explorer_backups_only_for_backup_and_drop():
-    ex = sgd_explorer(scheme="backup", workers=4, backups=1)
+    ex = real_sgd_explorer(scheme="backup", workers=4, backups=1)
     assert not ex.controls["backups"].disabled and ex.controls["backups"].max == 3
     ex.controls["scheme"].value = "local"
     assert ex.controls["backups"].disabled
@@ -14,7 +14,7 @@ def test_sgd_explorer_backups_only_for_backup_and_drop():
 
 
 def test_sgd_explorer_run_draws_measured_and_predicted():
-    ex = sgd_explorer(scheme="backup", workers=2, backups=1, steps=20, base_step=0.005)
+    ex = real_sgd_explorer(scheme="backup", workers=2, backups=1, steps=20, base_step=0.005)
     result = ex.run()
     assert result is not None and ex.progress.value == 20 and ex.progress.bar_style == "success"
     spec = ex.charts["curves"].chart.to_dict()

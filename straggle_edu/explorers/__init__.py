@@ -7,6 +7,7 @@ available here, so a notebook can write
 ``from straggle_edu.explorers import <name>``.
 """
 
+from .backup_for_real import real_sgd_explorer
 from .barrier_lab import (
     barrier_lab_explorer,
     LAB_MAX_WORKERS,
@@ -63,6 +64,8 @@ from .training_step import (
 )
 
 __all__ = [
+    # backup_for_real
+    "real_sgd_explorer",
     # barrier_lab
     "barrier_lab_explorer",
     "LAB_MAX_WORKERS",

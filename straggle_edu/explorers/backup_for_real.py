@@ -16,7 +16,7 @@ from ..charts.backup_for_real import sgd_curves_chart
 from ..instruments.sgd import SCHEMES, SLOWS, SGDSettings, curve_rows, make_plan, predicted_step_time, run_sgd
 from ._base import Explorer
 
-__all__ = ["sgd_explorer", "prediction_rows"]
+__all__ = ["real_sgd_explorer", "prediction_rows"]
 
 _STYLE = {"description_width": "initial"}
 
@@ -33,7 +33,7 @@ def prediction_rows(result):
             for r in curve_rows(result, f"{s.scheme} (07 model)")] if s.scheme in ("sync", "backup", "drop") else []
 
 
-def sgd_explorer(scheme="backup", workers=4, backups=1, slow="transient", steps=60, base_step=0.01):
+def real_sgd_explorer(scheme="backup", workers=4, backups=1, slow="transient", steps=60, base_step=0.01):
     """Run the SGD experiment from widgets.
 
     Returns
@@ -46,7 +46,7 @@ def sgd_explorer(scheme="backup", workers=4, backups=1, slow="transient", steps=
 
     Examples
     --------
-    >>> ex = sgd_explorer()
+    >>> ex = real_sgd_explorer()
     >>> ex.controls["scheme"].value = "sync"
     >>> ex.controls["backups"].disabled
     True
