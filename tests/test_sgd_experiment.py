@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from straggle_edu.instruments.sgd import (
-    SGDSettings, make_plan, order_agreement, reference_target, replay, run_sgd, write_csv,
+    SGDSettings, make_plan, order_agreement, planned_curve, reference_target, replay, run_sgd, write_csv,
 )
 from straggle_edu.models.sgd_schedule import step_times
 from straggle_edu.models.softmax import accuracy, weights_sha256
@@ -156,3 +156,13 @@ def test_reference_target_is_syncs_loss_at_80_percent():
     s = SGDSettings(steps=10)
     _, losses = replay(make_plan(s))
     assert reference_target(s) == losses[7]
+
+
+def test_planned_curve_every_scheme_on_both_axes():
+    rows = {kw["scheme"]: planned_curve(make_plan(SGDSettings(steps=40, **kw)))
+            for kw in (dict(scheme="sync"), dict(scheme="backup", backups=2), dict(scheme="drop", backups=2),
+                       dict(scheme="local"))}
+    assert [rows[k][-1]["gradients_applied"] for k in rows] == [320, 320, 240, 320]
+    assert rows["backup"][-1]["wall_s"] < rows["sync"][-1]["wall_s"]
+    with pytest.raises(ValueError, match="not 'balanced'"):
+        planned_curve(make_plan(SGDSettings(scheme="balanced", steps=2)))

@@ -53,6 +53,7 @@ __all__ = [
     "replay",
     "predicted_step_time",
     "curve_rows",
+    "planned_curve",
     "reference_target",
     "write_csv",
     "SCHEMES",
@@ -542,3 +543,31 @@ def curve_rows(result, label=None):
     """A run's curve as chart rows: ``{scheme, step, wall_s, gradients_applied, loss}``."""
     label = label or result.settings.scheme
     return [{"scheme": label, **point} for point in result.curve]
+
+
+def planned_curve(plan, label=None):
+    """A replay's curve on the plan's clock: chart rows ``{scheme, step, wall_s,
+    gradients_applied, loss}`` where ``wall_s`` adds up the planned steps (the
+    k-th planned arrival; for ``local``, each round's slowest process), with
+    no machine overhead. Not for ``balanced`` (its split is measured).
+
+    Examples
+    --------
+    >>> rows = planned_curve(make_plan(SGDSettings(scheme="backup", workers=2, backups=1, steps=3)))
+    >>> [r["gradients_applied"] for r in rows], rows[0]["wall_s"] < rows[-1]["wall_s"]
+    ([2, 4, 6], True)
+    """
+    s = plan.settings
+    require(s.scheme != "balanced", "scheme", s.scheme, "not 'balanced' (its split is measured, not planned)")
+    _, losses = replay(plan)
+    if s.scheme == "local":
+        H = s.period
+        wall = np.cumsum(plan.planned.reshape(-1, H, s.workers).sum(axis=1).max(axis=1))
+        steps, per = H * np.arange(1, len(wall) + 1), s.workers * H
+    else:
+        wall = np.cumsum(plan_.step_times(plan.planned, s.counted))
+        steps, per = np.arange(1, s.steps + 1), s.counted
+    label = label or s.scheme
+    applied = steps * per // (s.period if s.scheme == "local" else 1)
+    return [{"scheme": label, "step": int(t), "wall_s": float(w), "gradients_applied": int(g), "loss": float(l)}
+            for t, w, g, l in zip(steps, wall, applied, losses)]
