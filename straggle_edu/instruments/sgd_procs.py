@@ -181,10 +181,22 @@ def _step_jobs(plan, t, W, speeds):
     return [(c, plan.duration(t, r, c)) for r, c in enumerate(chunks)], np.ones(s.processes, bool)
 
 
+def _record(plan, book, point, progress):
+    """Add a curve point (step, wall_s, applied, W) with its test loss; report progress."""
+    step, wall, applied, W = point
+    book.curve.append((step, wall, applied, loss(W, plan.data.X_test, plan.data.y_test)))
+    if progress is not None:
+        progress(step, plan.settings.steps)
+
+
 def _run_steps(plan, book, conns, procs, shared, slots, deadline, progress):
-    """sync, backup, drop and balanced: one update per step."""
+    """sync, backup, drop and balanced: one update per step.
+
+    The test loss of step t's weights is computed after step t + 1 has been
+    sent, while the processes work, so it does not lengthen the step.
+    """
     s = plan.settings
-    W, applied = plan.W0.copy(), 0
+    W, applied, later = plan.W0.copy(), 0, None
     speeds, seen = np.ones(s.processes), np.zeros(s.processes)
     for t in range(s.steps):
         jobs, counted = _step_jobs(plan, t, W, speeds)
@@ -192,6 +204,8 @@ def _run_steps(plan, book, conns, procs, shared, slots, deadline, progress):
         book.t0[t] = t0 = time.monotonic()
         for r, (samples, d) in enumerate(jobs):
             conns[r].send(("step", t, [(samples, t0 + d)], s.step_lr))
+        if later is not None:
+            _record(plan, book, later, progress)
         ranks = np.flatnonzero(counted)
         _wait_for(lambda: all(book.seen(t, r, False) for r in ranks), book, conns, procs, deadline, False)
         t_end = time.monotonic() - t0
@@ -201,15 +215,15 @@ def _run_steps(plan, book, conns, procs, shared, slots, deadline, progress):
         W = sgd_update(W, [slots[r].copy() for r in ranks], samples, s.step_lr)
         shared[:] = W
         applied += len(ranks)
-        book.curve.append((t + 1, t0 + t_end - book.t0[0], applied, loss(W, plan.data.X_test, plan.data.y_test)))
+        later = (t + 1, t0 + t_end - book.t0[0], applied, W)
         book.done_rows = t + 1
         if s.scheme == "balanced":
             # length done per second since the step began, averaged over the steps so far
             lengths = np.array([plan.data.length[c].sum() for c, _ in jobs])
             seen += lengths / np.maximum(book.finish[t], 1e-6)
             speeds = seen / (t + 1)
-        if progress is not None:
-            progress(t + 1, s.steps)
+    if later is not None:
+        _record(plan, book, later, progress)
     return W
 
 
