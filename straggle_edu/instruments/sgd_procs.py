@@ -270,7 +270,7 @@ def _start(ctx, s, plan, weights_buf, slots_buf, deadline, procs, conns):
 
 
 def _finish(book, conns, procs, local, rows_done):
-    """Send stop; collect the late processes' last reports for a moment."""
+    """Send stop; collect the late processes' last reports (at most 10 s; at once, normally)."""
     for c in conns:
         try:
             c.send(("stop",))
@@ -281,7 +281,7 @@ def _finish(book, conns, procs, local, rows_done):
     last = max(rows_done // H - 1, 0)
     try:
         _wait_for(lambda: all(book.seen(last, r, local) for r in range(P)), book, conns, procs,
-                  time.monotonic() + 2.0, local)
+                  time.monotonic() + 10.0, local)
     except (TimeoutError, RuntimeError, OSError, EOFError):
         pass
 
