@@ -36,3 +36,35 @@ def test_sgd_cli_json_result_object(capsys, tmp_path):
         assert key in d
     assert d["gradients_applied"] == 3 and d["gradients_discarded"] == 3 and len(d["weights_sha256"]) == 64
     assert out.read_text().startswith("rank,step,compute_s,wait_s,comm_s,counted\n")
+
+
+def test_sgd_cli_sigterm_reaps_every_process_and_marks_the_csv(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from _procs import live_processes
+
+    out = tmp_path / "run.csv"
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    proc = subprocess.Popen([sys.executable, "-m", "straggle_edu", "sgd", "--steps", "2000", "--workers", "3",
+                             "--scheme", "backup", "--backups", "1", "--out", str(out)],
+                            env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while len(live_processes(sid=proc.pid)) < 5 and time.monotonic() < deadline:  # CLI, forkserver, 4 workers
+            time.sleep(0.2)
+        time.sleep(1.0)  # a few steps
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert rc == 130
+    deadline = time.monotonic() + 10
+    while live_processes(sid=proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert live_processes(sid=proc.pid) == []
+    assert out.read_text().rstrip().endswith("# incomplete")
