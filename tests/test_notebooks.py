@@ -32,6 +32,7 @@ PLANNED = [
     "08_fact_check.ipynb",
     "09_debug_a_real_job.ipynb",
     "10_live_barrier_lab.ipynb",
+    "11_backup_workers_for_real.ipynb",
     "12_detector_thresholds.ipynb",
 ]
 

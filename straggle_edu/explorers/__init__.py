@@ -7,6 +7,7 @@ available here, so a notebook can write
 ``from straggle_edu.explorers import <name>``.
 """
 
+from .backup_for_real import real_sgd_explorer
 from .barrier_lab import (
     barrier_lab_explorer, LAB_MAX_WORKERS,
 )
@@ -45,13 +46,14 @@ from .training_step import (
 )
 
 __all__ = [
-    "barrier_lab_explorer", "LAB_MAX_WORKERS", "cost_explorer", "lost_fraction_explorer",
-    "PAUSE_CHOICES", "debug_job_explorer", "EXAMPLE_CAUSES", "detector_explorer",
-    "detector_readout", "expected_max_explorer", "max_histogram_explorer", "slow_card_explorer",
-    "speedup_explorer", "backup_explorer", "hedging_explorer", "packing_explorer",
-    "partition_explorer", "sgd_explorer", "restaurant_explorer", "barrier_explorer", "MYSTERY",
-    "debug_checklist_explorer", "gc_explorer", "sequence_imbalance_explorer",
-    "stage_imbalance_explorer", "start_here_explorer", "START_HERE_STEP_TIME", "tail_explorer",
-    "budget_explorer", "percentile_explorer", "worker_counts", "SLOW_TARGETS",
-    "SCHEDULE_CHOICES", "pipeline_explorer", "dp_scaling_explorer", "slow_mask",
+    "real_sgd_explorer", "barrier_lab_explorer", "LAB_MAX_WORKERS", "cost_explorer",
+    "lost_fraction_explorer", "PAUSE_CHOICES", "debug_job_explorer", "EXAMPLE_CAUSES",
+    "detector_explorer", "detector_readout", "expected_max_explorer", "max_histogram_explorer",
+    "slow_card_explorer", "speedup_explorer", "backup_explorer", "hedging_explorer",
+    "packing_explorer", "partition_explorer", "sgd_explorer", "restaurant_explorer",
+    "barrier_explorer", "MYSTERY", "debug_checklist_explorer", "gc_explorer",
+    "sequence_imbalance_explorer", "stage_imbalance_explorer", "start_here_explorer",
+    "START_HERE_STEP_TIME", "tail_explorer", "budget_explorer", "percentile_explorer",
+    "worker_counts", "SLOW_TARGETS", "SCHEDULE_CHOICES", "pipeline_explorer",
+    "dp_scaling_explorer", "slow_mask",
 ]

@@ -6,6 +6,10 @@
 ``probe``
     the same measurement on a real cluster under ``torchrun``, with
     ``torch.distributed`` (``torchrun -m straggle_edu.instruments.probe``).
+``sgd``, ``sgd_procs``, ``sgd_torch``
+    real data-parallel SGD with real processes: sync, backup workers, drop,
+    local SGD and balanced work (``straggle-edu sgd``; the torch backend
+    under ``torchrun -m straggle_edu.instruments.sgd_torch``).
 ``rank_csv``
     the writer of the per-rank trace CSV that both of them produce and that
     ``straggle-edu analyze`` reads.

@@ -19,6 +19,8 @@ frozen dataclasses; imports only the math layer, numpy and scipy.
 - :mod:`.backup`: ``backup_workers`` and where backups stop paying (07).
 - :mod:`.hedging`: hedged and tied requests (07).
 - :mod:`.sgd`: sync, backup and async SGD at equal wall-clock time (07).
+- :mod:`.softmax`: softmax regression on generated data with sample lengths (11).
+- :mod:`.sgd_schedule`: the real SGD experiment's plan and the k-of-n rule (11).
 - :mod:`.detector`: a straggler detector's reports simulated from raw timings (12).
 """
 

@@ -200,7 +200,7 @@ def _detect_csv(p):
     cols = {c.strip().lower() for c in header.split(",")}
     if "optype" in cols:
         return "op-level"
-    if "duration_s" in cols:
+    if "duration_s" in cols or "compute_s" in cols:
         return "per-rank"
     raise column_error(
         p, problem=f"cannot tell the trace format from the header {header.strip()[:80]!r}: an op-level trace "

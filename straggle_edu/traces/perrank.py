@@ -17,6 +17,12 @@ The format (written by the live barrier lab and the cluster probe)::
 - Lines starting with ``#`` are comments; ``# incomplete`` marks a run that
   stopped early, whose last step may lack some ranks (it is dropped).
 
+The SGD experiment (``straggle-edu sgd``) writes one row per rank and step
+instead, ``rank,step,compute_s,wait_s,comm_s,counted``: ``counted`` is 1 when
+the rank's gradient was applied and 0 when it was late and discarded (a
+backup worker's spare). A step then ends at its last *counted* arrival, so
+the analysis takes the max and the mean over the counted ranks only.
+
 The analysis uses only the ``compute`` rows (the barrier model):
 
 - ideal step time = the mean over ranks of the step's work;
@@ -85,6 +91,7 @@ class RankTrace:
     comm: np.ndarray
     recorded: np.ndarray
     incomplete: bool = False
+    counted: np.ndarray | None = None
 
     @property
     def n_ranks(self):
@@ -152,6 +159,8 @@ def read_rank_csv(path):
     shown = display_path(path)
     cols, comments = read_table(path)
     cols = {k.strip().lower(): v for k, v in cols.items()}
+    if "compute_s" in cols:
+        return _read_wide(path, shown, cols, comments)
     require_columns(shown, cols, ["step", "rank", "duration_s"], "per-rank trace")
     step = int_column(shown, cols, "step")
     rank = int_column(shown, cols, "rank")
@@ -211,6 +220,42 @@ def read_rank_csv(path):
     return RankTrace("per-rank", str(path), steps, ranks, compute, wait, comm, recorded, incomplete)
 
 
+WIDE_HEADER = "rank,step,compute_s,wait_s,comm_s,counted"
+
+
+def _read_wide(path, shown, cols, comments):
+    """The SGD experiment's one-row-per-rank-and-step format."""
+    require_columns(shown, cols, ["rank", "step", "compute_s"], "per-rank trace")
+    step, rank = int_column(shown, cols, "step"), int_column(shown, cols, "rank")
+    values = {c: float_column(shown, cols, c, expected="a duration in seconds >= 0", low=0.0)
+              for c in ("compute_s", "wait_s", "comm_s") if c in cols}
+    counted = int_column(shown, cols, "counted") if "counted" in cols else np.ones(len(step), np.int64)
+    if ((counted != 0) & (counted != 1)).any():
+        i = int(np.flatnonzero((counted != 0) & (counted != 1))[0])
+        raise column_error(shown, "counted", i + 1, "0 or 1", int(counted[i]))
+    steps, si = np.unique(step, return_inverse=True)
+    ranks, ri = np.unique(rank, return_inverse=True)
+    S, R = len(steps), len(ranks)
+    check_memory(4 * 8 * S * R, f"a per-rank trace of {S} steps x {R} ranks")
+    table = np.zeros((4, S, R))
+    for i, c in enumerate(("compute_s", "wait_s", "comm_s")):
+        if c in values:
+            table[i, si, ri] = values[c]
+    table[3, si, ri] = counted
+    seen = np.zeros((S, R), dtype=bool)
+    seen[si, ri] = True
+    incomplete = any(c.strip().lower() == "incomplete" for c in comments)
+    keep = seen.all(axis=1)
+    if not keep.all():
+        s = int(np.flatnonzero(~keep)[0])
+        raise column_error(shown, "step", layout=True, problem=f"step {int(steps[s])} lacks a row for some rank "
+                           f"(every step needs a row for every rank)")
+    compute, wait, comm, cnt = table
+    cnt = cnt.astype(bool)
+    recorded = np.where(cnt, compute + wait + comm, 0.0).max(axis=1)
+    return RankTrace("per-rank", str(path), steps, ranks, compute, wait, comm, recorded, incomplete, cnt)
+
+
 def analyze_ranks(trace):
     """What-if analysis of a :class:`RankTrace` (the barrier model).
 
@@ -228,8 +273,20 @@ def analyze_ranks(trace):
     >>> a = analyze_ranks(rank_trace_from_times([[2.0, 1.0, 1.0, 1.0]]))
     >>> round(a.slowdown, 6), round(a.waste, 6), dict(a.by_rank)
     (1.6, 0.375, {0: 1.6, 1: 1.0, 2: 1.0, 3: 1.0})
+
+    With a ``counted`` mask (backup workers), a step ends at its last
+    counted arrival; discarded ranks count as the step's mean:
+
+    >>> t = rank_trace_from_times([[2.0, 1.0, 1.0, 1.0]])
+    >>> t = dataclasses.replace(t, counted=np.array([[False, True, True, True]]))
+    >>> round(analyze_ranks(t).slowdown, 6)
+    1.0
     """
     work = trace.compute
+    if trace.counted is not None:
+        cnt = trace.counted
+        mean = np.where(cnt, work, 0.0).sum(axis=1) / np.maximum(cnt.sum(axis=1), 1)
+        work = np.where(cnt, work, mean[:, None])
     ideal = work.mean(axis=1)
     if (ideal <= 0).any():
         s = int(np.flatnonzero(ideal <= 0)[0])

@@ -1,0 +1,573 @@
+"""Backup workers and relaxed synchronization on real SGD, with real processes.
+
+Real worker processes compute real float64 gradients of a softmax
+regression (:mod:`straggle_edu.models.softmax`) on generated data whose
+samples have lengths. A worker's gradient time is proportional to its
+batch's total length (a sleep: results hold on two busy cores), times its
+slowdown, plus its stalls. Who gets which batch, who is slow when, and so
+which gradients count, is a plan drawn from the seeds
+(:mod:`straggle_edu.models.sgd_schedule`): the processes execute it, the
+parent measures it. So a run is reproducible given ``seed`` (data, model,
+initial weights) and ``timing_seed`` (who is slow when).
+
+Schemes (``N`` = ``workers``, ``b`` = ``backups``):
+
+``sync``      N processes, every step waits for all N gradients.
+``backup``    N + b processes, every step uses the first N (by the plan;
+              ties broken by rank); the late b are cancelled and discarded.
+``drop``      N processes, every step uses the first N - b; learning rate
+              x (N - b)/N with ``drop_lr="scale"``.
+``local``     each process takes H = ``period`` local steps on its own
+              copy, then the models are averaged (one round = H steps).
+``balanced``  each step's N x batch samples are split in proportion to each
+              process's speed measured in the previous step.
+
+The backends: :mod:`~straggle_edu.instruments.sgd_procs` (multiprocessing,
+shared memory; the default) and :mod:`~straggle_edu.instruments.sgd_torch`
+(``torch.distributed`` under ``torchrun``).
+
+Entry points: :func:`run_sgd` (returns an :class:`SGDResult`),
+``straggle-edu sgd`` (:func:`configure`, :func:`run`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from .._validate import in_range, probability, require, whole
+from ..models import sgd_schedule as plan_
+from ..models.softmax import accuracy, init_weights, loss, make_length_data, weights_sha256
+
+__all__ = [
+    "SGDSettings",
+    "SGDPlan",
+    "SGDResult",
+    "make_plan",
+    "run_sgd",
+    "order_agreement",
+    "replay",
+    "predicted_step_time",
+    "curve_rows",
+    "planned_curve",
+    "reference_target",
+    "write_csv",
+    "SCHEMES",
+    "SLOWS",
+    "BACKENDS",
+    "CSV_HEADER",
+    "configure",
+    "run",
+]
+
+SCHEMES = plan_.SCHEMES
+SLOWS = plan_.SLOWS
+BACKENDS = ("multiprocessing", "torch")
+MAX_WORKERS = 64
+MAX_STEPS = 100_000
+DEFAULT_LR = 0.2
+DEFAULT_BATCH = 16
+CSV_HEADER = "rank,step,compute_s,wait_s,comm_s,counted"
+CURVE_POINTS = 200
+
+
+@dataclass(frozen=True)
+class SGDSettings:
+    """Validated settings of one SGD run (the CLI's flags; see the module docstring).
+
+    Examples
+    --------
+    >>> s = SGDSettings(scheme="backup", workers=4, backups=1)
+    >>> s.processes, s.counted
+    (5, 4)
+    >>> SGDSettings(workers=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: workers must be a whole number in 1..64, got 0
+    >>> SGDSettings(scheme="sync", backups=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: backups must be 0 for scheme 'sync' (only backup and drop use it), got 1
+    """
+
+    scheme: str = "sync"
+    workers: int = 8
+    backups: int = 0
+    slow: str = "transient"
+    p: float = 0.1
+    stall: float = 4.0
+    factor: float = 3.0
+    long_share: float = 0.2
+    long_factor: float = 4.0
+    steps: int = 200
+    period: int = 4
+    lr: float = DEFAULT_LR
+    batch: int = DEFAULT_BATCH
+    drop_lr: str = "scale"
+    base_step: float = 0.02
+    seed: int = 0
+    timing_seed: int = 0
+    backend: str = "multiprocessing"
+    target_loss: float | None = None
+
+    def __post_init__(self):
+        set_ = lambda name, value: object.__setattr__(self, name, value)
+        for name, options in (("scheme", SCHEMES), ("slow", SLOWS), ("backend", BACKENDS),
+                              ("drop_lr", ("keep", "scale"))):
+            require(getattr(self, name) in options, name, getattr(self, name), f"one of {', '.join(options)}")
+        set_("workers", whole("workers", self.workers, 1, MAX_WORKERS))
+        n = self.workers
+        if self.scheme in ("backup", "drop"):
+            set_("backups", whole("backups", self.backups, 0, n - 1))
+        else:
+            require(self.backups == 0, "backups", self.backups,
+                    f"0 for scheme {self.scheme!r} (only backup and drop use it)")
+        set_("p", probability("p", self.p))
+        set_("stall", in_range("stall", self.stall, 0.0, 100.0))
+        set_("factor", in_range("factor", self.factor, 1.0, 100.0))
+        set_("long_share", in_range("long_share", self.long_share, 0.0, 0.5, low_open=True))
+        set_("long_factor", in_range("long_factor", self.long_factor, 1.0, 100.0))
+        set_("steps", whole("steps", self.steps, 1, MAX_STEPS))
+        set_("period", whole("period", self.period, 1, 1000))
+        if self.scheme == "local":
+            require(self.steps % self.period == 0, "steps", self.steps,
+                    f"a multiple of period={self.period} for scheme 'local' (one round = period steps)")
+        set_("lr", in_range("lr", self.lr, 0.0, 100.0, low_open=True))
+        set_("batch", whole("batch", self.batch, 1, 1024))
+        set_("base_step", in_range("base_step", self.base_step, 0.0, 10.0, low_open=True))
+        set_("seed", whole("seed", self.seed, 0))
+        set_("timing_seed", whole("timing_seed", self.timing_seed, 0))
+        if self.target_loss is not None:
+            set_("target_loss", in_range("target_loss", self.target_loss, 0.0, low_open=True))
+
+    @property
+    def processes(self):
+        """Processes the scheme runs (N + b for backup)."""
+        return plan_.processes_for(self.scheme, self.workers, self.backups)
+
+    @property
+    def counted(self):
+        """Gradients that count per step (N - b for drop)."""
+        return plan_.counted_per_step(self.scheme, self.workers, self.backups)
+
+    @property
+    def step_lr(self):
+        """The learning rate applied (x (N - b)/N for drop with drop_lr='scale')."""
+        if self.scheme == "drop" and self.drop_lr == "scale":
+            return self.lr * (self.workers - self.backups) / self.workers
+        return self.lr
+
+    def data_kwargs(self):
+        """How the data is generated (a worker rebuilds it from these)."""
+        return {"seed": self.seed, "long_share": self.long_share, "long_factor": self.long_factor}
+
+
+@dataclass(frozen=True, eq=False)
+class SGDPlan:
+    """Everything drawn from the seeds: data, initial weights, batches, timing.
+
+    ``idx`` is (steps, processes, batch); ``planned`` (steps, processes) the
+    gradient times in seconds and ``counted`` which gradients count (for
+    ``balanced``, equal splits; the run re-plans each step from measured speeds).
+    """
+
+    settings: SGDSettings
+    data: object
+    W0: np.ndarray
+    idx: np.ndarray
+    factor: np.ndarray
+    stall: np.ndarray
+    planned: np.ndarray
+    counted: np.ndarray
+    mean_batch_length: float
+
+    def duration(self, step, rank, samples):
+        """Planned gradient time (seconds) of ``samples`` for process ``rank`` at ``step``."""
+        s = self.settings
+        lengths = float(self.data.length[samples].sum())
+        return float(plan_.durations(lengths, self.mean_batch_length, self.factor[step, rank],
+                                     self.stall[step, rank], s.base_step))
+
+
+def make_plan(settings):
+    """Draw the plan of a run from its settings (pure: no processes, no clock).
+
+    Examples
+    --------
+    >>> p = make_plan(SGDSettings(scheme="backup", workers=3, backups=1, steps=5))
+    >>> p.idx.shape, p.planned.shape, p.counted.sum(axis=1).tolist()
+    ((5, 4, 16), (5, 4), [3, 3, 3, 3, 3])
+    """
+    s = settings
+    data = make_length_data(**s.data_kwargs())
+    idx = plan_.batch_plan(data, s.processes, s.steps, s.batch, s.slow, s.seed)
+    factor, stall = plan_.slowness(s.slow, s.steps, s.processes, p=s.p, stall=s.stall, factor=s.factor,
+                                   timing_seed=s.timing_seed)
+    mean_len = s.batch * data.mean_length
+    planned = plan_.durations(data.length[idx].sum(axis=2), mean_len, factor, stall, s.base_step)
+    counted = plan_.counted_mask(planned, s.counted)
+    return SGDPlan(s, data, init_weights(data, s.seed), idx, factor, stall, planned, counted, mean_len)
+
+
+def reference_target(settings):
+    """sync's test loss after 80% of its steps at the same seed (replayed).
+
+    Examples
+    --------
+    >>> round(reference_target(SGDSettings(steps=10)), 3) < 1.6
+    True
+    """
+    s = settings
+    data = make_length_data(**s.data_kwargs())
+    idx = plan_.batch_plan(data, s.workers, s.steps, s.batch, s.slow, s.seed)
+    stop = max(1, int(math.ceil(0.8 * s.steps)))
+    _, losses = plan_.sync_reference(data, init_weights(data, s.seed), idx[:stop], s.lr)
+    return float(losses[-1])
+
+
+@dataclass(frozen=True, eq=False)
+class SGDResult:
+    """What one run measured. Times in seconds; see ``to_dict`` for the JSON.
+
+    ``compute``, ``wait``, ``comm`` and ``counted`` have shape (steps,
+    processes): the CSV's columns. ``finish`` is each gradient's measured
+    arrival (seconds after its step, or local round, began; NaN when
+    cancelled) and ``planned`` the planned arrival on the same clock.
+    """
+
+    settings: SGDSettings
+    wall_s: float
+    final_loss: float
+    final_accuracy: float
+    accuracy_long: float
+    target_loss: float
+    time_to_target_s: float | None
+    gradients_applied: int
+    gradients_discarded: int
+    gradient_s_computed: float
+    gradient_s_discarded: float
+    weights: np.ndarray
+    curve: list
+    compute: np.ndarray
+    wait: np.ndarray
+    comm: np.ndarray
+    counted: np.ndarray
+    finish: np.ndarray
+    planned: np.ndarray
+    complete: bool = True
+    pids: tuple = field(default=())
+
+    @property
+    def worker_s_reserved(self):
+        """What a bill charges: processes x wall_s."""
+        return self.settings.processes * self.wall_s
+
+    @property
+    def weights_sha256(self):
+        return weights_sha256(self.weights)
+
+    def to_dict(self):
+        """The result object: echoed settings, outcomes, accounting, weights hash, curve."""
+        s = self.settings
+        echo = {k: getattr(s, k) for k in ("scheme", "workers", "backups", "slow", "steps", "seed",
+                                           "timing_seed", "backend")}
+        echo["processes"] = s.processes
+        out = {k: getattr(self, k) for k in (
+            "wall_s", "final_loss", "final_accuracy", "accuracy_long", "target_loss", "time_to_target_s",
+            "gradients_applied", "gradients_discarded", "worker_s_reserved", "gradient_s_computed",
+            "gradient_s_discarded", "weights_sha256", "curve")}
+        return {**echo, **out}
+
+    def csv_rows(self):
+        """The per-process rows ``(rank, step, compute_s, wait_s, comm_s, counted)``."""
+        S, P = self.compute.shape
+        return [(r, t, self.compute[t, r], self.wait[t, r], self.comm[t, r], int(self.counted[t, r]))
+                for t in range(S) for r in range(P)]
+
+
+def write_csv(result, path, complete=True):
+    """Write the per-process CSV (``rank,step,compute_s,wait_s,comm_s,counted``)."""
+    from .rank_csv import check_out_path
+
+    path = check_out_path(path)
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(CSV_HEADER + "\n")
+        for r, t, c, w, m, k in result.csv_rows():
+            f.write(f"{r},{t},{c:.9f},{w:.9f},{m:.9f},{k}\n")
+        if not complete:
+            f.write("# incomplete\n")
+    return path
+
+
+def summarize(settings, data, W, curve_rows, target, **acct):
+    """Outcomes from the final weights and the per-step curve rows
+    ``(step, wall_s, gradients_applied, loss)``."""
+    L = data.long_test
+    rows = np.asarray(curve_rows, dtype=float).reshape(-1, 4)
+    hit = np.flatnonzero(rows[:, 3] <= target)
+    pick = np.unique(np.linspace(0, len(rows) - 1, min(CURVE_POINTS, len(rows))).round().astype(int))
+    curve = [{"step": int(r[0]), "wall_s": float(r[1]), "gradients_applied": int(r[2]), "loss": float(r[3])}
+             for r in rows[pick]] if len(rows) else []
+    return dict(
+        final_loss=loss(W, data.X_test, data.y_test),
+        final_accuracy=accuracy(W, data.X_test, data.y_test),
+        accuracy_long=accuracy(W, data.X_test[L], data.y_test[L]),
+        target_loss=float(target),
+        time_to_target_s=float(rows[hit[0], 1]) if len(hit) else None,
+        weights=W,
+        curve=curve,
+        **acct,
+    )
+
+
+def order_agreement(result, gap=0.005):
+    """Check the measured arrival order against the plan.
+
+    For every step and every pair of gradients that both arrived and whose
+    planned times differ by more than ``gap`` seconds, the one planned
+    earlier must have arrived earlier. Returns ``(pairs checked, pairs out
+    of order)``.
+    """
+    pairs = bad = 0
+    for f, d in zip(result.finish, result.planned):
+        ok = np.isfinite(f)
+        f, d = f[ok], d[ok]
+        far = np.abs(d[:, None] - d[None, :]) > gap
+        earlier = d[:, None] < d[None, :]
+        sel = far & earlier
+        pairs += int(sel.sum())
+        bad += int((sel & (f[:, None] >= f[None, :])).sum())
+    return pairs, bad
+
+
+def run_sgd(progress=None, out=None, timeout=None, **settings):
+    """Run the experiment; returns an :class:`SGDResult`.
+
+    Keyword arguments are :class:`SGDSettings` fields; ``progress(done,
+    total)`` is called after each step, ``out`` writes the per-process CSV.
+
+    Examples
+    --------
+    >>> r = run_sgd(scheme="backup", workers=2, backups=1, steps=4, base_step=0.01, slow="none")
+    >>> r.gradients_applied, r.counted.sum(axis=1).tolist(), r.complete
+    (8, [2, 2, 2, 2], True)
+    """
+    s = SGDSettings(**settings)
+    require(s.backend == "multiprocessing", "backend", s.backend,
+            "'multiprocessing' here; the torch backend runs under torchrun "
+            "(torchrun --nproc-per-node P -m straggle_edu.instruments.sgd_torch)")
+    from .sgd_procs import run_processes
+
+    return run_processes(s, progress=progress, out=out, timeout=timeout)
+
+
+# ------------------------------------------------------------------------ CLI
+_FLAGS = {
+    "scheme": "--scheme", "workers": "--workers", "backups": "--backups", "slow": "--slow", "p": "--p",
+    "stall": "--stall", "factor": "--factor", "long_share": "--long-share", "long_factor": "--long-factor",
+    "steps": "--steps", "period": "--period", "lr": "--lr", "batch": "--batch", "drop_lr": "--drop-lr",
+    "base_step": "--base-step", "seed": "--seed", "timing_seed": "--timing-seed", "backend": "--backend",
+    "target_loss": "--target-loss", "out": "--out", "timeout": "--timeout",
+}
+
+
+def configure(parser):
+    """Add the ``straggle-edu sgd`` arguments to an argparse parser."""
+    add = parser.add_argument
+    add("--scheme", default="sync", help=f"{', '.join(SCHEMES)} (default sync)")
+    add("--workers", type=int, default=8, help="gradients per step the batch is made of, 1..64 (default 8)")
+    add("--backups", type=int, default=0, help="spares for backup, drops for drop, 0..N-1 (default 0)")
+    add("--slow", default="transient", help=f"{', '.join(SLOWS)} (default transient)")
+    add("--p", type=float, default=0.1, help="transient stall probability per process and step (default 0.1)")
+    add("--stall", type=float, default=4.0, help="transient stall length, in base steps (default 4)")
+    add("--factor", type=float, default=3.0, help="persistent slowdown f of process 0 (default 3)")
+    add("--long-share", type=float, default=0.2, help="fraction of long samples, (0, 0.5] (default 0.2)")
+    add("--long-factor", type=float, default=4.0, help="how many times longer a long sample is (default 4)")
+    add("--steps", type=int, default=200, help="optimizer updates (local: one round = H steps) (default 200)")
+    add("--period", type=int, default=4, help="local steps H per averaging round (default 4)")
+    add("--lr", type=float, default=DEFAULT_LR, help=f"learning rate (default {DEFAULT_LR})")
+    add("--batch", type=int, default=DEFAULT_BATCH, help=f"samples per worker per step (default {DEFAULT_BATCH})")
+    add("--drop-lr", default="scale", help="for drop: keep, or scale (lr x (N-b)/N) (default scale)")
+    add("--base-step", type=float, default=0.02, help="base step time, seconds (default 0.02)")
+    add("--seed", type=int, default=0, help="data, model and initial weights (default 0)")
+    add("--timing-seed", type=int, default=0, help="only who is slow when (default 0)")
+    add("--backend", default="multiprocessing", help="multiprocessing or torch (under torchrun)")
+    add("--target-loss", type=float, default=None, help="loss to time (default: sync's after 80%% of its steps)")
+    add("--timeout", type=float, default=None, help="stop after this many seconds")
+    add("--out", default=None, help="write the per-process CSV here")
+    add("--json", action="store_true", help="print the result object as JSON")
+
+
+def _settings_from(args):
+    keys = [f.name for f in fields(SGDSettings)]
+    kwargs = {k: getattr(args, k) for k in keys}
+    try:
+        return SGDSettings(**kwargs)
+    except ValueError as exc:
+        raise _flag_error(exc) from None
+
+
+def _flag_error(exc):
+    text = str(exc)
+    name = text.split(" ", 1)[0]
+    if name in _FLAGS:
+        return ValueError(_FLAGS[name] + text[len(name):])
+    return exc
+
+
+def _text_progress(done, total):
+    sys.stderr.write(f"\rstep {done}/{total}" + ("\n" if done == total else ""))
+    sys.stderr.flush()
+
+
+def run(args):
+    """Run ``straggle-edu sgd``; return the exit code."""
+    import signal
+    import threading
+
+    s = _settings_from(args)
+    if s.backend == "torch":
+        raise ValueError("--backend torch runs under torchrun: torchrun --nproc-per-node P -m "
+                         "straggle_edu.instruments.sgd_torch [the same flags]")
+    if args.out is not None:
+        from .rank_csv import check_out_path
+
+        try:
+            check_out_path(args.out)
+        except ValueError as exc:
+            raise _flag_error(exc) from None
+    progress = _text_progress if (not args.json and sys.stderr.isatty()) else None
+    main_thread = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGTERM, signal.default_int_handler) if main_thread else None
+    try:
+        result = run_sgd(progress=progress, out=args.out, timeout=args.timeout,
+                         **{f.name: getattr(s, f.name) for f in fields(SGDSettings)})
+    except (TimeoutError, RuntimeError) as exc:
+        print(f"straggle-edu sgd: error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+    print_result(result, as_json=args.json)
+    return 0
+
+
+def print_result(result, as_json=False):
+    """Print the result object (JSON) or a short summary."""
+    d = result.to_dict()
+    if as_json:
+        print(json.dumps(d, indent=1))
+        return
+    ttt = d["time_to_target_s"]
+    print(f"{d['scheme']}: {d['processes']} processes, {d['steps']} steps, slowness {d['slow']}")
+    print(f"wall {d['wall_s']:.2f} s; test loss {d['final_loss']:.4f}, accuracy {d['final_accuracy']:.3f}, "
+          f"on long samples {d['accuracy_long']:.3f}")
+    print(f"target loss {d['target_loss']:.4f} reached after "
+          + ("never" if ttt is None else f"{ttt:.2f} s"))
+    print(f"gradients applied {d['gradients_applied']}, discarded {d['gradients_discarded']}; "
+          f"worker-seconds reserved {d['worker_s_reserved']:.2f}, gradient-seconds computed "
+          f"{d['gradient_s_computed']:.2f}, discarded {d['gradient_s_discarded']:.2f}")
+    print(f"weights sha256 {d['weights_sha256']}")
+
+
+def replay(plan):
+    """The weights a run of this plan produces, computed without processes.
+
+    Exact for ``sync``, ``backup``, ``drop`` and ``local`` (the same float
+    operations in the same order as the processes do them); ``balanced``
+    splits by measured speed, so its replay is sync's (the same samples,
+    summed in another order). Returns ``(W, losses)``: the final weights and
+    the test loss after each update.
+
+    Examples
+    --------
+    >>> W, losses = replay(make_plan(SGDSettings(scheme="drop", workers=4, backups=1, steps=3)))
+    >>> W.shape, len(losses)
+    ((9, 5), 3)
+    """
+    from ..models.softmax import gradient_sum
+
+    s, d = plan.settings, plan.data
+    W, losses = plan.W0.copy(), []
+    grad = lambda W, b: gradient_sum(W, d.X[b], d.y[b])
+    if s.scheme == "local":
+        for rnd in range(s.steps // s.period):
+            models = []
+            for r in range(s.workers):
+                w = W.copy()
+                for h in range(s.period):
+                    b = plan.idx[rnd * s.period + h, r]
+                    w = plan_.sgd_update(w, [grad(w, b)], len(b), s.lr)
+                models.append(w)
+            W = (sum(models[1:]) + models[0] if len(models) > 1 else models[0].copy()) / s.workers
+            losses.append(loss(W, d.X_test, d.y_test))
+        return W, np.asarray(losses)
+    counted = plan.counted if s.scheme != "balanced" else np.ones_like(plan.counted)
+    for t in range(s.steps):
+        ranks = np.flatnonzero(counted[t])
+        W = plan_.sgd_update(W, [grad(W, plan.idx[t, r]) for r in ranks], len(ranks) * s.batch, s.step_lr)
+        losses.append(loss(W, d.X_test, d.y_test))
+    return W, np.asarray(losses)
+
+
+def predicted_step_time(plan):
+    """The 07 model's prediction of a step: E[k-th of n] of the planned gradient times.
+
+    The mitigations notebook's backup model (:mod:`straggle_edu.models.backup`)
+    predicts a backup step as the expected N-th fastest of N + b draws from one
+    worker's step-time distribution. Here that distribution is the plan's
+    own durations (a histogram, as a continuous distribution), so the
+    prediction uses no measured time. Seconds.
+
+    Examples
+    --------
+    >>> p = make_plan(SGDSettings(scheme="backup", workers=4, backups=2, steps=50, slow="none"))
+    >>> bool(predicted_step_time(p) < p.planned.max(axis=1).mean())
+    True
+    """
+    from scipy import stats
+
+    from ..math.order_stats import expected_order_stat
+
+    s = plan.settings
+    d = plan.planned.ravel()
+    dist = stats.rv_histogram(np.histogram(d, bins=min(200, max(10, d.size // 10))))
+    return float(expected_order_stat(dist, s.counted, s.processes))
+
+
+def curve_rows(result, label=None):
+    """A run's curve as chart rows: ``{scheme, step, wall_s, gradients_applied, loss}``."""
+    label = label or result.settings.scheme
+    return [{"scheme": label, **point} for point in result.curve]
+
+
+def planned_curve(plan, label=None):
+    """A replay's curve on the plan's clock: chart rows ``{scheme, step, wall_s,
+    gradients_applied, loss}`` where ``wall_s`` adds up the planned steps (the
+    k-th planned arrival; for ``local``, each round's slowest process), with
+    no machine overhead. Not for ``balanced`` (its split is measured).
+
+    Examples
+    --------
+    >>> rows = planned_curve(make_plan(SGDSettings(scheme="backup", workers=2, backups=1, steps=3)))
+    >>> [r["gradients_applied"] for r in rows], rows[0]["wall_s"] < rows[-1]["wall_s"]
+    ([2, 4, 6], True)
+    """
+    s = plan.settings
+    require(s.scheme != "balanced", "scheme", s.scheme, "not 'balanced' (its split is measured, not planned)")
+    _, losses = replay(plan)
+    if s.scheme == "local":
+        H = s.period
+        wall = np.cumsum(plan.planned.reshape(-1, H, s.workers).sum(axis=1).max(axis=1))
+        steps, per = H * np.arange(1, len(wall) + 1), s.workers * H
+    else:
+        wall = np.cumsum(plan_.step_times(plan.planned, s.counted))
+        steps, per = np.arange(1, s.steps + 1), s.counted
+    label = label or s.scheme
+    applied = steps * per // (s.period if s.scheme == "local" else 1)
+    return [{"scheme": label, "step": int(t), "wall_s": float(w), "gradients_applied": int(g), "loss": float(l)}
+            for t, w, g, l in zip(steps, wall, applied, losses)]

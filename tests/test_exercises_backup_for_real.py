@@ -1,0 +1,29 @@
+"""Exercises of 11_backup_workers_for_real: one right answer (computed here by
+hand) and one wrong answer each."""
+
+import pytest
+
+from straggle_edu.exercises import ____
+from straggle_edu.exercises.backup_for_real import q1, q2, q3
+
+
+@pytest.mark.parametrize(
+    "q, right, wrong",
+    [
+        (q1, 6 / 100, 6 / 94),  # b/(N+b), not b/N
+        (q2, sorted([20, 21, 19, 80, 22, 20, 18, 80, 21, 23])[7], 80.0),  # the 8th, not the max
+        (q3, 0.0, 0.8),  # the long batches are the late ones; 8/10 would be a random drop
+    ],
+)
+def test_backup_for_real_exercises(q, right, wrong, capsys):
+    q.check(right)
+    assert q.is_correct(right)
+    q.check(wrong)
+    assert not q.is_correct(wrong)
+    q.check(____)
+    assert not q.is_correct(____)
+    out = capsys.readouterr().out
+    assert "correct" in out and "expected" in out and "Not attempted" in out
+    q.hint()
+    q.solution()
+    assert "Hint:" in capsys.readouterr().out
