@@ -19,6 +19,8 @@ frozen dataclasses; imports only the math layer, numpy and scipy.
 - :mod:`.backup`: ``backup_workers`` and where backups stop paying (07).
 - :mod:`.hedging`: hedged and tied requests (07).
 - :mod:`.sgd`: sync, backup and async SGD at equal wall-clock time (07).
+- :mod:`.remedies`: the remedy table (debugging answer -> action) and the
+  restart-against-keep-running arithmetic (06b, 09b).
 """
 
 from .backup import backup_workers
