@@ -28,9 +28,11 @@ PLANNED = [
     "04_cost_accounting.ipynb",
     "05_training_step.ipynb",
     "06_root_causes.ipynb",
+    "06b_diagnose_and_act.ipynb",
     "07_mitigations.ipynb",
     "08_fact_check.ipynb",
     "09_debug_a_real_job.ipynb",
+    "09b_questions_and_remedies.ipynb",
     "10_live_barrier_lab.ipynb",
 ]
 
