@@ -274,7 +274,7 @@ def test_session_plan_adds_up(plan, total):
     minutes = [int(_plain(r["Minutes"])) for r in rows]
     assert sum(minutes) == total, f"{plan}: {minutes} add up to {sum(minutes)}, not {total}"
     for r in rows:
-        for name in re.findall(r"\d\d_[a-z_]+\.ipynb", r["What"]):
+        for name in re.findall(r"\d\d[a-z]?_[a-z_]+\.ipynb", r["What"]):
             assert (NOTEBOOKS / name).exists(), f"{plan} names a missing notebook {name}"
 
 
@@ -325,7 +325,21 @@ def _claims(notebook):
             except ValueError:
                 continue
             found[label] = expected
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "cite" and len(node.args) >= 2:
+            try:  # a cited figure: cite(label, STUDY[...].value, source) quotes the study's constant
+                found[ast.literal_eval(node.args[0])] = _cited(node.args[1])
+            except ValueError:
+                continue
     return found
+
+
+def _cited(node):
+    """The figure a cite(...) quotes: a literal, or STUDY["name"].value read from the study's table."""
+    from straggle_edu.models.osdi2025 import STUDY
+
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Subscript):
+        return STUDY[ast.literal_eval(node.value.slice)].value
+    return ast.literal_eval(node)
 
 
 def test_figures_match_the_notebooks_claims():

@@ -9,16 +9,26 @@
   :data:`straggle_edu.traces.synthetic.CAUSES`.
 - ``q4``: ``last_stage_trace()`` is a DP 2 x PP 4 job whose last stage
   computes 1.5 times as long as the others. What share of the slowdown does
-  fixing the last stage remove (M_S)?
+  fixing the last stage remove (M_S)? (09b's text names this trace; the
+  section above it shows ``example_trace("last-stage")``, another job.)
+- ``q5`` (design, 09): one of 8 ranks runs 1.5x slow in every step, 3.3 h of
+  work are left, a restart costs 1 h and loses 0.5 h of work. Replace the
+  rank or keep running? (The speed-up of a replacement is 1.5, not the
+  what-if S, which compares with rebalanced work.)
+- ``q6`` (design, 09b): the slow-worker example against the same job with a
+  healthy worker in place: below how many hours of remaining work do you keep
+  the slow worker, when a restart costs 20 minutes and loses 40 minutes?
 """
 
 from __future__ import annotations
 
+from ..models.remedies import replaced_slowdown, restart_or_keep
 from ..traces import analyze, analyze_rank_times
 from ..traces.synthetic import example_trace, synthetic_trace
 from . import Exercise
 
-__all__ = ["q1", "q2", "q3", "q4", "mystery_trace", "mystery_cause_trace", "last_stage_trace"]
+__all__ = ["q1", "q2", "q3", "q4", "q5", "q6", "mystery_trace", "mystery_cause_trace", "last_stage_trace",
+           "healthy_speedup"]
 
 
 def mystery_trace():
@@ -53,6 +63,24 @@ def last_stage_trace():
     """
     quiet = dict(p2p=0, params_gather=0, reduce_scatter=0, layernorm=0, embedding=0, clip=0, optimizer=0, gc=0)
     return synthetic_trace(2, 4, 8, 2, forward=1.0, backward=2.0, last_stage=1.5, **quiet)
+
+
+def healthy_speedup(cause="slow-worker"):
+    """How much faster the example job runs with a healthy worker in place: mean recorded step, cause / none.
+
+    Both traces come from the same seed, so only the injected cause differs.
+
+    Examples
+    --------
+    >>> round(healthy_speedup(), 2)
+    1.73
+    """
+    recorded = analyze(example_trace(cause)).recorded_step_time.mean()
+    return float(recorded / analyze(example_trace("none")).recorded_step_time.mean())
+
+
+def _same_choice(answer, want):
+    return isinstance(answer, str) and answer.strip().lower() in {want, want.split()[0]}
 
 
 def _same_worker(answer, want):
@@ -93,5 +121,24 @@ q4 = Exercise(
     hint=("It is the m_s attribute of the analysis: (T_recorded - T_last_stage_fixed) / (T_recorded - T_ideal), "
           "a ratio, so it can exceed 1."),
     solution="analyze(last_stage_trace()).m_s  # 8/7 = 1.14: fixing the stage removes more than the ideal does",
+    rel_tol=1e-3,
+)
+
+q5 = Exercise(
+    "q5",
+    expected=lambda: restart_or_keep(3.3, replaced_slowdown([[1.5] + [1.0] * 7]), restart=1.0, lost=0.5).choice,
+    hint=("A healthy replacement makes the job 1.5x faster (the slow rank sets every step). "
+          "Keeping: 3.3 h x 1.5. Replacing: 1 h + 0.5 h + 3.3 h."),
+    solution=("restart_or_keep(3.3, replaced_slowdown([[1.5] + [1.0] * 7]), restart=1.0, lost=0.5).choice  "
+              "# 4.95 h against 4.8 h: 'replace'. The what-if S, 1.5 / (8.5 / 8) = 1.41, would say keep: "
+              "it compares with rebalanced work, not with a healthy GPU"),
+    compare=_same_choice,
+)
+
+q6 = Exercise(
+    "q6",
+    expected=lambda: restart_or_keep(1.0, healthy_speedup(), restart=1 / 3, lost=2 / 3).break_even_hours,
+    hint="healthy_speedup() is the replacement's speed-up s; break even where remaining x (s - 1) = restart + lost.",
+    solution="restart_or_keep(1.0, healthy_speedup(), restart=1/3, lost=2/3).break_even_hours  # 1 / 0.725 = 1.38 h",
     rel_tol=1e-3,
 )

@@ -10,15 +10,60 @@
   is that?
 - ``q4``: a job from ``straggler_scenario("slow worker", rng=7)``: which DP
   rank holds the slow worker?
+- ``q5`` (design, 06): pick the split of the q1 model's 24 layers over 4
+  pipeline stages: the last stage keeps k layers, the first three share the
+  rest evenly; the fastest 1F1B step is right (and any split at least as
+  fast).
+- ``q6`` (design, 06b): replace or keep a slow worker, from the
+  restart-against-keep-running arithmetic.
 """
 
 from __future__ import annotations
 
-from ..models.causes import gc_expected_step_time, output_layer_cost, straggler_scenario
+from ..models.causes import gc_expected_step_time, output_layer_cost, stage_imbalance, straggler_scenario
 from ..models.osdi2025 import STUDY
+from ..models.remedies import restart_or_keep
 from . import Exercise
 
-__all__ = ["q1", "q2", "q3", "q4"]
+__all__ = ["q1", "q2", "q3", "q4", "q5", "q6", "split_slowdown"]
+
+Q5_LAYERS, Q5_STAGES, Q5_MICROBATCHES = 24, 4, 8
+
+
+def split_slowdown(layers_per_stage):
+    """The 1F1B slowdown of q5's model (hidden 2048, vocabulary 151,936) for one split of its 24 layers.
+
+    Examples
+    --------
+    >>> round(split_slowdown([6, 6, 6, 6]), 3) > round(split_slowdown([7, 7, 6, 4]), 3)
+    True
+    """
+    return stage_imbalance(Q5_LAYERS, Q5_STAGES, Q5_MICROBATCHES, output_layers=output_layer_cost(2048, 151936, 4096),
+                           layers_per_stage=list(layers_per_stage)).slowdown
+
+
+def _best_split_slowdown():
+    """The fastest split that keeps k layers on the last stage and spreads the rest evenly (any k)."""
+    return min(split_slowdown(_keep_last(k)) for k in range(1, Q5_LAYERS - Q5_STAGES + 2))
+
+
+def _keep_last(k):
+    rest, first = Q5_LAYERS - k, Q5_STAGES - 1
+    return [rest // first + (i < rest % first) for i in range(first)] + [k]
+
+
+def _as_fast_as(answer, best):
+    try:
+        split = [int(x) for x in answer]
+    except (TypeError, ValueError):
+        return False
+    if len(split) != Q5_STAGES or min(split) < 1 or sum(split) != Q5_LAYERS or split != list(answer):
+        return False
+    return split_slowdown(split) <= best * (1 + 1e-9)  # as fast as the best even split, or faster
+
+
+def _same_choice(answer, want):
+    return isinstance(answer, str) and answer.strip().lower() in {want, want.split()[0]}
 
 q1 = Exercise(
     "q1",
@@ -51,4 +96,22 @@ q4 = Exercise(
     expected=lambda: straggler_scenario("slow worker", rng=7).truth["dp"],
     hint="diagnose(straggler_scenario('slow worker', rng=7)).by_dp: which rank stands out?",
     solution="int(diagnose(straggler_scenario('slow worker', rng=7)).by_dp.argmax())",
+)
+
+q5 = Exercise(
+    "q5",
+    expected=_best_split_slowdown,
+    hint=("The last stage also runs the output layer (q1). Try split_slowdown([6, 6, 6, 6]), then move layers "
+          "off the last stage one at a time; stop when the step gets slower again."),
+    solution=("min over splits of split_slowdown(split): the last stage keeps fewer layers, "
+              "e.g. split_slowdown([7, 7, 6, 4]); any split with the same slowdown is right"),
+    compare=_as_fast_as,
+)
+
+q6 = Exercise(
+    "q6",
+    expected=lambda: restart_or_keep(12, 1.2, restart=0.5, lost=2.0).choice,
+    hint="Keeping it: 12 h x 1.2. Replacing it: 0.5 h + 2 h + 12 h. Which finishes sooner?",
+    solution="restart_or_keep(12, 1.2, restart=0.5, lost=2.0).choice  # 14.4 h against 14.5 h: 'keep running'",
+    compare=_same_choice,
 )

@@ -22,6 +22,8 @@ frozen dataclasses; imports only the math layer, numpy and scipy.
 - :mod:`.softmax`: softmax regression on generated data with sample lengths (11).
 - :mod:`.sgd_schedule`: the real SGD experiment's plan and the k-of-n rule (11).
 - :mod:`.detector`: a straggler detector's reports simulated from raw timings (12).
+- :mod:`.remedies`: the remedy table (debugging answer -> action) and the
+  restart-against-keep-running arithmetic (06b, 09b).
 """
 
 from .backup import backup_workers
