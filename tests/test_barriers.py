@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from straggle_edu.models.pipeline import simulate_pipeline, slowed
 from straggle_edu.models.barriers import (
     GRID_ROLES,
     accumulation_time,
@@ -112,9 +113,12 @@ def test_expert_load_normal_against_monte_carlo():
 def test_grid_waits_everyone_waits_the_step_growth():
     rows = grid_waits(2, 4, 4, slow=(1, 2, 3), factor=1.5)
     assert len(rows) == 2 * 4 * 4
-    grown = 1.5 * 3 * 8 - 3 * 8 + 1.5 * 3 / 1.5  # stage 2's 8 microbatches take 1.5x: 12 s, less 1.5 s of its fill
+    shape = (2, 4, 8)
+    slow = simulate_pipeline(4, 8, slowed(1.0, 1.5, shape, dp=1, stage=2), slowed(2.0, 1.5, shape, dp=1, stage=2),
+                             dp=2, allreduce=1.0)
+    grown = slow.step_time - simulate_pipeline(4, 8, 1.0, 2.0, dp=2, allreduce=1.0).step_time
+    assert grown == pytest.approx(10.5)  # notebook 05's hand-checked 34.5 s -> 45 s
     others = [r for r in rows if r["role"] != GRID_ROLES[0]]
-    assert grown == 10.5  # notebook 05: 45 s instead of 34.5 s
     assert all(r["added"] == pytest.approx(grown) for r in others)
     slow = [r for r in rows if r["role"] == GRID_ROLES[0]]
     assert [(r["dp"], r["stage"], r["tp"]) for r in slow] == [(1, 2, 3)]
