@@ -210,8 +210,8 @@ def bucketed_step(n, backward, comm, buckets, jitter=0.05, *, size=2000, rng=Non
     """Sampled step times of n ranks whose backward overlaps a bucketed all-reduce.
 
     Each rank's backward is ``buckets`` segments of ``backward / buckets``
-    seconds with coefficient of variation ``jitter`` (the module's jitter
-    model). Bucket j's all-reduce is a barrier: it starts when the slowest
+    seconds, each normal with coefficient of variation ``jitter * sqrt(buckets)``,
+    so that the whole backward's is ``jitter`` whatever the bucket count. Bucket j's all-reduce is a barrier: it starts when the slowest
     rank has produced bucket j and the previous all-reduce has ended, and
     takes ``comm / buckets`` seconds. Overlap hides the communication, not
     the wait: the last all-reduce still starts after the slowest backward.
@@ -227,14 +227,14 @@ def bucketed_step(n, backward, comm, buckets, jitter=0.05, *, size=2000, rng=Non
     >>> float(bucketed_step(8, 1.0, 0.4, 4, jitter=0.0, size=1)[0])   # the closed form
     1.1
     >>> t = bucketed_step(8, 1.0, 0.4, 4, jitter=0.05, size=4000, rng=1)
-    >>> round(float(t.mean()), 2)     # 1 + 0.05 * E[M_8] / sqrt(4) + 0.1
-    1.14
+    >>> round(float(t.mean()), 2)     # the slowest backward, 1 + 0.05 * E[M_8], + 0.4 / 4
+    1.17
     """
     n, b, size = whole("n", n), whole("buckets", buckets), whole("size", size)
     backward, comm = positive("backward", backward), nonnegative("comm", comm)
     jitter = nonnegative("jitter", jitter)
     check_memory(8.0 * size * n * b, "the sampled buckets (size x n x buckets)")
-    seg = backward / b * (1.0 + jitter * as_rng(rng).standard_normal((size, n, b)))
+    seg = backward / b * (1.0 + jitter * math.sqrt(b) * as_rng(rng).standard_normal((size, n, b)))
     ready = np.cumsum(seg, axis=2).max(axis=1)  # (size, b): the slowest rank's bucket j
     end = np.zeros(size)
     for j in range(b):
