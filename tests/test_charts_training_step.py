@@ -76,3 +76,25 @@ def test_dp_scaling_and_breakdown_charts():
         dp_scaling_chart({"a": s}, measure="cost")
     with pytest.raises(ValueError, match="ns must be between 1 and 30"):
         dp_breakdown_chart(s, [3])
+
+
+def test_barrier_overhead_chart_rows_are_the_closed_form():
+    from straggle_edu.charts.training_step import barrier_overhead_chart
+    from straggle_edu.models.barriers import barrier_overhead, barrier_overhead_rows
+
+    spec = barrier_overhead_chart(barrier_overhead_rows(8, 0.05, 128), barriers=16).to_dict()
+    rows = _values(spec)
+    assert [r["barriers"] for r in rows] == [1, 2, 4, 8, 16, 32, 64, 128]
+    assert rows[-1]["overhead"] == pytest.approx(barrier_overhead(8, 0.05, 128, 128))
+    assert spec["params"][0]["value"] == 16
+
+
+def test_grid_chart_one_cell_per_rank_and_role_colours():
+    from straggle_edu.charts.training_step import GRID_COLORS, grid_chart
+    from straggle_edu.models.barriers import GRID_ROLES, grid_waits
+
+    spec = grid_chart(grid_waits(2, 4, 4, slow=(1, 2, 3), factor=1.5)).to_dict()
+    rows = spec["spec"]["data"]["values"] if "data" in spec["spec"] else next(iter(spec["datasets"].values()))
+    assert len(rows) == 32 and sum(r["role"] == GRID_ROLES[0] for r in rows) == 1
+    scale = spec["spec"]["layer"][0]["encoding"]["color"]["scale"]
+    assert scale["domain"] == list(GRID_ROLES) and scale["range"] == GRID_COLORS

@@ -171,9 +171,10 @@ def test_throughput_is_inverse_step_time():
 def test_scaling_efficiency_definition():
     sync = 0.1
     c = Cluster.with_slow(4096, PAUSY, slow_count=4, slow_factor=1.3, sync=sync)
-    expected = (c.mean_worker_time + sync) / expected_step_time(c)
+    expected = c.mean_worker_time / expected_step_time(c)  # speed-up over one worker, / n
     assert scaling_efficiency(c) == pytest.approx(expected, rel=1e-15)
-    assert scaling_efficiency(Cluster.uniform(4096, StepTime(1.0, jitter=0.0), sync=0.3)) == 1.0
+    assert scaling_efficiency(Cluster.uniform(4096, StepTime(1.0, jitter=0.0))) == 1.0
+    assert scaling_efficiency(Cluster.uniform(4096, StepTime(1.0, jitter=0.0), sync=0.3)) == pytest.approx(1 / 1.3)
     assert scaling_efficiency(Cluster.uniform(1, PAUSY)) == pytest.approx(1.0, rel=1e-15)
 
 

@@ -150,3 +150,23 @@ def test_pipeline_explorer_layout_changes_edit_the_template():
     ex.controls["color"].value = "microbatch"
     ex.controls["microbatches"].value = 3
     assert ex.charts["gantt"].spec["layer"][0]["encoding"]["color"]["scale"]["domain"][:4] == ["mb 0", "mb 1", "mb 2", "wait"]
+
+
+def test_barriers_explorer_readout_follows_the_sliders():
+    from straggle_edu.explorers.training_step import barriers_explorer
+    from straggle_edu.models.barriers import barrier_overhead
+
+    ex = barriers_explorer(barriers=128)
+    assert f"{barrier_overhead(8, 0.05, 128, 128):.2%}" in ex.readout.value
+    ex.controls["n"].value = 64
+    ex.controls["jitter"].value = 0.01
+    ex.controls["barriers"].value = 4
+    assert f"{barrier_overhead(64, 0.01, 4, 128):.2%}" in ex.readout.value
+    assert ex.charts["overhead"].params.barriers_mark == 4
+
+
+def test_barriers_explorer_refuses_a_barrier_count_off_the_stops():
+    from straggle_edu.explorers.training_step import barriers_explorer
+
+    with pytest.raises(ValueError, match=r"^barriers must be one of 1, 2, \.\.\., 128, got 3"):
+        barriers_explorer(barriers=3)

@@ -33,7 +33,7 @@ def test_data_parallel_scaling_matches_exact_cluster_model(t):
     for i, n in enumerate(ns):
         c = Cluster.uniform(n, t, sync=sync)
         assert math.isclose(s.step_time[i], expected_step_time(c), rel_tol=1e-9)
-        assert math.isclose(s.straggler_efficiency[i], scaling_efficiency(c), rel_tol=1e-9)
+        assert math.isclose(s.efficiency[i], scaling_efficiency(c), rel_tol=1e-9)
 
 
 def test_data_parallel_scaling_one_worker_is_perfect():

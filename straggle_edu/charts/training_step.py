@@ -10,6 +10,10 @@
   line per scenario, with the perfect line for reference.
 - :func:`dp_breakdown_chart`: each step split into compute, waiting for the
   slowest, and sync, at a few n.
+- :func:`barrier_overhead_chart`: what the barriers inside a step cost,
+  against how many there are (the sum of maxima against the maximum of sums).
+- :func:`grid_chart`: a DP x PP x TP grid of ranks, coloured by where each
+  one waits for a single slow TP rank.
 
 Rows go in as plain ``{"values": rows}`` dicts rather than ``alt.Data``: the
 Vega-Lite spec is the same, but Altair wraps every row of an ``alt.Data`` in
@@ -23,11 +27,15 @@ import altair as alt
 import numpy as np
 
 from .._validate import require
+from ..models.barriers import GRID_ROLES
 from ..models.pipeline import PipelineRun
 from ..models.training_step import DataParallelScaling
 
 __all__ = [
     "PIPELINE_COLORS",
+    "GRID_COLORS",
+    "barrier_overhead_chart",
+    "grid_chart",
     "delay_response_chart",
     "delay_response_rows",
     "dp_breakdown_chart",
@@ -45,6 +53,8 @@ PIPELINE_COLORS = {"wait": "#e8e8e8", "all-reduce": "#7f7f7f", "optimizer": "#3b
 _MB_PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#eeca3b", "#9d755d",
                "#ff9da6", "#bab0ac"]
 _OP_COLORS = {"forward": "#9ecae9", "backward": "#4c78a8"}
+#: One colour per role of :data:`~straggle_edu.models.barriers.GRID_ROLES`, in its order.
+GRID_COLORS = ["#d62728", "#ff9896", "#fdae6b", "#c6dbef"]
 _PARTS = alt.Scale(domain=["compute", "wait", "sync"], range=["#4c78a8", "#e45756", "#7f7f7f"])
 
 
@@ -340,3 +350,72 @@ def dp_breakdown_chart(scaling, ns=None):
         order=alt.Order("order:Q"),
         tooltip=["n:O", "part:N", alt.Tooltip("seconds:Q", format=".4g")],
     ).properties(width=360, height=240)
+
+
+def barrier_overhead_chart(rows, *, barriers=None):
+    """Expected overhead of a step against the barriers inside it (barriers on a log scale).
+
+    Parameters
+    ----------
+    rows : list of dict
+        ``{"barriers", "overhead"}``, from
+        :func:`~straggle_edu.models.barriers.barrier_overhead_rows`.
+    barriers : int, optional
+        Where to put the marker (param ``barriers_mark``); default the last row.
+
+    Returns
+    -------
+    altair.LayerChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.barriers import barrier_overhead_rows
+    >>> spec = barrier_overhead_chart(barrier_overhead_rows(8, 0.05, 8), barriers=8).to_dict()
+    >>> spec["params"][0]["name"], spec["layer"][0]["encoding"]["y"]["axis"]["format"]
+    ('barriers_mark', '.1%')
+    """
+    require(len(rows) >= 1, "rows", rows, "at least one {barriers, overhead} row")
+    x = alt.X("barriers:Q", scale=alt.Scale(type="log", base=2), title="barriers per step")
+    y = alt.Y("overhead:Q", axis=alt.Axis(format=".1%"), title="expected overhead")
+    line = alt.Chart({"values": rows}).mark_line(point=True).encode(
+        x=x, y=y, tooltip=["barriers:Q", alt.Tooltip("overhead:Q", format=".2%")])
+    mark = alt.param(name="barriers_mark", value=int(barriers if barriers is not None else rows[-1]["barriers"]))
+    rule = alt.Chart({"values": [{}]}).mark_rule(color="#e45756").encode(
+        x=alt.X("barriers_mark:Q", scale=alt.Scale(type="log", base=2)))
+    rule = rule.transform_calculate(barriers_mark="barriers_mark").add_params(mark)
+    return (line + rule).properties(width=380, height=240)
+
+
+def grid_chart(rows):
+    """Every rank of a DP x PP x TP grid, coloured by where it waits for one slow TP rank.
+
+    One panel per DP replica; stages down, TP ranks across. Each cell says
+    how many seconds longer that rank waits per step than without the slow rank.
+
+    Parameters
+    ----------
+    rows : list of dict
+        From :func:`~straggle_edu.models.barriers.grid_waits`.
+
+    Returns
+    -------
+    altair.FacetChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.barriers import grid_waits
+    >>> spec = grid_chart(grid_waits(2, 2, 2, slow=(1, 0, 1), factor=2.0, microbatches=2)).to_dict()
+    >>> spec["facet"]["column"]["field"], spec["spec"]["layer"][0]["mark"]["type"]
+    ('replica', 'rect')
+    """
+    require(len(rows) >= 1, "rows", rows, "at least one rank")
+    data = [dict(r, replica=f"DP replica {r['dp']}", label=f"{r['added']:+.1f} s") for r in rows]
+    color = alt.Color("role:N", scale=alt.Scale(domain=list(GRID_ROLES), range=GRID_COLORS), title="waits at",
+                      legend=alt.Legend(orient="bottom", columns=2))
+    base = alt.Chart().encode(x=alt.X("tp:O", title="TP rank"), y=alt.Y("stage:O", title="PP stage"))
+    cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
+        color=color, tooltip=["dp:O", "stage:O", "tp:O", "role:N", alt.Tooltip("tp_wait:Q", format=".1f"),
+                              alt.Tooltip("pipeline_wait:Q", format=".1f"), alt.Tooltip("dp_wait:Q", format=".1f")])
+    text = base.mark_text(fontSize=11).encode(text="label:N")
+    layered = alt.layer(cells, text, data={"values": data}).properties(width=150, height=150)
+    return layered.facet(column=alt.Column("replica:N", title=None))

@@ -9,16 +9,22 @@
   time is idle (the pipeline bubble)?
 - ``q4``: 1,000 data-parallel workers compute 1 s per step with no jitter,
   but each pauses 2 s on 0.1% of steps. What is the expected step time?
+- ``q5`` (design): choose the gradient accumulation for a 64-replica job
+  (1 s microbatches with 5% jitter, a 0.4 s all-reduce): the smallest k of
+  1, 2, 4, ..., 64 whose time per microbatch is within 5% of 1 s.
 """
 
 from __future__ import annotations
 
+from ..models.barriers import accumulation_time
 from ..models.pipeline import simulate_pipeline, slowed
 from ..models.step_time import StepTime
 from ..models.training_step import data_parallel_scaling
 from . import Exercise
 
-__all__ = ["q1", "q2", "q3", "q4"]
+__all__ = ["q1", "q2", "q3", "q4", "q5"]
+
+_KS = (1, 2, 4, 8, 16, 32, 64)
 
 q1 = Exercise(
     "q1",
@@ -51,4 +57,14 @@ q4 = Exercise(
     solution=("data_parallel_scaling(1000, StepTime(1.0, jitter=0.0, pause_prob=0.001, pause=2.0)).step_time[0]"
               "  # 1 + 2 * (1 - 0.999**1000) = 2.264 s"),
     rel_tol=1e-3,
+)
+
+
+q5 = Exercise(
+    "q5",
+    expected=lambda: next(k for k in _KS if accumulation_time(64, k, 1.0, 0.05, 0.4) <= 1.05),
+    hint=("Time per microbatch is 1 s x (1 + 0.05 E[M_64] / sqrt(k)) + 0.4 s / k: both losses shrink with k. "
+          "Try accumulation_time(64, k, 1.0, 0.05, 0.4) for each k."),
+    solution=("next(k for k in (1, 2, 4, 8, 16, 32, 64) if accumulation_time(64, k, 1.0, 0.05, 0.4) <= 1.05)"
+              "  # k = 16 gives 1.054 s, k = 32 gives 1.033 s: choose 32 (a larger batch: check it still trains well)"),
 )

@@ -10,6 +10,10 @@
   parallelism against n, for the jitter, pauses and all-reduce you choose.
   The curve is recomputed on release (about a millisecond); the marker
   ``n`` is a chart param and moves in place.
+- :func:`barriers_explorer`: the barriers inside a step. Sliders for the
+  barriers per step, the jitter per segment and the ranks that meet; the
+  closed form (:func:`~straggle_edu.models.barriers.barrier_overhead`) redraws
+  the curve, and the marker moves in place.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..charts.training_step import (
+    barrier_overhead_chart,
     delay_response_chart,
     delay_response_rows,
     dp_breakdown_chart,
@@ -29,6 +34,7 @@ from ..charts.training_step import (
     gantt_size,
     pipeline_gantt_chart,
 )
+from ..models.barriers import barrier_overhead, barrier_overhead_rows
 from ..models.cluster import AllReduce
 from ..models.pipeline import simulate_pipeline
 from ..models.step_time import StepTime
@@ -46,7 +52,8 @@ from ._base import Explorer
 from ._controls import ROW, STYLE, dropdown, float_slider, int_slider, n_slider
 from ._patch import patch_rows, replace_spec, set_color_scale
 
-__all__ = ["SLOW_TARGETS", "SCHEDULE_CHOICES", "pipeline_explorer", "dp_scaling_explorer", "slow_mask"]
+__all__ = ["SLOW_TARGETS", "SCHEDULE_CHOICES", "pipeline_explorer", "dp_scaling_explorer", "barriers_explorer",
+           "slow_mask"]
 
 #: Schedules offered, and the (schedule, chunks) each one means.
 SCHEDULE_CHOICES = {"1F1B": ("1f1b", 1), "GPipe": ("gpipe", 1), "interleaved 1F1B (2 chunks)": ("1f1b", 2)}
@@ -329,3 +336,68 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
     ex.on_change(update, "jitter", "pause_prob", "pause", "gradient_gb", "bandwidth_gbs", now=False)
     ex.on_change(rebuild, "measure", now=False)
     return ex.on_change(describe, "n")
+
+
+#: Segments per step in :func:`barriers_explorer`; its barrier counts are the divisors.
+SEGMENTS = 128
+
+
+def barriers_explorer(barriers=1, jitter=0.05, n=8):
+    """What the barriers inside a step cost: the sum of maxima against the maximum of sums.
+
+    A step is ``SEGMENTS`` (128) segments of equal mean work, each with its
+    own independent normal jitter (coefficient of variation ``jitter``); ``n``
+    ranks meet at ``barriers`` evenly spaced collectives. The curve is the
+    expected overhead for every barrier count, from
+    :func:`~straggle_edu.models.barriers.barrier_overhead`.
+
+    Parameters
+    ----------
+    barriers : int
+        Starting barriers per step: a power of two, 1 to 128.
+    jitter : float
+        Per segment, in [0, 0.2].
+    n : int
+        Ranks, a power of two from 2 to 64.
+
+    Returns
+    -------
+    Explorer
+        Controls ``barriers``, ``jitter``, ``n``; chart ``overhead`` (param
+        ``barriers_mark``); ``readout``.
+
+    Examples
+    --------
+    >>> ex = barriers_explorer()
+    >>> ex.controls["barriers"].value = 128
+    >>> ex.charts["overhead"].params.barriers_mark
+    128.0
+    >>> "7.12%" in ex.readout.value and "0.63%" in ex.readout.value
+    True
+    """
+    ks = tuple(k for k in range(1, SEGMENTS + 1) if SEGMENTS % k == 0)
+    c = {
+        "barriers": n_slider(barriers, ks, name="barriers", label="barriers / step", layout=ROW),
+        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.005, "jitter / segment", ".1%", continuous=False,
+                               layout=ROW),
+        "n": n_slider(n, (2, 4, 8, 16, 32, 64), label="ranks n", continuous=False, layout=ROW),
+    }
+    rows = lambda: barrier_overhead_rows(c["n"].value, c["jitter"].value, SEGMENTS)
+    readout = widgets.HTML()
+    ex = Explorer(c, {"overhead": barrier_overhead_chart(rows(), barriers=c["barriers"].value)}, extra=[readout])
+    ex.readout = readout
+    ex.link("barriers", "overhead", "barriers_mark")
+
+    def describe(_=None):
+        k, sigma, m = c["barriers"].value, c["jitter"].value, c["n"].value
+        many, one = (barrier_overhead(m, sigma, b, SEGMENTS) for b in (k, 1))
+        readout.value = (f"{m} ranks, {sigma:.1%} jitter per segment: {k} barrier(s) per step cost "
+                         f"<b>{many:.2%}</b> (a sum of {k} maxima) · one barrier costs <b>{one:.2%}</b> "
+                         f"(the maximum of the sums)")
+
+    def update(_=None):
+        patch_rows(ex.charts["overhead"], {0: rows()})
+        describe()
+
+    ex.on_change(update, "jitter", "n", now=False)
+    return ex.on_change(describe, "barriers")

@@ -436,16 +436,19 @@ def throughput(cluster):
 
 
 def scaling_efficiency(cluster):
-    """Throughput relative to a perfectly balanced cluster of the same size.
+    """Scaling efficiency: the speed-up over one worker, divided by n.
 
-    The perfectly balanced cluster has the same n workers and the same
-    synchronization, but every worker takes exactly the mean worker time
-    (no jitter, no pauses, no slow subset), so its step is that mean plus
-    sync. The efficiency is the ratio of the two step times::
+    The one meaning the whole project uses (docs/glossary.md#scaling-efficiency).
+    One worker alone takes the mean worker time per step and needs no
+    synchronization; n workers do n times its work in one expected step::
 
-        efficiency = (cluster.mean_worker_time + sync) / expected_step_time(cluster)
+        efficiency = throughput(n) / (n * throughput(1))
+                   = cluster.mean_worker_time / expected_step_time(cluster)
 
-    which lies in (0, 1]; 1 means stragglers cost nothing.
+    It lies in (0, 1]; 1 means perfect scaling. It counts both losses: the
+    wait for the slowest worker and the synchronization. The share lost to
+    waiting alone is :func:`~straggle_edu.models.waste.lost_fraction`,
+    ``1 - efficiency - sync / E[step]``.
 
     Examples
     --------
@@ -454,11 +457,12 @@ def scaling_efficiency(cluster):
     0.625
     >>> scaling_efficiency(Cluster.uniform(100, StepTime(1.0, jitter=0.0)))
     1.0
+    >>> scaling_efficiency(Cluster.uniform(100, StepTime(1.0, jitter=0.0), sync=0.25))   # 1 / 1.25
+    0.8
     """
     cluster = _check_cluster(cluster)
-    sync = cluster.sync_time
-    step = _expected_max_groups(cluster.groups) + sync
-    return min(1.0, (cluster.mean_worker_time + sync) / step)
+    step = _expected_max_groups(cluster.groups) + cluster.sync_time
+    return min(1.0, cluster.mean_worker_time / step)
 
 
 # --------------------------------------------------------------- sampling

@@ -129,14 +129,9 @@ class DataParallelScaling:
 
     @property
     def efficiency(self):
-        """Scaling efficiency: speed-up / n, in (0, 1]."""
+        """Scaling efficiency: speed-up / n = compute / E[step], in (0, 1];
+        the one meaning, :func:`~.cluster.scaling_efficiency`'s."""
         return self.speedup / self.n
-
-    @property
-    def straggler_efficiency(self):
-        """(compute + sync) / E[step]: the share not lost to waiting, the
-        efficiency :func:`~.cluster.scaling_efficiency` reports."""
-        return (self.compute + self.sync) / self.step_time
 
     def rows(self):
         """Rows ``{"n", "part", "seconds"}`` splitting each step into

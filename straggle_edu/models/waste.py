@@ -6,8 +6,9 @@ across the cluster the share of GPU time spent waiting is::
 
     lost_fraction = (E[slowest] - mean worker time) / E[step]
 
-with ``E[step] = E[slowest] + sync``. It equals ``1 - scaling_efficiency``
-(:func:`~straggle_edu.models.cluster.scaling_efficiency`), and it is the
+with ``E[step] = E[slowest] + sync``. With free synchronization it equals
+``1 - scaling_efficiency`` (:func:`~straggle_edu.models.cluster.scaling_efficiency`);
+in general ``1 - scaling_efficiency = lost_fraction + sync / E[step]``. It is the
 ``lost_fraction`` that :func:`straggle_edu.cost_of_stragglers` turns into
 GPU-hours and dollars: this module says where the article's "10%" comes from.
 
