@@ -76,10 +76,10 @@ def test_expected_max_correlated_whole_job_scales_by_sqrt_one_minus_rho():
 def test_expected_max_correlated_limits_of_groups():
     # rho -> 0 is the independent value; rho -> 1 is n / group independent groups.
     assert math.isclose(expected_max_correlated(512, 1e-9, group=8), expected_max(stats.norm(), 512), rel_tol=1e-3)
-    assert math.isclose(expected_max_correlated(512, 1 - 1e-9, group=8), expected_max(stats.norm(), 64), rel_tol=1e-3)
+    assert math.isclose(expected_max_correlated(512, 1.0, group=8), expected_max(stats.norm(), 64), rel_tol=1e-9)
 
 
-@pytest.mark.parametrize("n, rho, group", [(4096, 0.3, 8), (100, 0.5, 7), (256, 0.8, 256)])
+@pytest.mark.parametrize("n, rho, group", [(4096, 0.3, 8), (100, 0.5, 7), (256, 0.8, 256), (512, 0.99, 8)])
 def test_expected_max_correlated_matches_simulation(n, rho, group):
     draws = sample_correlated_max(n, rho=rho, group=group, size=20_000, rng=5)
     se = draws.std() / math.sqrt(draws.size)

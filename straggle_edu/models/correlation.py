@@ -146,7 +146,7 @@ def sample_slow_shared(p, n, shared=0.0, group=None, size=1000, rng=None):
     return own | np.repeat(event, group, axis=1)[:, :n]
 
 
-_NODES, _WEIGHTS = special.roots_hermitenorm(64)
+_NODES, _WEIGHTS = special.roots_hermitenorm(160)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
 
 
