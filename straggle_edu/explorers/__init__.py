@@ -16,6 +16,7 @@ from .cost import (
 from .debug_job import (
     debug_job_explorer, EXAMPLE_CAUSES,
 )
+from .independence import independence_explorer, scale_up_explorer
 from .expected_max import (
     expected_max_explorer, max_histogram_explorer, slow_card_explorer, speedup_explorer,
 )
@@ -43,6 +44,7 @@ from .training_step import (
 __all__ = [
     "barrier_lab_explorer", "LAB_MAX_WORKERS", "cost_explorer", "lost_fraction_explorer",
     "PAUSE_CHOICES", "debug_job_explorer", "EXAMPLE_CAUSES", "expected_max_explorer",
+    "independence_explorer", "scale_up_explorer",
     "max_histogram_explorer", "slow_card_explorer", "speedup_explorer", "backup_explorer",
     "hedging_explorer", "packing_explorer", "partition_explorer", "sgd_explorer",
     "restaurant_explorer", "barrier_explorer", "MYSTERY", "debug_checklist_explorer",
