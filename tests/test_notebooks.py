@@ -25,6 +25,7 @@ PLANNED = [
     "01_restaurant.ipynb",
     "02_tail_probability.ipynb",
     "03_expected_maximum.ipynb",
+    "03b_independence_and_your_numbers.ipynb",
     "04_cost_accounting.ipynb",
     "05_training_step.ipynb",
     "06_root_causes.ipynb",

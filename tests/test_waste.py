@@ -189,3 +189,30 @@ def test_lost_fraction_curves_carry_the_expected_slowest():
     rows = lost_fraction_curves([1, 4096], {"s": t})
     assert rows[0]["slowest"] == t.mean()
     assert math.isclose(rows[1]["slowest"], expected_step_time(Cluster.uniform(4096, t)), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("n, jitter", [(4096, 0.0138), (4096, 0.01), (8, 0.03)])
+def test_slow_card_leads_matches_simulation(n, jitter):
+    # A proportion from 20,000 seeded steps: 4 standard errors <= 4 * 0.5 / sqrt(20,000) = 0.014.
+    from straggle_edu.models.samplers import sample_max
+    from straggle_edu.models.waste import slow_card_leads
+
+    card = 1.05 * (1 + jitter * np.random.default_rng(0).standard_normal(20_000))
+    peers = 1 + jitter * sample_max(stats.norm(), n - 1, 20_000, rng=1)
+    assert abs((card > peers).mean() - slow_card_leads(n, jitter)) < 0.014
+
+
+def test_slow_card_crossover_is_where_the_card_leads_half_the_steps():
+    from straggle_edu.models.waste import slow_card_crossover, slow_card_leads
+
+    j = slow_card_crossover(4096)
+    assert slow_card_leads(4096, j) == pytest.approx(0.5, abs=1e-6)
+    assert slow_card_leads(4096, 0.01) > 0.5 > slow_card_leads(4096, 0.05)
+    assert slow_card_crossover(8) > j   # fewer peers: the card hides only behind more jitter
+
+
+def test_slow_card_crossover_refuses_one_worker():
+    from straggle_edu.models.waste import slow_card_crossover
+
+    with pytest.raises(ValueError, match="n must be a whole number >= 2, got 1"):
+        slow_card_crossover(1)

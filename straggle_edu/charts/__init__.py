@@ -29,6 +29,9 @@ def skip_slow_optional_imports():
 
 skip_slow_optional_imports()
 
+from .backup_for_real import (
+    sgd_curves_chart,
+)
 from .barrier_lab import (
     lab_gantt_chart, lab_prediction_chart, LAB_COLORS,
 )
@@ -38,20 +41,18 @@ from .cost import (
 )
 from .debug_job import (
     trace_heatmap_chart, trace_attribution_chart, worker_ops_chart, cause_gallery_chart,
-    TRACE_MAX_ROWS,
+    collective_tell_chart, TRACE_MAX_ROWS,
 )
 from .detector import (
-    ALARM_FLOOR,
-    alarm_rows,
-    alarms_vs_n_chart,
-    alarms_vs_threshold_chart,
-    report_scores_chart,
-    simulated_rows,
-    threshold_rows,
+    report_scores_chart, alarms_vs_n_chart, alarms_vs_threshold_chart, alarm_rows,
+    threshold_rows, simulated_rows, ALARM_FLOOR,
 )
 from .expected_max import (
     METHOD_LABELS, expected_max_chart, max_histograms_chart, max_vs_one_chart, speedup_chart,
     slow_card_chart,
+)
+from .independence import (
+    independence_chart, scale_prediction_chart,
 )
 from .mitigations import (
     backup_datasets, hedging_tradeoff_datasets, packing_datasets, sgd_datasets,
@@ -74,19 +75,20 @@ from .tail import (
     tail_probability_chart, tail_budget_chart, tail_percentile_chart, log_grid,
 )
 from .training_step import (
-    PIPELINE_COLORS, delay_response_chart, delay_response_rows, dp_breakdown_chart,
-    dp_breakdown_rows, dp_scaling_chart, dp_scaling_rows, gantt_colors, gantt_rows, gantt_size,
-    pipeline_gantt_chart,
+    PIPELINE_COLORS, GRID_COLORS, barrier_overhead_chart, grid_chart, delay_response_chart,
+    delay_response_rows, dp_breakdown_chart, dp_breakdown_rows, dp_scaling_chart,
+    dp_scaling_rows, gantt_colors, gantt_rows, gantt_size, pipeline_gantt_chart,
 )
 
 __all__ = [
-    "skip_slow_optional_imports", "lab_gantt_chart", "lab_prediction_chart", "LAB_COLORS",
-    "BILL_LINES", "bill_chart", "lost_dollars_chart", "delay_framings_chart",
+    "skip_slow_optional_imports", "sgd_curves_chart", "lab_gantt_chart", "lab_prediction_chart",
+    "LAB_COLORS", "BILL_LINES", "bill_chart", "lost_dollars_chart", "delay_framings_chart",
     "milestones_chart", "lost_fraction_chart", "trace_heatmap_chart", "trace_attribution_chart",
-    "worker_ops_chart", "cause_gallery_chart", "TRACE_MAX_ROWS", "ALARM_FLOOR", "alarm_rows",
-    "alarms_vs_n_chart", "alarms_vs_threshold_chart", "report_scores_chart", "simulated_rows",
-    "threshold_rows", "METHOD_LABELS", "expected_max_chart", "max_histograms_chart",
-    "max_vs_one_chart", "speedup_chart", "slow_card_chart", "backup_datasets",
+    "worker_ops_chart", "cause_gallery_chart", "collective_tell_chart", "TRACE_MAX_ROWS",
+    "report_scores_chart", "alarms_vs_n_chart", "alarms_vs_threshold_chart", "alarm_rows",
+    "threshold_rows", "simulated_rows", "ALARM_FLOOR", "METHOD_LABELS", "expected_max_chart",
+    "max_histograms_chart", "max_vs_one_chart", "speedup_chart", "slow_card_chart",
+    "independence_chart", "scale_prediction_chart", "backup_datasets",
     "hedging_tradeoff_datasets", "packing_datasets", "sgd_datasets", "stage_partition_datasets",
     "backup_margin_chart", "backup_step_chart", "backup_tails_chart", "hedging_chart",
     "hedging_tradeoff_chart", "packing_chart", "sgd_loss_chart", "stage_partition_chart",
@@ -96,7 +98,8 @@ __all__ = [
     "sequence_lengths_rows", "stage_costs_chart", "stage_costs_rows", "study_waste_chart",
     "worker_heatmap_chart", "worker_load_chart", "worker_load_rows", "job_vs_average_chart",
     "tail_probability_chart", "tail_budget_chart", "tail_percentile_chart", "log_grid",
-    "PIPELINE_COLORS", "delay_response_chart", "delay_response_rows", "dp_breakdown_chart",
-    "dp_breakdown_rows", "dp_scaling_chart", "dp_scaling_rows", "gantt_colors", "gantt_rows",
-    "gantt_size", "pipeline_gantt_chart",
+    "PIPELINE_COLORS", "GRID_COLORS", "barrier_overhead_chart", "grid_chart",
+    "delay_response_chart", "delay_response_rows", "dp_breakdown_chart", "dp_breakdown_rows",
+    "dp_scaling_chart", "dp_scaling_rows", "gantt_colors", "gantt_rows", "gantt_size",
+    "pipeline_gantt_chart",
 ]

@@ -7,7 +7,9 @@ available here, so a notebook can write
 ``from straggle_edu.explorers import <name>``.
 """
 
-from .backup_for_real import real_sgd_explorer
+from .backup_for_real import (
+    real_sgd_explorer, prediction_rows,
+)
 from .barrier_lab import (
     barrier_lab_explorer, LAB_MAX_WORKERS,
 )
@@ -18,11 +20,13 @@ from .debug_job import (
     debug_job_explorer, EXAMPLE_CAUSES,
 )
 from .detector import (
-    detector_explorer,
-    detector_readout,
+    detector_explorer, detector_readout,
 )
 from .expected_max import (
     expected_max_explorer, max_histogram_explorer, slow_card_explorer, speedup_explorer,
+)
+from .independence import (
+    independence_explorer, independence_rows, scale_up_explorer, step_times_from,
 )
 from .mitigations import (
     backup_explorer, hedging_explorer, packing_explorer, partition_explorer, sgd_explorer,
@@ -40,20 +44,24 @@ from .start_here import (
 from .tail import (
     tail_explorer, budget_explorer, percentile_explorer,
 )
-from ._controls import worker_counts
 from .training_step import (
-    SLOW_TARGETS, SCHEDULE_CHOICES, pipeline_explorer, dp_scaling_explorer, slow_mask,
+    SLOW_TARGETS, SCHEDULE_CHOICES, pipeline_explorer, dp_scaling_explorer, barriers_explorer,
+    slow_mask,
+)
+from ._controls import (
+    worker_counts,
 )
 
 __all__ = [
-    "real_sgd_explorer", "barrier_lab_explorer", "LAB_MAX_WORKERS", "cost_explorer",
-    "lost_fraction_explorer", "PAUSE_CHOICES", "debug_job_explorer", "EXAMPLE_CAUSES",
-    "detector_explorer", "detector_readout", "expected_max_explorer", "max_histogram_explorer",
-    "slow_card_explorer", "speedup_explorer", "backup_explorer", "hedging_explorer",
-    "packing_explorer", "partition_explorer", "sgd_explorer", "restaurant_explorer",
-    "barrier_explorer", "MYSTERY", "debug_checklist_explorer", "gc_explorer",
-    "sequence_imbalance_explorer", "stage_imbalance_explorer", "start_here_explorer",
-    "START_HERE_STEP_TIME", "tail_explorer", "budget_explorer", "percentile_explorer",
-    "worker_counts", "SLOW_TARGETS", "SCHEDULE_CHOICES", "pipeline_explorer",
-    "dp_scaling_explorer", "slow_mask",
+    "real_sgd_explorer", "prediction_rows", "barrier_lab_explorer", "LAB_MAX_WORKERS",
+    "cost_explorer", "lost_fraction_explorer", "PAUSE_CHOICES", "debug_job_explorer",
+    "EXAMPLE_CAUSES", "detector_explorer", "detector_readout", "expected_max_explorer",
+    "max_histogram_explorer", "slow_card_explorer", "speedup_explorer", "independence_explorer",
+    "independence_rows", "scale_up_explorer", "step_times_from", "backup_explorer",
+    "hedging_explorer", "packing_explorer", "partition_explorer", "sgd_explorer",
+    "restaurant_explorer", "barrier_explorer", "MYSTERY", "debug_checklist_explorer",
+    "gc_explorer", "sequence_imbalance_explorer", "stage_imbalance_explorer",
+    "start_here_explorer", "START_HERE_STEP_TIME", "tail_explorer", "budget_explorer",
+    "percentile_explorer", "SLOW_TARGETS", "SCHEDULE_CHOICES", "pipeline_explorer",
+    "dp_scaling_explorer", "barriers_explorer", "slow_mask", "worker_counts",
 ]

@@ -18,6 +18,8 @@ GPU-hours and dollars: this module says where the article's "10%" comes from.
   loses a given share.
 - :func:`slow_card`, :func:`slow_card_curves`: one persistently slow card
   among jittery peers, and what it costs the other n - 1 workers.
+- :func:`slow_card_leads`, :func:`slow_card_crossover`: how often the slow
+  card is the slowest worker, and the jitter above which it usually is not.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, stats
 
 from .._validate import in_range, instance, nonnegative, require, whole
 from .cluster import Cluster, expected_slowest, expected_step_time
@@ -38,6 +40,8 @@ __all__ = [
     "SlowCard",
     "slow_card",
     "slow_card_curves",
+    "slow_card_leads",
+    "slow_card_crossover",
 ]
 
 HOURS_PER_DAY = 24.0
@@ -331,3 +335,76 @@ def slow_card_curves(ns, jitters, *, base=1.0, slow_factor=1.05):
         for n, w0, w1 in zip(ns.tolist(), without.tolist(), with_.tolist()):
             rows.append({"n": n, "jitter": j, "job_slowdown": w1 / w0 - 1.0, "peer_wait_caused": (n - 1) * (w1 - w0)})
     return rows
+
+
+_Z, _W = np.polynomial.hermite_e.hermegauss(200)
+_W = _W / _W.sum()
+
+
+def slow_card_leads(n, jitter, slow_factor=1.05):
+    """P(the slow card is the slowest of n), with normal jitter.
+
+    The card takes ``f (1 + j Z_0)``, each of the n - 1 peers ``1 + j Z_i``:
+    ``P = E[Phi(((f - 1) + f j Z_0) / j)^(n - 1)]`` over ``Z_0``.
+
+    Parameters
+    ----------
+    n : int
+        Workers, the card included, >= 1.
+    jitter : float
+        The peers' jitter j (σ / mean), >= 0.
+    slow_factor : float
+        The card's multiplier f, >= 1.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> slow_card_leads(4096, 0.0), round(slow_card_leads(4096, 0.01), 3), round(slow_card_leads(4096, 0.05), 3)
+    (1.0, 0.894, 0.008)
+    """
+    n = whole("n", n)
+    jitter = in_range("jitter", jitter, 0.0, _MAX_JITTER)
+    f = in_range("slow_factor", slow_factor, 1.0)
+    if n == 1 or (jitter == 0.0 and f > 1.0):
+        return 1.0
+    if jitter == 0.0:
+        return 1.0 / n
+    z = ((f - 1.0) + f * jitter * _Z) / jitter
+    return float(np.exp((n - 1) * stats.norm.logcdf(z)) @ _W)
+
+
+def slow_card_crossover(n, slow_factor=1.05, share=0.5):
+    """The peers' jitter at which the slow card is the slowest on ``share`` of steps.
+
+    Below it the card usually sets the pace; above it the peers' own
+    spikes usually do, and "the slow card is often not the slowest" holds.
+
+    Parameters
+    ----------
+    n : int
+        Workers, >= 2.
+    slow_factor : float
+        The card's multiplier, > 1.
+    share : float
+        The share of steps the card leads, in (1/n, 1).
+
+    Returns
+    -------
+    float
+        Jitter (σ / mean).
+
+    Examples
+    --------
+    >>> round(slow_card_crossover(4096), 4)
+    0.0138
+    """
+    n = whole("n", n, 2)
+    f = in_range("slow_factor", slow_factor, 1.0, low_open=True)
+    share = in_range("share", share, 1.0 / n, 1.0, low_open=True, high_open=True)
+    gap = lambda j: slow_card_leads(n, j, f) - share
+    require(gap(_MAX_JITTER) < 0, "slow_factor", slow_factor,
+            f"small enough that the card leads on under {share:g} of steps at jitter {_MAX_JITTER}")
+    return float(optimize.brentq(gap, 1e-6, _MAX_JITTER, xtol=1e-10))

@@ -1,0 +1,229 @@
+"""Your own step times: the empirical distribution, and what it can predict.
+
+Paste step times measured on your machine (or read a per-rank CSV in the
+explorer) and the models use them instead of a normal jitter:
+
+- :func:`parse_step_times`: text such as ``"1.02, 0.98 1.10"`` to an array,
+  with an error that names the item a reader has to fix.
+- :func:`empirical_expected_max`: E[slowest of n] when each worker's step
+  time is a draw from your sample. Exact, by order statistics: the largest
+  of n draws is the k-th smallest value with probability
+  ``(k/m)^n - ((k-1)/m)^n``.
+- :func:`predict_at_scale`: "measure at 8, predict 4096". The empirical
+  answer never exceeds your sample's maximum, so it cannot see a tail it
+  never sampled. Two tail models (a normal fit, and an exponential tail
+  above the sample's 90th percentile) extrapolate; a bootstrap of each
+  gives its spread, and the interval spans both. When n is far beyond the
+  sample, the interval widens: the data cannot tell which tail you have.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .._validate import as_rng, check_memory, require, whole
+from ..math.order_stats import expected_max
+
+__all__ = ["parse_step_times", "empirical_expected_max", "ScalePrediction", "predict_at_scale"]
+
+_SPLIT = re.compile(r"[\s,;]+")
+_TAIL_QUANTILE = 0.9
+
+
+def parse_step_times(text, name="step_times"):
+    """Read step times in seconds from text: numbers separated by commas, spaces or new lines.
+
+    Parameters
+    ----------
+    text : str
+        For example ``"1.02, 0.98, 1.10"``.
+    name : str
+        The input's name in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        The step times, at least 2, each finite and > 0.
+
+    Examples
+    --------
+    >>> parse_step_times("1.02, 0.98\\n1.10").tolist()
+    [1.02, 0.98, 1.1]
+    >>> parse_step_times("1.0, 1.1s, 0.9")
+    Traceback (most recent call last):
+    ...
+    ValueError: step_times must be numbers in seconds separated by commas, spaces or new lines, got '1.1s' (item 2)
+    """
+    require(isinstance(text, str), name, text, "text with numbers in seconds")
+    items = [item for item in _SPLIT.split(text.strip()) if item]
+    values = []
+    for i, item in enumerate(items, start=1):
+        try:
+            value = float(item)
+        except ValueError:
+            value = None
+        if value is None:
+            raise ValueError(f"{name} must be numbers in seconds separated by commas, spaces or new lines, "
+                             f"got {item!r} (item {i})")
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be durations in seconds > 0, got {item!r} (item {i})")
+        values.append(value)
+    require(len(values) >= 2, name, text if len(text) < 40 else text[:40] + "...", "at least 2 step times")
+    return np.asarray(values, dtype=float)
+
+
+def _sample(values):
+    x = np.sort(np.asarray(values, dtype=float).ravel())
+    require(x.size >= 2, "values", x.size, "at least 2 step times")
+    require(bool(np.all(np.isfinite(x)) and x[0] > 0), "values", x[0] if x[0] <= 0 else "NaN",
+            "finite durations in seconds > 0")
+    return x
+
+
+def empirical_expected_max(values, n):
+    """E[slowest of n] when each worker draws its step time from your sample.
+
+    Exact for resampling: with the sample sorted, the maximum of n draws is
+    the k-th value with probability ``(k/m)^n - ((k-1)/m)^n``.
+
+    Parameters
+    ----------
+    values : array_like
+        Measured step times, seconds (at least 2).
+    n : int or array of int
+        Workers, >= 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Seconds.
+
+    Examples
+    --------
+    Two values, two workers: the maximum is 2 unless both draw 1 (1 in 4).
+
+    >>> empirical_expected_max([1.0, 2.0], 2)
+    1.75
+    >>> round(empirical_expected_max([1.0, 2.0, 3.0], 10**6), 6)   # never above the sample's maximum
+    3.0
+    """
+    x = _sample(values)
+    ns = whole("n", n)
+    k = np.arange(x.size + 1) / x.size
+    cdf = k[None, :] ** np.atleast_1d(ns)[:, None].astype(float)
+    result = np.diff(cdf, axis=1) @ x
+    return float(result[0]) if np.ndim(ns) == 0 else result
+
+
+def _normal_max(x, n):
+    return float(x.mean() + x.std(ddof=1) * expected_max(stats.norm(), n))
+
+
+def _exp_tail_max(x, n):
+    """E[max of n] when the top 10% of the sample is replaced by an exponential tail."""
+    u = float(np.quantile(x, _TAIL_QUANTILE))
+    over = x[x > u] - u
+    beta = float(over.mean()) if over.size else 0.0
+    zeta = over.size / x.size
+    body = x[x <= u]
+    levels = np.arange(1, body.size + 1) / x.size  # empirical CDF on the body
+    gaps = np.diff(np.append(body, u))
+    below = float(body[0] + np.sum((1.0 - levels**n) * gaps))
+    if beta == 0.0:
+        return below
+    s = np.linspace(0.0, beta * (np.log(max(n * zeta, 1.0)) + 40.0), 4001)
+    above = np.trapezoid(-np.expm1(n * np.log1p(-zeta * np.exp(-s / beta))), s)
+    return below + float(above)
+
+
+@dataclass(frozen=True)
+class ScalePrediction:
+    """E[slowest of n] predicted from a small sample, with its honest range.
+
+    Attributes
+    ----------
+    m : int
+        Step times measured.
+    n : int
+        Workers to predict for.
+    empirical : float
+        Resampling your sample (exact); capped by the sample's maximum.
+    normal : float
+        A normal fitted to the sample.
+    exponential_tail : float
+        The sample with an exponential tail above its 90th percentile.
+    low, high : float
+        The 5th and 95th bootstrap percentiles, the widest over both tail models.
+    sample_max : float
+        The largest step time measured.
+    extrapolating : bool
+        True when n > m: the slowest of n lives beyond the 1 - 1/m quantile,
+        where the sample has no data.
+
+    Examples
+    --------
+    >>> pred = predict_at_scale(np.random.default_rng(0).normal(1.0, 0.05, 400), 8, rng=1)
+    >>> pred.extrapolating, pred.low < pred.empirical < pred.high
+    (False, True)
+    """
+
+    m: int
+    n: int
+    empirical: float
+    normal: float
+    exponential_tail: float
+    low: float
+    high: float
+    sample_max: float
+    extrapolating: bool
+
+    @property
+    def width(self):
+        """``high - low``, seconds."""
+        return self.high - self.low
+
+
+def predict_at_scale(values, n, *, boot=200, rng=None):
+    """Measure at a few workers, predict the slowest of n, with an honest range.
+
+    Parameters
+    ----------
+    values : array_like
+        Measured step times of single workers, seconds (all ranks pooled).
+    n : int
+        Workers to predict for, >= 1.
+    boot : int
+        Bootstrap resamples, >= 10.
+    rng : numpy.random.Generator, int or None
+
+    Returns
+    -------
+    ScalePrediction
+
+    Examples
+    --------
+    48 steps of 8 ranks, predicted at 4096: the range is wide, as it should be.
+
+    >>> x = np.random.default_rng(0).normal(1.0, 0.05, 384)
+    >>> pred = predict_at_scale(x, 4096, rng=1)
+    >>> pred.extrapolating, round(pred.empirical, 3) == round(pred.sample_max, 3)
+    (True, True)
+    >>> bool(pred.low < pred.normal < pred.high)
+    True
+    """
+    x = _sample(values)
+    n = whole("n", n)
+    boot = whole("boot", boot, 10)
+    check_memory(8 * boot * x.size, f"{boot} bootstrap resamples of {x.size} step times")
+    rng = as_rng(rng)
+    resamples = np.sort(rng.choice(x, size=(boot, x.size), replace=True), axis=1)
+    normals = np.array([_normal_max(r, n) for r in resamples])
+    tails = np.array([_exp_tail_max(r, n) for r in resamples])
+    low = float(min(np.quantile(normals, 0.05), np.quantile(tails, 0.05)))
+    high = float(max(np.quantile(normals, 0.95), np.quantile(tails, 0.95)))
+    return ScalePrediction(int(x.size), n, empirical_expected_max(x, n), _normal_max(x, n), _exp_tail_max(x, n),
+                           low, high, float(x[-1]), n > x.size)
