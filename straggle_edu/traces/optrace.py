@@ -53,7 +53,7 @@ from ._table import (
 )
 
 __all__ = ["OPTYPES", "OpTrace", "Layout", "read_op_trace", "write_trace", "op_trace_from_columns", "ops_table",
-           "public_trace_path", "public_result", "PUBLIC_TRACES"]
+           "public_trace_path", "public_result", "PUBLIC_TRACES", "find_meta"]
 
 OPTYPES = (
     "forward-compute",
@@ -289,19 +289,28 @@ def read_op_trace(path, *, meta=None):
         except ImportError:
             raise missing_pyarrow(display_path(path)) from None
     cols, _ = read_table(path)
-    meta_data, meta_path = None, None
+    meta_data, meta_source = find_meta(path, meta)
+    return op_trace_from_columns(cols, source=str(path), meta=meta_data, meta_source=meta_source)
+
+
+def find_meta(path, meta=None):
+    """The layout of the trace at ``path``: ``(sizes, shown path)``, or ``(None, None)`` when inferred.
+
+    ``meta`` names the layout file; by default ``meta-<name>.yaml|.yml|.json``
+    is looked up beside the trace.
+
+    Examples
+    --------
+    >>> sizes, shown = find_meta(public_trace_path())
+    >>> sizes["dp_size"], sizes["pp_size"], shown.endswith("meta-ST.yaml")
+    (2, 4, True)
+    """
     if meta is not None:
-        meta_path = Path(meta)
-        meta_data = read_meta(meta_path)
-    else:
-        for cand in _meta_candidates(path):
-            if cand.exists():
-                meta_path = cand
-                meta_data = read_meta(cand)
-                break
-    return op_trace_from_columns(
-        cols, source=str(path), meta=meta_data, meta_source=None if meta_path is None else display_path(meta_path)
-    )
+        return read_meta(Path(meta)), display_path(Path(meta))
+    for cand in _meta_candidates(Path(path)):
+        if cand.exists():
+            return read_meta(cand), display_path(cand)
+    return None, None
 
 
 def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=None):

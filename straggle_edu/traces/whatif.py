@@ -402,7 +402,7 @@ def analyze_ops(trace, *, attribution="auto", progress=False, ideal="artifact"):
     return analyze_blocks([trace], attribution=attribution, progress=progress, ideal=ideal)
 
 
-def analyze_blocks(blocks, *, attribution="auto", progress=False, ideal="artifact", spill=None):
+def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, ideal="artifact", spill=None):
     """What-if analysis of a trace given as blocks of whole steps, in step order.
 
     The same analysis as :func:`analyze_ops` on the whole trace, with peak
@@ -418,7 +418,13 @@ def analyze_blocks(blocks, *, attribution="auto", progress=False, ideal="artifac
     ----------
     blocks : iterable of OpTrace
         Each holds every op of its steps; blocks come in increasing step
-        order and run the same program (op order), as one job's steps do.
+        order and run the same ops, as one job's steps do.
+    program : DependencyModel, optional
+        Where the op order and the dependencies come from (see
+        :func:`~straggle_edu.traces.replay.build_model`); by default from
+        the first block. :func:`~straggle_edu.traces.blocks.analyze_op_file`
+        builds it from the first 64 DP ranks over every step: the ranks
+        whose median timeline orders the ops of the whole trace.
     attribution, progress, ideal
         As for :func:`analyze_ops`.
     spill : str or os.PathLike, optional
@@ -445,11 +451,12 @@ def analyze_blocks(blocks, *, attribution="auto", progress=False, ideal="artifac
     store = _BlockStore(spill)
     first, stats, notes, skipped, trace0 = None, None, [], {}, None
     for trace in blocks:
-        model = build_model(trace)
+        model = build_model(trace, program=program if first is None else first)
         if first is None:
             first, trace0 = model, trace
-        else:
-            _same_program(first, model, store.steps)
+        elif model.steps[0] <= store.steps[-1]:
+            raise ValueError(f"{model.source}: blocks must come in increasing step order without repeats; step "
+                             f"{model.steps[0]} comes after step {store.steps[-1]}")
         stats = merge_stats(stats, ideal_stats(model, ideal))
         notes += model.notes
         for name, count in trace.skipped:
@@ -500,21 +507,6 @@ def _score_blocks(store, first, trace0, finished, ideal, attribution, notes, ski
         by_dp_rank=by_dp if report else None, by_stage=sc["by_stage"], by_worker=by_worker if report else None,
         m_w=m_w, m_s=sc["m_s"], notes=_notes(first, notes, skipped, report), details=details,
     )
-
-
-_PROGRAM = ("dp_size", "pp_size", "node_codes", "node_label", "preds", "peers", "order")
-
-
-def _same_program(first, model, steps_before):
-    """A later block must run the first block's program, on later steps."""
-    if model.steps[0] <= steps_before[-1]:
-        raise ValueError(f"{model.source}: blocks must come in increasing step order without repeats; step "
-                         f"{model.steps[0]} comes after step {steps_before[-1]}")
-    same = all(getattr(first, k) == getattr(model, k) for k in _PROGRAM) and all(
-        np.array_equal(getattr(first, k), getattr(model, k)) for k in ("node_stage", "node_noop", "dpsync", "side"))
-    if not same:
-        raise ValueError(f"{model.source}: steps {model.steps[0]}..{model.steps[-1]} run a different program (ops "
-                         f"or their order) than steps from {steps_before[0]} on; analyse the trace in one block")
 
 
 class _BlockStore:
