@@ -93,6 +93,51 @@ def generate(folder, skip_large):
     return made
 
 
+HUGE = {"dp": 2048, "pp": 8, "microbatches": 8, "steps": 50}  # 16,384 ranks (one per worker, TP 1)
+
+
+def generate_huge(folder, block=2):
+    """Write the 16,384-rank x 50-step trace as Parquet, ``block`` steps (one row group) at a time.
+
+    Each block is simulated on its own (same slow worker, its own seed) and
+    appended, so the writing never holds more than one block. Kept and
+    reused when ``folder/trace-16k.parquet`` exists.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from straggle_edu import set_memory_budget
+    from straggle_edu.traces.optrace import OPTYPES
+    from straggle_edu.traces.synthetic import synthetic_trace
+
+    path = Path(folder) / "trace-16k.parquet"
+    if path.exists():
+        return path, pq.ParquetFile(path).metadata.num_rows
+    set_memory_budget(4 * 2**30)
+    tmp, writer, rows, t0, clock = path.with_suffix(".part"), None, 0, time.perf_counter(), 0.0
+    for lo in range(0, HUGE["steps"], block):
+        t = synthetic_trace(dp=HUGE["dp"], pp=HUGE["pp"], microbatches=HUGE["microbatches"], steps=block,
+                            jitter=0.03, slow_worker=(100, 7, 1.5), rng=lo)
+        cols = t.columns()
+        cols["step"] = cols["step"] + lo
+        cols["start_ts"] = cols["start_ts"] - cols["start_ts"].min() + clock
+        clock = float((cols["start_ts"] + cols["duration"]).max()) + 0.001
+        arrays = {k: pa.array(v) for k, v in cols.items() if k != "optype"}
+        arrays["optype"] = pa.DictionaryArray.from_arrays(pa.array(t.optype.astype(np.int32)), pa.array(OPTYPES))
+        table = pa.table({k: arrays[k] for k in cols})
+        writer = writer or pq.ParquetWriter(tmp, table.schema)
+        writer.write_table(table)
+        rows += len(t)
+        del t, cols, arrays, table
+    writer.close()
+    tmp.rename(path)
+    (Path(folder) / "meta-16k.yaml").write_text(
+        f"dp_size: {HUGE['dp']}\npp_size: {HUGE['pp']}\ntp_size: 1\ndsp_size: 1\nvpp_size: 1\n"
+        f"world_size: {HUGE['dp'] * HUGE['pp']}\n", encoding="utf-8")
+    print(f"generated {rows:,} ops ({path.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t0:.0f} s")
+    return path, rows
+
+
 REPO = Path(__file__).resolve().parent.parent
 
 
