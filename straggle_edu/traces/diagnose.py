@@ -28,7 +28,7 @@ import numpy as np
 
 from .result import Analysis
 
-__all__ = ["diagnose", "diagnose_job", "Diagnosis", "verdicts", "answer", "QUESTIONS", "STRAGGLING", "EXPLAINS", "LARGE_PART", "PERSISTENT", "COMM_OPTYPES",
+__all__ = ["diagnose", "diagnose_job", "Diagnosis", "verdicts", "answer", "QUESTIONS", "OP_QUESTIONS", "STRAGGLING", "EXPLAINS", "LARGE_PART", "PERSISTENT", "COMM_OPTYPES",
            "persistent_share", "collective_tell"]
 
 #: Short keys for :func:`answer`, and the questions they stand for.
@@ -44,6 +44,10 @@ QUESTIONS = {
     "same-worker": "Same worker every step?",
     "machines": "A few bad machines?",
 }
+
+#: The questions :func:`diagnose` answers for an op-level trace, in its order.
+OP_QUESTIONS = tuple(QUESTIONS[k] for k in ("straggling", "worker", "collective", "compute-or-comm", "group", "stage",
+                                            "microbatch", "persistence", "machines"))
 
 STRAGGLING = 1.10
 EXPLAINS = 0.8
@@ -460,7 +464,9 @@ def _op_questions(result):
             )
         )
     out.append(_persistence(result))
-    if result.m_w is not None:
+    if result.m_w is None:
+        out.append(("A few bad machines?", "no: there is no slowdown to share (M_W needs S > 1)."))
+    else:
         out.append(
             (
                 "A few bad machines?",
