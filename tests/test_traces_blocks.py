@@ -115,3 +115,12 @@ def test_iter_op_blocks_bad_block_steps(synthetic):
     _, parquet, _ = synthetic
     with pytest.raises(ValueError, match="block_steps must be a whole number >= 1, got 0"):
         list(iter_op_blocks(parquet, block_steps=0))
+
+
+def test_worker_timeline_needs_a_one_block_analysis(synthetic):
+    from straggle_edu.traces.whatif import worker_timeline
+
+    _, parquet, _ = synthetic
+    with pytest.raises(ValueError, match="analysis must hold its trace in one block"):
+        worker_timeline(analyze_op_file(parquet, block_steps=2), 0, 0, 0)
+    assert worker_timeline(analyze_op_file(parquet), 0, 0, 0)

@@ -660,6 +660,9 @@ def worker_timeline(analysis, dp_rank, stage, step):
     """
     model = analysis.details["model"]
     ideal = analysis.details["ideal"]
+    if model is None:
+        raise ValueError(f"analysis must hold its trace in one block for a worker's timeline, got one analysed in "
+                         f"{analysis.details['blocks']} blocks of steps (analyse with block_steps=None)")
     steps = list(model.steps)
     if step not in steps:
         raise ValueError(f"step must be one of the trace's steps {steps[0]}..{steps[-1]}, got {step!r}")
