@@ -36,7 +36,7 @@ from .optrace import find_meta, op_trace_from_columns, read_op_trace
 __all__ = ["iter_op_blocks", "analyze_op_file", "program_sample", "count_rows", "BLOCK_ROWS", "STREAM_ROWS"]
 
 BLOCK_ROWS = 1_000_000  # "auto": about this many ops per block
-STREAM_ROWS = 4_000_000  # "auto": traces with more ops than this are analysed block by block
+STREAM_ROWS = 6_000_000  # "auto": traces with more ops than this are analysed block by block
 _BATCH = 262_144  # rows per read batch
 
 

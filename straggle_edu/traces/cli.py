@@ -42,7 +42,7 @@ def configure(parser):
         default="auto",
         metavar="N",
         help="op-level files: analyse N steps at a time (peak memory set by one block); 'auto' (default) "
-        "streams traces of more than 4 million ops, 0 reads the trace whole",
+        "streams traces of more than 6 million ops, 0 reads the trace whole",
     )
     parser.add_argument("--meta", metavar="FILE", help="op-level layout file (default: meta-<name>.yaml beside the trace)")
     parser.add_argument(
