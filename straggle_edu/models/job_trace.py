@@ -185,37 +185,41 @@ def wavefront(ops, S, D, gaps=0.0, rng=None):
 
 
 def record(ops, start, end, S, D, P, step_gap=0.001):
-    """The simulated timeline in the artifact's op-level schema: ``(columns, layout)``, plain arrays."""
+    """The simulated timeline in the artifact's op-level schema: ``(columns, layout)``, plain arrays.
+
+    One row per op and optype (a combined send+recv is two rows with the same
+    start and duration), sorted by step, DP rank, stage and start; steps
+    follow each other ``step_gap`` seconds apart from t = 1000 s.
+    """
     step_len = np.max([e.max(axis=1) for e in end], axis=0)  # (S,)
     origin = 1000.0 + np.concatenate([[0.0], np.cumsum(step_len + step_gap)[:-1]])
-
-    cols = {k: [] for k in ("dp_rank", "stage", "rank", "step", "optype", "start_ts", "duration", "seq_id",
-                            "mc", "gmc", "mb_id")}
-    d_idx = np.broadcast_to(np.arange(D)[None, :], (S, D)).ravel()
-    s_idx = np.broadcast_to(np.arange(S)[:, None], (S, D)).ravel()
-    seq_count = {}
+    entries, seq_count = [], {}  # one per (op, optype): op index, stage, code, seq_id, microbatch
     for j, o in enumerate(ops):
-        st = (start[j] + origin[:, None]).ravel()
-        du = (end[j] - start[j]).ravel()
         for code in o["codes"]:
-            key = (o["stage"], code)
-            seq = seq_count.get(key, 0)
-            seq_count[key] = seq + 1
-            n = S * D
-            cols["dp_rank"].append(d_idx)
-            cols["stage"].append(np.full(n, o["stage"]))
-            cols["rank"].append(o["stage"] * D + d_idx)
-            cols["step"].append(s_idx)
-            cols["optype"].append(np.full(n, code))
-            cols["start_ts"].append(st)
-            cols["duration"].append(du)
-            cols["seq_id"].append(np.full(n, seq))
-            cols["mc"].append(np.zeros(n, dtype=np.int64))
-            cols["gmc"].append(np.full(n, o["stage"]))
-            cols["mb_id"].append(np.full(n, o["mb"] if o["kind"] == "compute" else -1))
-    out = {k: np.concatenate(v) for k, v in cols.items()}
+            seq = seq_count.get((o["stage"], code), 0)
+            seq_count[(o["stage"], code)] = seq + 1
+            entries.append((j, o["stage"], code, seq, o["mb"] if o["kind"] == "compute" else -1))
+    j, stage, code, seq, mb = (np.array(x, dtype=np.int64) for x in zip(*entries))
+    shape = (len(entries), S, D)
+    per_entry = lambda v: np.broadcast_to(v[:, None, None], shape).ravel()  # noqa: E731
+    st0 = np.stack([start[k] for k in j])
+    st = st0 + origin[None, :, None]
+    out = {
+        "dp_rank": np.broadcast_to(np.arange(D), shape).ravel(),
+        "stage": per_entry(stage),
+        "step": np.broadcast_to(np.arange(S)[:, None], shape).ravel(),
+        "optype": per_entry(code),
+        "start_ts": st.ravel(),
+        "duration": (np.stack([end[k] for k in j]) - st0).ravel(),
+        "seq_id": per_entry(seq),
+        "mc": np.zeros(st.size, dtype=np.int64),
+        "gmc": per_entry(stage),
+        "mb_id": per_entry(mb),
+    }
+    out["rank"] = out["stage"] * D + out["dp_rank"]
     order = np.lexsort((out["start_ts"], out["stage"], out["dp_rank"], out["step"]))
-    out = {k: v[order] for k, v in out.items()}
-    out["optype"] = np.asarray(OPTYPES, dtype=object)[out["optype"]]
+    keys = ("dp_rank", "stage", "rank", "step", "optype", "start_ts", "duration", "seq_id", "mc", "gmc", "mb_id")
+    out = {k: out[k][order] for k in keys}
+    out["optype"] = np.asarray(OPTYPES)[out["optype"]]  # fixed-width text: cheap to code
     meta = {"dp_size": D, "pp_size": P, "tp_size": 1, "dsp_size": 1, "vpp_size": 1, "world_size": D * P}
     return out, meta

@@ -42,6 +42,7 @@ import numpy as np
 from .._validate import check_memory
 from ._table import (
     TraceError,
+    _Coded,
     dense_codes,
     display_path,
     float_column,
@@ -339,7 +340,7 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
     seq = int_column(shown, cols, "seq_id")
     start = float_column(shown, cols, "start_ts", expected="a timestamp in seconds")
     dur = float_column(shown, cols, "duration", expected="a duration in seconds >= 0", low=0.0)
-    codes, labels = str_column(shown, cols, "optype")
+    codes, labels = str_column(shown, {"optype": _coded_text(cols["optype"])}, "optype")
     rank = int_column(shown, cols, "rank") if "rank" in cols else None
     chunk = "a whole number (model chunk, -1 for none)"
     mc = int_column(shown, cols, "mc", expected=chunk, low=-1) if "mc" in cols else np.zeros(n, np.int64)
@@ -402,6 +403,33 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
         row=rows,
         skipped=skipped,
     )
+
+
+def _coded_text(col, few=64):
+    """A text column as (codes, labels) at C speed when it is a plain array of strings.
+
+    Up to ``few`` distinct labels are found one comparison sweep at a time (an
+    optype column has 14); beyond that, by sorting (np.unique).
+    """
+    if not isinstance(col, (list, tuple, np.ndarray)):
+        return col
+    arr = np.asarray(col)
+    if arr.dtype.kind not in "OU" or arr.ndim != 1 or not all(isinstance(x, str) for x in arr[:1]):
+        return col
+    codes, labels, rest = np.full(len(arr), -1, dtype=np.int64), [], np.ones(len(arr), dtype=bool)
+    try:
+        while rest.any():
+            if len(labels) == few:
+                found, inverse = np.unique(arr, return_inverse=True)
+                return _Coded(inverse.astype(np.int64), found.astype(object))
+            label = arr[int(rest.argmax())]
+            hit = arr == label
+            codes[hit] = len(labels)
+            labels.append(label)
+            rest &= ~hit
+    except TypeError:  # mixed types: let the checker name the bad cell
+        return col
+    return _Coded(codes, np.asarray(labels, dtype=object))
 
 
 def _is_function(a, b):
