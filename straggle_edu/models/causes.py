@@ -724,7 +724,7 @@ class Scenario:
         Examples
         --------
         >>> cols, layout = straggler_scenario("none", dp=2, stages=2, microbatches=2, steps=1, rng=0).trace_columns()
-        >>> len(cols["step"]), layout["dp_size"], sorted(set(cols["optype"]))[:2]
+        >>> len(cols["step"]), layout["dp_size"], sorted(set(cols["optype"].tolist()))[:2]
         (60, 2, ['backward-compute', 'backward-recv'])
         """
         T, D, P, M = self.shape
