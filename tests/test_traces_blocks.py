@@ -124,3 +124,8 @@ def test_worker_timeline_needs_a_one_block_analysis(synthetic):
     with pytest.raises(ValueError, match="analysis must hold its trace in one block"):
         worker_timeline(analyze_op_file(parquet, block_steps=2), 0, 0, 0)
     assert worker_timeline(analyze_op_file(parquet), 0, 0, 0)
+
+
+def test_analyze_op_file_blocks_equal_whole_with_the_per_step_ideal():
+    path = DATA / "trace-ST.parquet"
+    assert_same(analyze_ops(read_op_trace(path), ideal="per-step"), analyze_op_file(path, block_steps=3, ideal="per-step"))
