@@ -41,7 +41,8 @@ from straggle_edu.explorers.root_causes import (
     stage_imbalance_explorer,
 )
 from straggle_edu.explorers.training_step import dp_scaling_explorer, pipeline_explorer
-from straggle_edu.models.causes import diagnose, straggler_scenario
+from straggle_edu.models.causes import straggler_scenario
+from straggle_edu.traces.diagnose import diagnose_job
 from straggle_edu.models.pipeline import pipeline_schedule, pipeline_step_times, simulate_pipeline
 
 from _timing import BUDGET_MS, CLOSED, SAMPLING, control_latency, median_ms
@@ -126,7 +127,7 @@ def simulator_rows(repeats):
     naive_one = median_ms(lambda: naive_step_time(P, M, *one), max(3, repeats // 3))
     rows.append((f"{T} steps of D={D} x P={P} x M={M}, batched", batched, batched, naive_one * T))
     sc = straggler_scenario("slow worker", rng=0)
-    rows.append(("diagnose(): 20 steps x 21 what-if replays, 4 x 4 x 8", median_ms(lambda: diagnose(sc), repeats),
+    rows.append(("diagnose_job(): record + what-if engine, 20 steps, 4x4x8", median_ms(lambda: diagnose_job(sc), repeats),
                  float("nan"), float("nan")))
     return rows
 

@@ -8,6 +8,14 @@ Generates the two traces of the performance targets into a temporary folder:
 - a 4096-worker job (DP 512 x PP 8, 8 microbatches), 20 steps, about 4 x 10^6
   ops; target <= 60 s within 2 GB.
 
+With ``--huge``, also the scale case: a 16,384-rank job (DP 2048 x PP 8, 8
+microbatches), 50 steps, about 4 x 10^7 ops, written once as Parquet block by
+block into ``--huge-dir`` (default ``/tmp/straggle-edu-16k``; kept and reused,
+about 600 MB) and analysed block by block (``--block-steps auto``); target
+within 4 GB of peak memory at no lower throughput per op (ops per CPU second)
+than the 4096-worker trace read whole (``--block-steps 0``, the method before
+streaming), which is timed in the same run.
+
 Then runs ``python -m straggle_edu analyze TRACE --json`` on each as a
 separate process (several times; the best and the median are shown), with
 its wall time and peak resident memory. Finally it compares the vectorised
@@ -28,7 +36,7 @@ are looked for: ``$STRAGGLE_EDU_ARTIFACT`` (the clone; default
 (default: ``<clone>/.venv/bin/python``, then ``/work/artifact-venv/bin/python``).
 Without them the comparison is skipped, saying why.
 
-Run: ``.venv/bin/python benchmarks/bench_whatif.py [--repeat 3] [--skip-large] [--only-artifact]``
+Run: ``.venv/bin/python benchmarks/bench_whatif.py [--repeat 3] [--skip-large] [--only-artifact] [--huge]``
 """
 
 from __future__ import annotations
@@ -90,6 +98,51 @@ def generate(folder, skip_large):
         print(f"generated {len(big):,} ops in {time.perf_counter() - t:.1f} s")
         del big
     return made
+
+
+HUGE = {"dp": 2048, "pp": 8, "microbatches": 8, "steps": 50}  # 16,384 ranks (one per worker, TP 1)
+
+
+def generate_huge(folder, block=2):
+    """Write the 16,384-rank x 50-step trace as Parquet, ``block`` steps (one row group) at a time.
+
+    Each block is simulated on its own (same slow worker, its own seed) and
+    appended, so the writing never holds more than one block. Kept and
+    reused when ``folder/trace-16k.parquet`` exists.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from straggle_edu import set_memory_budget
+    from straggle_edu.traces.optrace import OPTYPES
+    from straggle_edu.traces.synthetic import synthetic_trace
+
+    path = Path(folder) / "trace-16k.parquet"
+    if path.exists():
+        return path, pq.ParquetFile(path).metadata.num_rows
+    set_memory_budget(4 * 2**30)
+    tmp, writer, rows, t0, clock = path.with_suffix(".part"), None, 0, time.perf_counter(), 0.0
+    for lo in range(0, HUGE["steps"], block):
+        t = synthetic_trace(dp=HUGE["dp"], pp=HUGE["pp"], microbatches=HUGE["microbatches"], steps=block,
+                            jitter=0.03, slow_worker=(100, 7, 1.5), rng=lo)
+        cols = t.columns()
+        cols["step"] = cols["step"] + lo
+        cols["start_ts"] = cols["start_ts"] - cols["start_ts"].min() + clock
+        clock = float((cols["start_ts"] + cols["duration"]).max()) + 0.001
+        arrays = {k: pa.array(v) for k, v in cols.items() if k != "optype"}
+        arrays["optype"] = pa.DictionaryArray.from_arrays(pa.array(t.optype.astype(np.int32)), pa.array(OPTYPES))
+        table = pa.table({k: arrays[k] for k in cols})
+        writer = writer or pq.ParquetWriter(tmp, table.schema)
+        writer.write_table(table)
+        rows += len(t)
+        del t, cols, arrays, table
+    writer.close()
+    tmp.rename(path)
+    (Path(folder) / "meta-16k.yaml").write_text(
+        f"dp_size: {HUGE['dp']}\npp_size: {HUGE['pp']}\ntp_size: 1\ndsp_size: 1\nvpp_size: 1\n"
+        f"world_size: {HUGE['dp'] * HUGE['pp']}\n", encoding="utf-8")
+    print(f"generated {rows:,} ops ({path.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t0:.0f} s")
+    return path, rows
 
 
 REPO = Path(__file__).resolve().parent.parent
@@ -220,9 +273,13 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-large", action="store_true", help="skip the 4096-worker trace")
     parser.add_argument("--only-artifact", action="store_true", help="only the comparison with the artifact")
+    parser.add_argument("--huge", action="store_true", help="also the 16,384-rank x 50-step trace, streamed")
+    parser.add_argument("--huge-dir", default="/tmp/straggle-edu-16k", help="where the huge trace is kept")
+    parser.add_argument("--skip-artifact", action="store_true", help="skip the comparison with the artifact")
     args = parser.parse_args(argv)
-    versus_artifact(args.repeat)
-    print()
+    if not args.skip_artifact:
+        versus_artifact(args.repeat)
+        print()
     if args.only_artifact:
         return 0
     env_python = [sys.executable, "-m", "straggle_edu", "analyze"]
@@ -231,11 +288,17 @@ def main(argv=None):
         made = generate(folder, args.skip_large)
         print()
         print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        if args.huge:
+            Path(args.huge_dir).mkdir(parents=True, exist_ok=True)
+            path, rows = generate_huge(args.huge_dir)
+            made["16,384 ranks (DP2048 x PP8, 50 steps)"] = (path, rows, None)
         print(f"{'trace':42} {'ops':>10} {'mode':>18} {'best s':>8} {'median s':>9} {'cpu s':>7} {'peak MiB':>9} "
-              f"{'target':>8}")
+              f"{'target':>8} {'kops/cpu-s':>10}")
         for name, (path, n_ops, _) in made.items():
-            large = "4096" in name
-            modes = [("--json", [])] + ([("--attribution full", ["--attribution", "full"])] if large else [])
+            large = "4096" in name or "16,384" in name
+            modes = [("--json", [])] + ([("--attribution full", ["--attribution", "full"])] if "4096" in name else [])
+            if "4096" in name:
+                modes.append(("whole (--block-steps 0)", ["--block-steps", "0"]))
             if not large:
                 modes.append(("csv --json", "csv"))
             for label, extra in modes:
@@ -245,9 +308,9 @@ def main(argv=None):
                 walls = [r[0] for r in runs]
                 peak = max(r[1] for r in runs)
                 cpu = min(r[2] for r in runs)
-                target = "60 s" if large else ("1.5 s" if label == "--json" else "-")
+                target = "4 GB" if "16,384" in name else "60 s" if large else ("1.5 s" if label == "--json" else "-")
                 print(f"{name:42} {n_ops:>10,} {label:>18} {min(walls):>8.2f} {statistics.median(walls):>9.2f} "
-                      f"{cpu:>7.2f} {peak:>9.0f} {target:>8}")
+                      f"{cpu:>7.2f} {peak:>9.0f} {target:>8} {n_ops / cpu / 1000:>10.0f}")
         bare = [measure([sys.executable, "-c", "import straggle_edu.app.cli"]) for _ in range(args.repeat)]
         print(f"{'(python + import straggle_edu.app.cli alone)':42} {'':>10} {'':>18} {min(b[0] for b in bare):>8.2f} "
               f"{statistics.median(b[0] for b in bare):>9.2f} {min(b[2] for b in bare):>7.2f}")

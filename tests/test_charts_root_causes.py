@@ -15,13 +15,13 @@ from straggle_edu.charts.root_causes import (
     worker_load_chart,
 )
 from straggle_edu.models.causes import (
-    diagnose,
     gc_step_times,
     sequence_lengths,
     stage_imbalance,
     straggler_scenario,
 )
 from straggle_edu.models.osdi2025 import STUDY
+from straggle_edu.traces.diagnose import diagnose_job
 
 
 def _layer_values(spec, i=0):
@@ -73,10 +73,11 @@ def test_gc_chart_means():
 
 
 def test_diagnosis_charts():
-    dx = diagnose(straggler_scenario("slow worker", rng=0))
+    dx = diagnose_job(straggler_scenario("slow worker", rng=0))
     spec = attribution_chart(dx).to_dict()
     rows = layer_rows(spec)
-    assert len(rows) == 4 + 4 + 8 + 3
+    assert len(rows) == 4 + 4 + len(dx.by_op)
+    assert {r["group"] for r in rows} == {"dp rank", "stage", "op type"}
     heat = layer_rows(worker_heatmap_chart(dx).to_dict())
     assert (max(heat, key=lambda r: r["S"])["dp"], max(heat, key=lambda r: r["S"])["stage"]) == (1, 0)
     steps = _layer_values(per_step_chart(dx).to_dict())

@@ -39,9 +39,10 @@ def test_root_causes_exercise_blank_hint_and_solution(q, capsys):
 
 
 def test_root_causes_q4_diagnosis_agrees_with_the_truth():
-    from straggle_edu.models.causes import diagnose, straggler_scenario
+    from straggle_edu.models.causes import straggler_scenario
+    from straggle_edu.traces.diagnose import diagnose_job
 
-    assert int(diagnose(straggler_scenario("slow worker", rng=7)).by_dp.argmax()) == RIGHT["q4"]
+    assert int(diagnose_job(straggler_scenario("slow worker", rng=7)).by_dp.argmax()) == RIGHT["q4"]
 
 
 def test_root_causes_q5_accepts_any_split_as_fast_and_rejects_junk():

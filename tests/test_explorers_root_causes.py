@@ -12,7 +12,8 @@ from straggle_edu.explorers.root_causes import (
     sequence_imbalance_explorer,
     stage_imbalance_explorer,
 )
-from straggle_edu.models.causes import CAUSES, DEBUG_QUESTIONS, gc_expected_step_time, output_layer_cost
+from straggle_edu.models.causes import CAUSES, gc_expected_step_time, output_layer_cost
+from straggle_edu.traces.diagnose import OP_QUESTIONS
 
 
 def _rows(jchart, layer=0):
@@ -75,9 +76,9 @@ def test_gc_explorer_gain_matches_closed_form():
 
 def test_debug_checklist_reveals_answers_only_when_ticked():
     ex = debug_checklist_explorer(cause="slow worker", seed=0)
-    assert all(ex.answers[q].value == "" for q in DEBUG_QUESTIONS)
+    assert all(ex.answers[q].value == "" for q in OP_QUESTIONS)
     ex.checks["Which worker?"].value = True
-    assert "dp rank 1, stage 0" in ex.answers["Which worker?"].value
+    assert "DP rank 1, stage 0" in ex.answers["Which worker?"].value
     ex.checks["cause"].value = True
     assert "slow worker" in ex.answers["cause"].value
     ex.controls["cause"].value = "last stage"

@@ -10,7 +10,7 @@
   stacked, against the even split.
 - :func:`gc_chart`: step times with random against planned GC.
 - :func:`attribution_chart`, :func:`worker_heatmap_chart`,
-  :func:`per_step_chart`: a :class:`~straggle_edu.models.causes.Diagnosis`
+  :func:`per_step_chart`: a :class:`~straggle_edu.traces.diagnose.Diagnosis`
   drawn three ways (what-if slowdown by group, by worker, by step).
 
 Each chart has a ``*_rows`` twin returning the rows it draws, so an explorer
@@ -25,8 +25,9 @@ import altair as alt
 import numpy as np
 
 from .._validate import require, whole
-from ..models.causes import Diagnosis, StageImbalance
+from ..models.causes import StageImbalance
 from ..models.osdi2025 import STUDY
+from ..traces.diagnose import STRAGGLING, Diagnosis
 
 __all__ = [
     "attribution_chart",
@@ -275,7 +276,7 @@ def gc_chart(random_steps, planned_steps, *, max_points=400):
 
 
 def _check_dx(dx):
-    require(isinstance(dx, Diagnosis), "diagnosis", dx, "a Diagnosis from diagnose()")
+    require(isinstance(dx, Diagnosis), "diagnosis", dx, "a Diagnosis from diagnose_job()")
 
 
 def attribution_rows(diagnosis):
@@ -292,8 +293,7 @@ def attribution_rows(diagnosis):
     d = diagnosis
     rows = [{"group": "dp rank", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_dp)]
     rows += [{"group": "stage", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_stage)]
-    rows += [{"group": "microbatch", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_microbatch)]
-    rows += [{"group": "op", "id": k, "S": float(v)} for k, v in d.by_op.items()]
+    rows += [{"group": "op type", "id": k, "S": float(v)} for k, v in d.by_op.items()]
     return rows
 
 
@@ -327,7 +327,7 @@ def per_step_rows(diagnosis):
 
 
 def attribution_chart(diagnosis):
-    """What-if slowdown S_X of each DP rank, stage, microbatch and op type.
+    """What-if slowdown S_X of each DP rank, stage and op type (red from the straggling line S = 1.10).
 
     Parameters
     ----------
@@ -348,10 +348,10 @@ def attribution_chart(diagnosis):
     base = alt.Chart({"values": rows}).mark_bar(color="#4c78a8").encode(
         x=alt.X("id:N", title=None, sort=None),
         y=alt.Y("S:Q", title="S_X", scale=alt.Scale(zero=False)),
-        color=alt.condition("datum.S >= 1.05", alt.value("#e45756"), alt.value("#4c78a8")),
+        color=alt.condition(f"datum.S >= {STRAGGLING}", alt.value("#e45756"), alt.value("#4c78a8")),
         tooltip=["group:N", "id:N", alt.Tooltip("S:Q", format=".3f")],
     ).properties(width=150, height=160)
-    column = alt.Column("group:N", sort=["dp rank", "stage", "microbatch", "op"], title=None)
+    column = alt.Column("group:N", sort=["dp rank", "stage", "op type"], title=None)
     return base.facet(column=column).resolve_scale(x="independent")
 
 
@@ -381,7 +381,7 @@ def worker_heatmap_chart(diagnosis):
     ).properties(width=160, height=160)
 
 
-def per_step_chart(diagnosis, threshold=1.05):
+def per_step_chart(diagnosis, threshold=STRAGGLING):
     """S of each step: flat and high (persistent) or spiky (transient).
 
     Parameters

@@ -94,8 +94,8 @@ q3 = Exercise(
 q4 = Exercise(
     "q4",
     expected=lambda: straggler_scenario("slow worker", rng=7).truth["dp"],
-    hint="diagnose(straggler_scenario('slow worker', rng=7)).by_dp: which rank stands out?",
-    solution="int(diagnose(straggler_scenario('slow worker', rng=7)).by_dp.argmax())",
+    hint="diagnose_job(straggler_scenario('slow worker', rng=7)).by_dp: which rank stands out?",
+    solution="int(diagnose_job(straggler_scenario('slow worker', rng=7)).by_dp.argmax())",
 )
 
 q5 = Exercise(

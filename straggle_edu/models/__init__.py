@@ -13,7 +13,10 @@ frozen dataclasses; imports only the math layer, numpy and scipy.
 - :mod:`.training_step`: the data-parallel step against n (05).
 - :mod:`.pipeline`: ``schedule_1f1b`` and ``simulate_pipeline``, the DP x PP
   step simulator with its critical path (05, 09).
-- :mod:`.causes`: sequence-length, stage and GC models and ``diagnose`` (06).
+- :mod:`.causes`: sequence-length, stage and GC models, and ``straggler_scenario``,
+  a small job with one hidden cause that records itself as an op-level trace (06).
+- :mod:`.job_trace`: a simulated Megatron-style 1F1B job recorded op by op in the
+  OSDI 2025 artifact's schema, as plain arrays (06, 09).
 - :mod:`.osdi2025`: the published figures of the OSDI 2025 straggler study (06).
 - :mod:`.balance`: packing (LPT, Karmarkar-Karp) and stage partition (07).
 - :mod:`.backup`: ``backup_workers`` and where backups stop paying (07).

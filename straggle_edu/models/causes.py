@@ -25,9 +25,11 @@ Classification
     make everything ideal except one thing, and see how slow that is.
 Debugging
     :func:`straggler_scenario` builds a small DP x PP job with one hidden
-    cause; :func:`diagnose` answers the debugging questions for it (which
-    worker, stage, microbatch, op; compute or communication; persistent or
-    one-off) by what-if replay through the pipeline simulator.
+    cause, and :meth:`Scenario.trace_columns` records it as an op-level trace
+    (plain arrays, the OSDI 2025 artifact's schema). The one what-if engine,
+    :func:`straggle_edu.traces.diagnose.diagnose_job`, analyses that trace and
+    answers the debugging questions, with the same thresholds as for a real
+    trace.
 
 Units: seconds, tokens. Fixed symbols: n (``workers``), ``rng``.
 """
@@ -49,18 +51,17 @@ from .._validate import (
     whole,
 )
 from .balance import split_layers_evenly
+from .job_trace import OPTYPES as _JOB_OPTYPES
+from .job_trace import program, record, wavefront, wire
 from .pipeline import pipeline_step_times
 
 __all__ = [
     "CAUSES",
-    "DEBUG_QUESTIONS",
-    "Diagnosis",
     "Scenario",
     "SequenceImbalance",
     "StageImbalance",
     "classify_bottleneck",
     "classify_persistence",
-    "diagnose",
     "gc_expected_step_time",
     "gc_step_times",
     "output_layer_cost",
@@ -686,18 +687,6 @@ def classify_bottleneck(compute, comm, *, threshold=1.02):
 #: The causes :func:`straggler_scenario` can inject.
 CAUSES = ("none", "slow worker", "last stage", "sequence length", "random GC", "slow link")
 
-#: The article's debugging questions, in the order a practitioner asks them.
-DEBUG_QUESTIONS = (
-    "Which worker?",
-    "Which pipeline stage?",
-    "Which microbatch?",
-    "Which collective?",
-    "Which parallel group?",
-    "Compute or communication?",
-    "Persistent or one-off?",
-)
-
-
 @dataclass(frozen=True)
 class Scenario:
     """One small DP x PP job's op durations over several steps, with a known cause.
@@ -710,10 +699,13 @@ class Scenario:
         (steps, dp, stages, microbatches) seconds; see
         :func:`~.pipeline.simulate_pipeline` for their meaning.
     allreduce : numpy.ndarray
-        (steps, dp, stages) seconds.
+        (steps, dp, stages) seconds: each worker's share of its stage's DP
+        gradient reduce-scatter.
     truth : dict
         Where the cause was injected (for checking a diagnosis), e.g.
         ``{"dp": 2, "stage": 1}``.
+    gc : numpy.ndarray
+        (steps, dp, stages) seconds of garbage-collection pause (0 for none).
 
     Examples
     --------
@@ -728,11 +720,56 @@ class Scenario:
     p2p: np.ndarray
     allreduce: np.ndarray
     truth: dict
+    gc: np.ndarray = None
 
     @property
     def shape(self):
         """(steps, dp, stages, microbatches)."""
         return self.forward.shape
+
+    def trace_columns(self):
+        """The job as a profiler would record it: ``(columns, layout)``, plain arrays.
+
+        Runs the 1F1B program of :mod:`~straggle_edu.models.job_trace` with
+        this scenario's work: forward and backward of each stage and
+        microbatch, the pipeline sends and receives (``p2p`` of the link
+        after the sender's stage, or before it for backward; a combined
+        send+recv takes the longer), the DP ``grads-reduce-scatter``
+        (``allreduce``) and the ``gc`` pauses. The other ops of the schema
+        (all-gather, layernorm, embedding, clip, optimizer) take 0 s.
+        ``straggle_edu.traces.optrace.op_trace_from_columns(*columns)`` reads it.
+
+        Examples
+        --------
+        >>> cols, layout = straggler_scenario("none", dp=2, stages=2, microbatches=2, steps=1, rng=0).trace_columns()
+        >>> len(cols["step"]), layout["dp_size"], sorted(set(cols["optype"].tolist()))[:2]
+        (60, 2, ['backward-compute', 'backward-recv'])
+        """
+        T, D, P, M = self.shape
+        programs = [program(s, P, M, D) for s in range(P)]
+        ops = []
+        for s, (main, side) in enumerate(programs):
+            for stream, prog in (("main", main), ("side", side)):
+                for i, (kind, codes, mb, tags) in enumerate(prog):
+                    ops.append({"stage": s, "stream": stream, "i": i, "kind": kind, "codes": codes, "mb": mb,
+                                "tags": tags, "work": self._work(s, kind, codes, mb, tags)})
+        wire(ops, programs, D)
+        start, end = wavefront(ops, T, D)
+        return record(ops, start, end, T, D, P)
+
+    def _work(self, s, kind, codes, mb, tags):
+        """The (steps, dp) seconds of one op of stage s's program."""
+        T, D = self.shape[:2]
+        name = _JOB_OPTYPES[codes[0]]
+        if kind == "compute":
+            return (self.forward if name == "forward-compute" else self.backward)[:, :, s, mb]
+        if kind == "p2p":  # the link below the sender (forward) or above it (backward)
+            return np.maximum.reduce([self.p2p[:, :, t[2] if t[0] == "F" else t[2] - 1, t[1]] for t in tags])
+        if name == "grads-reduce-scatter":
+            return self.allreduce[:, :, s]
+        if name == "gc" and self.gc is not None:
+            return self.gc[:, :, s]
+        return np.zeros((T, D))
 
 
 def straggler_scenario(
@@ -752,7 +789,7 @@ def straggler_scenario(
       long-tailed sequences (packed to a fixed token budget), so its compute
       on every stage scales with its attention cost; it changes every step;
     - ``"random GC"``: each worker pauses for ``0.3 severity`` of a step
-      with probability 1/50 per step, during a random forward;
+      with probability 1/50 per step, in its garbage collection;
     - ``"slow link"``: the point-to-point link after one random stage of
       one random replica is ``1 + 10 severity`` times slower;
     - ``"none"``: jitter only.
@@ -791,7 +828,7 @@ def straggler_scenario(
     grid = (T, D, P, M)
     fwd, bwd = 0.010 * noise(grid), 0.020 * noise(grid)
     p2p, ar = 0.001 * noise(grid), 0.020 * noise((T, D, P))
-    truth = {}
+    truth, gc = {}, np.zeros((T, D, P))
     if cause == "slow worker":
         d, s = int(rng.integers(D)), int(rng.integers(P))
         fwd[:, d, s] *= 1 + 0.5 * severity
@@ -810,190 +847,10 @@ def straggler_scenario(
         truth = {"varies": "microbatch"}
     elif cause == "random GC":
         hit = rng.random((T, D, P)) < 1 / 50
-        t, d, s = np.nonzero(hit)
-        m = rng.integers(M, size=t.size)
-        step = M * 0.030 + 0.020
-        fwd[t, d, s, m] += 0.3 * severity * step
+        gc = hit * (0.3 * severity * (M * 0.030 + 0.020))
         truth = {"hits": int(hit.sum())}
     elif cause == "slow link":
         d, s = int(rng.integers(D)), int(rng.integers(P - 1))
         p2p[:, d, s] *= 1 + 10 * severity
         truth = {"dp": d, "link": s}
-    return Scenario(cause=cause, forward=fwd, backward=bwd, p2p=p2p, allreduce=ar, truth=truth)
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """What-if answers to the debugging questions for one :class:`Scenario`.
-
-    Every ``by_*`` array holds S_X: the mean step time when every op is at
-    its ideal duration except those of X, which keep their own, divided by
-    the mean ideal step time. 1 means X costs nothing.
-
-    Attributes
-    ----------
-    slowdown : float
-        S: mean actual step / mean ideal step.
-    per_step : numpy.ndarray
-        (steps,) S of each step.
-    by_dp, by_stage, by_microbatch : numpy.ndarray
-        (dp,), (stages,), (microbatches,).
-    by_worker : numpy.ndarray
-        (dp, stages): ``min(by_dp[d], by_stage[s])``, as in the study's
-        artifact.
-    by_op : dict
-        ``{"compute": S, "p2p": S, "allreduce": S}``.
-    answers : dict
-        ``{question: answer}`` for every question in ``DEBUG_QUESTIONS``.
-
-    Examples
-    --------
-    >>> dx = diagnose(straggler_scenario("slow worker", rng=0))
-    >>> dx.by_dp.round(2).tolist(), round(dx.waste, 3)   # waste = 1 - 1/S
-    ([1.0, 1.16, 1.0, 1.0], 0.139)
-    """
-
-    slowdown: float
-    per_step: np.ndarray
-    by_dp: np.ndarray
-    by_stage: np.ndarray
-    by_microbatch: np.ndarray
-    by_worker: np.ndarray
-    by_op: dict
-    answers: dict
-
-    @property
-    def waste(self):
-        """1 - 1/S: the fraction of the job's time lost to stragglers."""
-        return 1.0 - 1.0 / self.slowdown
-
-
-def _single(values, threshold):
-    """The index that alone stands out (> threshold, and twice as far from 1
-    as the runner-up), else None."""
-    v = np.asarray(values, dtype=float)
-    order = np.argsort(v)[::-1]
-    top = v[order[0]]
-    second = v[order[1]] if v.size > 1 else 1.0
-    if top >= threshold and (top - 1) >= 2 * (second - 1):
-        return int(order[0])
-    return None
-
-
-def diagnose(scenario, *, threshold=1.05):
-    """Answer the debugging questions for a scenario, by what-if replay.
-
-    Following the OSDI 2025 study's method: the ideal duration of a compute
-    op is the mean of its group (same step, kind and microbatch, across DP
-    ranks and stages); a transfer's ideal is the step's median. Each
-    "what if only X were as it was" variant is replayed through the 1F1B
-    simulator, all variants and steps in one vectorized call.
-
-    Parameters
-    ----------
-    scenario : Scenario
-    threshold : float
-        Slowdown from which something counts as a straggler, >= 1.
-
-    Returns
-    -------
-    Diagnosis
-
-    Examples
-    --------
-    >>> dx = diagnose(straggler_scenario("slow worker", rng=0))
-    >>> dx.answers["Which worker?"], dx.answers["Compute or communication?"]
-    ('dp rank 1, stage 0', 'compute')
-    >>> round(dx.slowdown, 2), dx.answers["Persistent or one-off?"]
-    (1.16, 'persistent')
-    """
-    require(isinstance(scenario, Scenario), "scenario", scenario, "a Scenario from straggler_scenario()")
-    threshold = in_range("threshold", threshold, 1.0)
-    T, D, P, M = scenario.shape
-    f, b, x, ar = scenario.forward, scenario.backward, scenario.p2p, scenario.allreduce
-    f0 = np.broadcast_to(f.mean(axis=(1, 2), keepdims=True), f.shape)
-    b0 = np.broadcast_to(b.mean(axis=(1, 2), keepdims=True), b.shape)
-    used = x[:, :, : max(P - 1, 1)].reshape(T, -1)
-    x0 = np.broadcast_to(np.median(used, axis=1)[:, None, None, None], x.shape)
-    ar0 = np.broadcast_to(np.median(ar.reshape(T, -1), axis=1)[:, None, None], ar.shape)
-    masks = [np.zeros((D, P, M), bool), np.ones((D, P, M), bool)]
-    for d in range(D):
-        m = np.zeros((D, P, M), bool)
-        m[d] = True
-        masks.append(m)
-    for s in range(P):
-        m = np.zeros((D, P, M), bool)
-        m[:, s] = True
-        masks.append(m)
-    for k in range(M):
-        m = np.zeros((D, P, M), bool)
-        m[:, :, k] = True
-        masks.append(m)
-    compute_mask = np.array(masks)  # which compute ops keep their durations
-    comm_keep = np.zeros((len(masks), 2), bool)  # (p2p, allreduce) keep?
-    comm_keep[1] = True
-    # p2p and all-reduce belong to their dp rank (and stage) in the by_dp / by_stage variants
-    link_mask = compute_mask.copy()
-    ar_mask = compute_mask.all(axis=3)
-    ar_mask[2 + D + P :] = False  # microbatch variants: the all-reduce has no microbatch
-    ops = [("compute", True, False, False), ("p2p", False, True, False), ("allreduce", False, False, True)]
-    for name, c, l, a in ops:
-        compute_mask = np.concatenate([compute_mask, np.full((1, D, P, M), c)])
-        link_mask = np.concatenate([link_mask, np.full((1, D, P, M), l)])
-        ar_mask = np.concatenate([ar_mask, np.full((1, D, P), a)])
-    sel = lambda mask, real, ideal: np.where(mask[None], real[:, None], ideal[:, None])
-    times = pipeline_step_times(
-        P, M, sel(compute_mask, f, f0), sel(compute_mask, b, b0), dp=D,
-        p2p=sel(link_mask, x, x0), allreduce=sel(ar_mask, ar, ar0),
-    )  # (T, V)
-    ideal = times[:, 0].mean()
-    s_of = times.mean(axis=0) / ideal
-    per_step = times[:, 1] / times[:, 0]
-    by_dp, by_stage, by_mb = s_of[2 : 2 + D], s_of[2 + D : 2 + D + P], s_of[2 + D + P : 2 + D + P + M]
-    by_op = {name: float(v) for (name, *_), v in zip(ops, s_of[-3:])}
-    by_worker = np.minimum(by_dp[:, None], by_stage[None, :])
-    answers = _answers(by_dp, by_stage, by_mb, by_worker, by_op, per_step, threshold)
-    return Diagnosis(
-        slowdown=float(s_of[1]), per_step=per_step, by_dp=by_dp, by_stage=by_stage,
-        by_microbatch=by_mb, by_worker=by_worker, by_op=by_op, answers=answers,
-    )
-
-
-def _answers(by_dp, by_stage, by_mb, by_worker, by_op, per_step, threshold):
-    d = _single(by_dp, threshold)
-    s = _single(by_stage, threshold)
-    m = _single(by_mb, threshold)
-    slow = max(by_op.values()) >= threshold or per_step.max() >= threshold
-    persistence = classify_persistence(per_step, threshold=threshold)
-    a = {}
-    if not slow:
-        no = "none: nothing stands out"
-        return {q: no for q in DEBUG_QUESTIONS[:5]} | {
-            "Compute or communication?": "neither",
-            "Persistent or one-off?": classify_persistence(per_step, threshold=threshold),
-        }
-    comm = max(("p2p", "allreduce"), key=lambda k: by_op[k])
-    compute_led = by_op["compute"] >= by_op[comm]
-    if d is not None and s is not None:
-        a["Which worker?"] = f"dp rank {d}, stage {s}" + ("" if compute_led else f": its link to stage {s + 1}")
-    else:
-        a["Which worker?"] = "no single worker: the slowness is spread out, or moves from step to step"
-    a["Which pipeline stage?"] = f"stage {s}" if s is not None else "no single stage"
-    a["Which microbatch?"] = f"microbatch {m}" if m is not None else "no single microbatch"
-    if compute_led:
-        a["Which collective?"] = "none: the collectives run at their normal speed"
-    else:
-        a["Which collective?"] = "pipeline send/recv (p2p)" if comm == "p2p" else "the DP gradient all-reduce"
-    if d is not None and s is not None:
-        a["Which parallel group?"] = f"the DP group of stage {s} and the pipeline of replica {d}"
-    elif s is not None:
-        a["Which parallel group?"] = f"the pipeline (PP) group: stage {s} is slow in every replica"
-    elif d is not None:
-        a["Which parallel group?"] = f"the pipeline of replica {d}"
-    elif persistence == "transient":
-        a["Which parallel group?"] = "no single group: the slow worker changes from step to step"
-    else:
-        a["Which parallel group?"] = "the data-parallel group: the load differs across replicas"
-    a["Compute or communication?"] = "compute" if compute_led else "communication"
-    a["Persistent or one-off?"] = persistence
-    return {q: a[q] for q in DEBUG_QUESTIONS}
+    return Scenario(cause=cause, forward=fwd, backward=bwd, p2p=p2p, allreduce=ar, truth=truth, gc=gc)

@@ -32,7 +32,11 @@ Map of the package
 :mod:`~straggle_edu.traces.replay`
     the dependency model and the vectorised replay.
 :mod:`~straggle_edu.traces.whatif`
-    ideal durations, slowdown, attribution, M_W and M_S.
+    ideal durations, slowdown, attribution, M_W and M_S (the one what-if engine).
+:mod:`~straggle_edu.traces.blocks`
+    large traces read and analysed a block of steps at a time.
+:mod:`~straggle_edu.traces.diagnose`
+    the debugging questions answered, for a trace or a scenario model's job.
 :mod:`~straggle_edu.traces.synthetic`
     op-level traces with injected causes and known answers.
 :mod:`~straggle_edu.traces.cli`

@@ -52,6 +52,13 @@ def configure(parser):
         help="op-level traces: ideal durations as the OSDI 2025 artifact sets them (default), or per step "
         "and microbatch (see docs/trace-formats.md)",
     )
+    parser.add_argument(
+        "--block-steps",
+        default="auto",
+        metavar="N",
+        help="op-level files: analyse N steps at a time (peak memory set by one block); 'auto' (default) "
+        "streams traces of more than 6 million ops, 0 reads the trace whole",
+    )
     parser.add_argument("--meta", metavar="FILE", help="op-level layout file (default: meta-<name>.yaml beside the trace)")
     parser.add_argument(
         "--format",
@@ -127,6 +134,14 @@ def _run(args):
             warnings.simplefilter("always")
             warnings.showwarning = _warning_to_stderr
             bar = _bar(not args.json and sys.stderr.isatty())
+            if _op_file(paths, args.format):
+                from .blocks import analyze_op_file
+
+                result = analyze_op_file(paths, meta=args.meta, block_steps=_block_steps(args.block_steps),
+                                         attribution=args.attribution, ideal=args.ideal)
+                if bar is not None:
+                    bar.close()
+                return _print(result, args)
             trace = read_trace(paths, format=args.format, meta=args.meta)
             if bar is not None:
                 bar.update(1)
@@ -137,6 +152,29 @@ def _run(args):
                 bar.close()
     finally:
         warnings.showwarning = old
+    return _print(result, args)
+
+
+def _op_file(paths, fmt):
+    """An op-level .parquet or .csv file (analysed block by block when large)."""
+    from . import _detect
+
+    return not isinstance(paths, list) and (fmt or _detect(paths)) == "op-level"
+
+
+def _block_steps(text):
+    if text == "auto":
+        return "auto"
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ValueError(f"--block-steps must be 'auto' or a whole number >= 0, got {text!r}")
+    return n or None
+
+
+def _print(result, args):
     if args.json:
         for note in result.notes:
             print(f"note: {note}", file=sys.stderr)

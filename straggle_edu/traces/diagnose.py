@@ -5,6 +5,11 @@ parallel group, which microbatch and which pipeline stage is slow, whether
 the slowness is compute or communication, and whether it is persistent or a
 one-off. :func:`diagnose` answers each question from an
 :class:`~straggle_edu.traces.Analysis`, with the numbers that back the answer.
+:func:`diagnose_job` is the one entry for a whole job, real or modelled: a
+trace file, an :class:`OpTrace`, or a scenario model's recorded trace
+(:meth:`straggle_edu.models.causes.Scenario.trace_columns`) goes through the
+one what-if engine and comes back as a :class:`Diagnosis` (the analysis, the
+answers, and short verdicts to check them by).
 
 Thresholds (stated once, used everywhere)
 -----------------------------------------
@@ -17,10 +22,16 @@ Thresholds (stated once, used everywhere)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["diagnose", "answer", "QUESTIONS", "STRAGGLING", "EXPLAINS", "LARGE_PART", "PERSISTENT", "COMM_OPTYPES",
-           "persistent_share", "collective_tell"]
+from .result import Analysis
+
+__all__ = [
+    "diagnose", "diagnose_job", "Diagnosis", "verdicts", "answer", "QUESTIONS", "OP_QUESTIONS", "STRAGGLING",
+    "EXPLAINS", "LARGE_PART", "PERSISTENT", "COMM_OPTYPES", "persistent_share", "collective_tell",
+]
 
 #: Short keys for :func:`answer`, and the questions they stand for.
 QUESTIONS = {
@@ -35,6 +46,10 @@ QUESTIONS = {
     "same-worker": "Same worker every step?",
     "machines": "A few bad machines?",
 }
+
+#: The questions :func:`diagnose` answers for an op-level trace, in its order.
+OP_QUESTIONS = tuple(QUESTIONS[k] for k in ("straggling", "worker", "collective", "compute-or-comm", "group", "stage",
+                                            "microbatch", "persistence", "machines"))
 
 STRAGGLING = 1.10
 EXPLAINS = 0.8
@@ -157,8 +172,7 @@ def diagnose(result):
     # which worker
     workers = result.by_worker if result.by_worker is not None else result.by_rank
     if workers:
-        key, value = result.ranking("by_worker" if result.by_worker is not None else "by_rank")[0]
-        out.append(("Which worker?", f"{_fmt_worker(key)}: S_X = {value:.3f} on its own, {_share_text(value, S)}."))
+        out.append(("Which worker?", _worker_answer(result)))
     elif result.by_stage is not None:
         out.append(("Which worker?", "not computed for this size (run with --attribution full)."))
     if result.format != "op-level":
@@ -166,6 +180,179 @@ def diagnose(result):
         return out
     out.extend(_op_questions(result))
     return out
+
+
+def _stage_wide(result):
+    """``(stage, S_stage)`` when the top worker's stage explains the slowdown and its other DP ranks
+    share it (each at least a large part), so no single worker does; else None."""
+    S = result.slowdown
+    if result.by_worker is None or not result.by_stage:
+        return None
+    (d, s), _ = result.ranking("by_worker")[0]
+    others = [x for (dd, ss), x in result.by_worker.items() if ss == s and dd != d]
+    if others and min(others) - 1.0 >= LARGE_PART * (S - 1.0) and _explains(result.by_stage[s], S):
+        return s, result.by_stage[s]
+    return None
+
+
+def _worker_answer(result):
+    S = result.slowdown
+    key, value = result.ranking("by_worker" if result.by_worker is not None else "by_rank")[0]
+    wide = _stage_wide(result) if result.format == "op-level" else None
+    if wide is not None:
+        s, v = wide
+        n = sum(1 for (_, ss) in result.by_worker if ss == s)
+        return (f"no single worker: stage {s} as a whole (all {n} of its DP ranks) gives S_X = {v:.3f}, "
+                f"{_share_text(v, S)}; its top worker, {_fmt_worker(key)}, gives {value:.3f}.")
+    return f"{_fmt_worker(key)}: S_X = {value:.3f} on its own, {_share_text(value, S)}."
+
+
+def _persistence_kind(result):
+    if result.slowdown < STRAGGLING:
+        return "neither"
+    return "persistent" if persistent_share(result) >= 0.5 else "transient"
+
+
+def _comm_split(result):
+    """The optypes ranked, split into communication and compute: two lists of (optype, S_X)."""
+    ranked = result.ranking("by_optype")
+    comm = [(k, v) for k, v in ranked if k in COMM_OPTYPES or "+" in str(k) or str(k).endswith("-pp-comm")]
+    comp = [(k, v) for k, v in ranked if (k, v) not in comm]
+    return comm, comp
+
+
+def verdicts(result):
+    """Short labels for the answers of an op-level analysis, by the same thresholds as the text.
+
+    Returns a dict: ``straggling`` (S >= :data:`STRAGGLING`), ``kind``
+    (``"compute"``, ``"communication"`` or ``"neither"`` when not straggling),
+    ``persistence`` (``"persistent"``, ``"transient"`` or ``"neither"``),
+    ``worker`` ((dp_rank, stage) when one worker explains the slowdown),
+    ``stage`` (when one stage explains it), ``collective`` (the optype of the
+    worst communication when it carries a large part of the slowdown).
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> from straggle_edu.traces.whatif import analyze_ops
+    >>> v = verdicts(analyze_ops(synthetic_trace(dp=4, pp=2, microbatches=4, steps=3, slow_worker=(2, 1, 2.0))))
+    >>> v["worker"], v["stage"], v["kind"], v["persistence"]
+    ((2, 1), 1, 'compute', 'persistent')
+    """
+    S = result.slowdown
+    out = {"straggling": S >= STRAGGLING, "persistence": _persistence_kind(result), "worker": None, "stage": None,
+           "collective": None, "kind": "neither"}
+    comm, comp = _comm_split(result)
+    if out["straggling"]:
+        out["kind"] = "compute" if (comp[0][1] if comp else 1.0) >= (comm[0][1] if comm else 1.0) else "communication"
+    if comm and S > 1.0 and comm[0][1] - 1.0 >= LARGE_PART * (S - 1.0):
+        out["collective"] = comm[0][0]
+    if result.by_worker and _stage_wide(result) is None:
+        key, value = result.ranking("by_worker")[0]
+        out["worker"] = key if _explains(value, S) else None
+    if result.by_stage:
+        k, v = result.ranking("by_stage")[0]
+        out["stage"] = k if _explains(v, S) else None
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Diagnosis:
+    """One job through the one what-if engine: its analysis, the answers and their verdicts.
+
+    Attributes
+    ----------
+    analysis : Analysis
+        The op-level what-if analysis (S, S_X by optype, DP rank, stage, worker; M_W, M_S).
+    answers : dict
+        ``{question: answer}``, as :func:`diagnose` words them.
+    verdicts : dict
+        Short labels, see :func:`verdicts`.
+    truth : dict or None
+        A scenario model's injected cause (where it was put), for checking.
+    """
+
+    analysis: Analysis
+    answers: dict
+    verdicts: dict
+    truth: dict = None
+
+    @property
+    def slowdown(self):
+        """S, the job's slowdown."""
+        return self.analysis.slowdown
+
+    @property
+    def waste(self):
+        """1 - 1/S."""
+        return self.analysis.waste
+
+    @property
+    def per_step(self):
+        """S of each step, an array."""
+        return np.array(list(self.analysis.per_step.values()))
+
+    @property
+    def by_dp(self):
+        """S_X of each DP rank, an array."""
+        return _array(self.analysis.by_dp_rank)
+
+    @property
+    def by_stage(self):
+        """S_X of each stage, an array."""
+        return _array(self.analysis.by_stage)
+
+    @property
+    def by_worker(self):
+        """S_X of each worker, shape (dp, stages): min(S_dp, S_stage)."""
+        return np.minimum.outer(self.by_dp, self.by_stage)
+
+    @property
+    def by_op(self):
+        """S_X of each optype (sends and receives as the artifact groups them), a dict."""
+        return dict(self.analysis.by_optype)
+
+
+def _array(table):
+    return np.array([table[k] for k in sorted(table)]) if table else np.zeros(0)
+
+
+def diagnose_job(job, *, ideal="artifact"):
+    """Diagnose a whole job with the one what-if engine.
+
+    Parameters
+    ----------
+    job : Scenario, OpTrace, Analysis, or a path
+        A scenario model (anything with ``trace_columns()``, e.g.
+        :func:`straggle_edu.models.causes.straggler_scenario`), an op-level
+        trace, its analysis, or a trace file.
+    ideal : {"artifact", "per-step"}
+        How ideal durations are set (see :func:`~straggle_edu.traces.whatif.ideal_work`).
+
+    Returns
+    -------
+    Diagnosis
+
+    Examples
+    --------
+    >>> from straggle_edu.models.causes import straggler_scenario
+    >>> dx = diagnose_job(straggler_scenario("slow worker", rng=0))
+    >>> dx.verdicts["worker"], dx.verdicts["kind"], round(dx.slowdown, 2)
+    ((1, 0), 'compute', 1.16)
+    >>> dx.answers["Which worker?"]
+    'DP rank 1, stage 0: S_X = 1.161 on its own, which explains the slowdown.'
+    """
+    from . import analyze
+    from .optrace import op_trace_from_columns
+
+    truth = getattr(job, "truth", None)
+    if hasattr(job, "trace_columns"):
+        columns, layout = job.trace_columns()
+        job = op_trace_from_columns(columns, meta=layout, meta_source="scenario")
+    result = job if isinstance(job, Analysis) else analyze(job, attribution="full", ideal=ideal)
+    if result.format != "op-level":
+        raise ValueError(f"job must be an op-level trace, a scenario or its analysis, got a {result.format} trace")
+    return Diagnosis(analysis=result, answers=dict(diagnose(result)), verdicts=verdicts(result), truth=truth)
 
 
 def answer(result, question):
@@ -221,12 +408,8 @@ def _rank_questions(result):
 def _persistence(result):
     share = persistent_share(result)
     per = np.array(list(result.per_step.values()))
-    if result.slowdown < STRAGGLING:
-        kind = "neither: the slowdown is small"
-    elif share >= 0.5:
-        kind = "persistent"
-    else:
-        kind = "transient (one-off spikes)"
+    kind = {"neither": "neither: the slowdown is small", "persistent": "persistent",
+            "transient": "transient (one-off spikes)"}[_persistence_kind(result)]
     return (
         "Persistent or one-off?",
         f"{kind}: {100 * share:.0f}% of steps carry at least half the job's excess slowdown "
@@ -239,9 +422,7 @@ def _op_questions(result):
     d = result.details or {}
     out = []
     if result.by_optype:
-        ranked = result.ranking("by_optype")
-        comm = [(k, v) for k, v in ranked if k in COMM_OPTYPES or "+" in str(k)]
-        comp = [(k, v) for k, v in ranked if not (k in COMM_OPTYPES or "+" in str(k))]
+        comm, comp = _comm_split(result)
         if comm:
             k, v = comm[0]
             if S > 1.0 and v - 1.0 >= LARGE_PART * (S - 1.0):
@@ -285,7 +466,9 @@ def _op_questions(result):
             )
         )
     out.append(_persistence(result))
-    if result.m_w is not None:
+    if result.m_w is None:
+        out.append(("A few bad machines?", "no: there is no slowdown to share (M_W needs S > 1)."))
+    else:
         out.append(
             (
                 "A few bad machines?",

@@ -42,6 +42,7 @@ import numpy as np
 from .._validate import check_memory
 from ._table import (
     TraceError,
+    _Coded,
     dense_codes,
     display_path,
     float_column,
@@ -54,7 +55,7 @@ from ._table import (
 from ._table import column_error
 
 __all__ = ["OPTYPES", "OpTrace", "Layout", "read_op_trace", "write_trace", "op_trace_from_columns", "ops_table",
-           "public_trace_path", "public_result", "PUBLIC_TRACES"]
+           "public_trace_path", "public_result", "PUBLIC_TRACES", "find_meta"]
 
 OPTYPES = (
     "forward-compute",
@@ -304,19 +305,28 @@ def read_op_trace(path, *, meta=None):
         except ImportError:
             raise missing_pyarrow(display_path(path)) from None
     cols, _ = read_table(path)
-    meta_data, meta_path = None, None
+    meta_data, meta_source = find_meta(path, meta)
+    return op_trace_from_columns(cols, source=str(path), meta=meta_data, meta_source=meta_source)
+
+
+def find_meta(path, meta=None):
+    """The layout of the trace at ``path``: ``(sizes, shown path)``, or ``(None, None)`` when inferred.
+
+    ``meta`` names the layout file; by default ``meta-<name>.yaml|.yml|.json``
+    is looked up beside the trace.
+
+    Examples
+    --------
+    >>> sizes, shown = find_meta(public_trace_path())
+    >>> sizes["dp_size"], sizes["pp_size"], shown.endswith("meta-ST.yaml")
+    (2, 4, True)
+    """
     if meta is not None:
-        meta_path = Path(meta)
-        meta_data = read_meta(meta_path)
-    else:
-        for cand in _meta_candidates(path):
-            if cand.exists():
-                meta_path = cand
-                meta_data = read_meta(cand)
-                break
-    return op_trace_from_columns(
-        cols, source=str(path), meta=meta_data, meta_source=None if meta_path is None else display_path(meta_path)
-    )
+        return read_meta(Path(meta)), display_path(Path(meta))
+    for cand in _meta_candidates(Path(path)):
+        if cand.exists():
+            return read_meta(cand), display_path(cand)
+    return None, None
 
 
 def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=None):
@@ -345,7 +355,7 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
     seq = int_column(shown, cols, "seq_id")
     start = float_column(shown, cols, "start_ts", expected="a timestamp in seconds")
     dur = float_column(shown, cols, "duration", expected="a duration in seconds >= 0", low=0.0)
-    codes, labels = str_column(shown, cols, "optype")
+    codes, labels = str_column(shown, {"optype": _coded_text(cols["optype"])}, "optype")
     rank = int_column(shown, cols, "rank") if "rank" in cols else None
     chunk = "a whole number (model chunk, -1 for none)"
     mc = int_column(shown, cols, "mc", expected=chunk, low=-1) if "mc" in cols else np.zeros(n, np.int64)
@@ -408,6 +418,33 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
         row=rows,
         skipped=skipped,
     )
+
+
+def _coded_text(col, few=64):
+    """A text column as (codes, labels) at C speed when it is a plain array of strings.
+
+    Up to ``few`` distinct labels are found one comparison sweep at a time (an
+    optype column has 14); beyond that, by sorting (np.unique).
+    """
+    if not isinstance(col, (list, tuple, np.ndarray)):
+        return col
+    arr = np.asarray(col)
+    if arr.dtype.kind not in "OU" or arr.ndim != 1 or not all(isinstance(x, str) for x in arr[:1]):
+        return col
+    codes, labels, rest = np.full(len(arr), -1, dtype=np.int64), [], np.ones(len(arr), dtype=bool)
+    try:
+        while rest.any():
+            if len(labels) == few:
+                found, inverse = np.unique(arr, return_inverse=True)
+                return _Coded(inverse.astype(np.int64), found.astype(object))
+            label = arr[int(rest.argmax())]
+            hit = arr == label
+            codes[hit] = len(labels)
+            labels.append(label)
+            rest &= ~hit
+    except TypeError:  # mixed types: let the checker name the bad cell
+        return col
+    return _Coded(codes, np.asarray(labels, dtype=object))
 
 
 def _is_function(a, b):

@@ -277,6 +277,7 @@ def analyze_ranks(trace):
     With a ``counted`` mask (backup workers), a step ends at its last
     counted arrival; discarded ranks count as the step's mean:
 
+    >>> import dataclasses
     >>> t = rank_trace_from_times([[2.0, 1.0, 1.0, 1.0]])
     >>> t = dataclasses.replace(t, counted=np.array([[False, True, True, True]]))
     >>> round(analyze_ranks(t).slowdown, 6)

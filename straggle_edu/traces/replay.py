@@ -115,6 +115,8 @@ class DependencyModel:
     recorded_step: np.ndarray  # (S,) recorded step time: last end - first start
     cell_of_row: np.ndarray  # (ops,) flat cell index of every op of the trace
     notes: list
+    keys: np.ndarray = None  # (K,) the trace's op keys (stage, optype, seq_id), coded
+    node_of_key: np.ndarray = None  # (K,) the node of every key
 
     @property
     def n_nodes(self):
@@ -133,8 +135,18 @@ def _median_time(arr):
     return np.median(arr[:, :, :64].reshape(arr.shape[0], -1), axis=1)
 
 
-def build_model(trace):
+def build_model(trace, program=None):
     """Build the :class:`DependencyModel` of an :class:`~straggle_edu.traces.OpTrace`.
+
+    Parameters
+    ----------
+    trace : OpTrace
+    program : DependencyModel, optional
+        Take the nodes and their dependencies from this model (built from the
+        same job's trace, e.g. a sample of its DP ranks over every step)
+        instead of deriving them from ``trace``: a block of steps is then
+        modelled exactly as the whole trace would model it. Its op keys must
+        be those of ``trace``.
 
     Examples
     --------
@@ -144,11 +156,15 @@ def build_model(trace):
     (34, 4, 2)
     >>> sorted({m.node_label[n] for n in range(m.n_nodes) if len(m.node_codes[n]) == 2})
     ['forward-recv+backward-send', 'forward-send+backward-recv']
+    >>> build_model(synthetic_trace(dp=2, pp=2, microbatches=3, steps=1, rng=1), program=m).shape
+    (34, 1, 2)
     """
     shown = display_path(trace.source) if trace.source != "<memory>" else trace.source
     _check_plain_1f1b(trace, shown)
     notes = []
     cells = _cells(trace, shown, notes)
+    if program is not None:
+        return _model_of(trace, cells, _program_nodes(cells, program, shown), program, notes)
     nodes = _combine_p2p(cells, trace.layout.pp_size, notes)
     peers, noop, linked = _p2p_links(cells, nodes, trace.layout.pp_size, shown, notes)
     dpsync = _collective_groups(cells, nodes, peers, trace.layout.dp_size, trace.layout.pp_size)
@@ -156,17 +172,33 @@ def build_model(trace):
     side, preds = _streams(nodes, trace.layout.pp_size)
     order = _event_order(nodes["N"], preds, peers, node_label=None, node_stage=nodes["stage"],
                          node_codes=nodes["codes"], shown=shown)
-    work = _recorded_work(nodes, peers, dpsync, notes)
     labels = ["+".join(OPTYPES[c] for c in nodes["codes"][n]) + (" (no peer)" if noop[n] else "")
               for n in range(nodes["N"])]
+    wiring = {"node_codes": nodes["codes"], "node_label": labels, "node_noop": noop, "preds": preds, "peers": peers,
+              "dpsync": dpsync, "side": side, "order": order}
+    return _model_of(trace, cells, nodes, wiring, notes)
+
+
+def _model_of(trace, cells, nodes, wiring, notes):
+    """The model from the trace's cells, its nodes and their wiring (a dict, or a model to copy it from)."""
+    w = wiring if isinstance(wiring, dict) else {k: getattr(wiring, k) for k in (
+        "node_codes", "node_label", "node_noop", "preds", "peers", "dpsync", "side", "order")}
+    work = _recorded_work(nodes, w["peers"], w["dpsync"], notes)
     S, D = len(cells["steps"]), trace.layout.dp_size
     return DependencyModel(
         source=str(trace.source), steps=cells["steps"], dp_size=D, pp_size=trace.layout.pp_size,
-        node_stage=nodes["stage"], node_codes=nodes["codes"], node_label=labels, node_noop=noop,
-        node_mb=nodes["mb"], preds=preds, peers=peers, dpsync=dpsync, side=side, order=order,
-        start=nodes["start"], duration=nodes["dur"], work=work, recorded_step=cells["recorded_step"],
-        cell_of_row=(nodes["node_of_key"][cells["kidx"]] * S + cells["si"]) * D + trace.dp_rank, notes=notes,
+        node_stage=nodes["stage"], node_mb=nodes["mb"], start=nodes["start"], duration=nodes["dur"], work=work,
+        recorded_step=cells["recorded_step"], notes=notes, keys=cells["keys"], node_of_key=nodes["node_of_key"],
+        cell_of_row=(nodes["node_of_key"][cells["kidx"]] * S + cells["si"]) * D + trace.dp_rank, **w,
     )
+
+
+def _program_nodes(cells, program, shown):
+    """The nodes of ``program`` filled with this trace's cells."""
+    if program.keys is None or not np.array_equal(cells["keys"], program.keys):
+        raise column_error(shown, "optype", layout=True, problem=f"steps {cells['steps'][0]}..{cells['steps'][-1]} "
+                           f"run other ops (stage, optype, seq_id) than the rest of the trace")
+    return _group_nodes(cells, program.node_of_key)
 
 
 def _check_plain_1f1b(trace, shown):
@@ -213,7 +245,7 @@ def _cells(trace, shown, notes):
     mb.reshape(-1)[cell] = trace.mb_id
     mc_of = np.zeros(K, dtype=np.int64)
     mc_of[kidx] = trace.mc  # any row of the key (chunks are fixed per key)
-    return {"steps": steps, "si": si, "kidx": kidx, "recorded_step": recorded_step, "stage": k_stage,
+    return {"steps": steps, "si": si, "kidx": kidx, "keys": keys, "recorded_step": recorded_step, "stage": k_stage,
             "code": k_code, "seq": k_seq, "start": start, "dur": dur, "mb": mb, "mc": mc_of,
             "med_start": _median_time(start), "med_end": _median_time(start + dur)}
 
@@ -252,7 +284,15 @@ def _combine_p2p(cells, P, notes):
                     notes.append(f"{OPTYPES[k_code[a]]} and {OPTYPES[k_code[b]]} of stage {p} are combined in "
                                  f"{100 * frac:.0f}% of worker-steps and treated as one op everywhere")
     heads = np.flatnonzero(group_of == np.arange(K))
-    node_of_key = np.searchsorted(heads, group_of)
+    return _group_nodes(cells, np.searchsorted(heads, group_of))
+
+
+def _group_nodes(cells, node_of_key):
+    """Nodes from keys: each node's start, duration (the longest member's), microbatch and median times."""
+    k_stage, k_code, start, dur = cells["stage"], cells["code"], cells["start"], cells["dur"]
+    K = len(k_stage)
+    heads = np.full(int(node_of_key.max()) + 1 if K else 0, K, dtype=np.int64)
+    np.minimum.at(heads, node_of_key, np.arange(K))  # a node's head is its first key
     members = [[] for _ in heads]
     for k in range(K):
         members[node_of_key[k]].append(k)

@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import as_rng, check_memory, in_range, nonnegative, positive, probability, require, whole
+from ..models.job_trace import program, record, wavefront, wire
 from .optrace import OPTYPES, op_trace_from_columns, write_trace
 
 __all__ = ["synthetic_trace", "example_trace", "example_trace_path", "trace_or_example", "cause_gallery", "CAUSES"]
@@ -67,46 +68,6 @@ CAUSES = {
     "gc-pauses": {"kwargs": {"gc_pauses": (0.04, 0.1)}, "culprit": ("by_optype", "gc")},
     "slow-link": {"kwargs": {"slow_link": (2, 0, 40.0)}, "culprit": ("by_dp_rank", 2)},
 }
-
-
-def _program(s, P, M, D):
-    """The ops of stage s in program order: (stream, codes, mb, tags)."""
-    from ..models.pipeline import schedule_1f1b
-
-    sched = schedule_1f1b(P, M)[s]
-    main = []
-    for i, (kind, m) in enumerate(sched):
-        prev = sched[i - 1] if i > 0 else None
-        nxt = sched[i + 1] if i + 1 < len(sched) else None
-        if kind == "F":
-            if s > 0 and not (prev is not None and prev[0] == "B"):
-                main.append(("p2p", (C["forward-recv"],), -1, (("F", m, s - 1),)))
-            main.append(("compute", (C["forward-compute"],), m, ()))
-            if s < P - 1:
-                if nxt is not None and nxt[0] == "B":
-                    main.append(("p2p", (C["forward-send"], C["backward-recv"]), -1, (("F", m, s), ("B", nxt[1], s + 1))))
-                else:
-                    main.append(("p2p", (C["forward-send"],), -1, (("F", m, s),)))
-        else:
-            if s < P - 1 and not (prev is not None and prev[0] == "F"):
-                main.append(("p2p", (C["backward-recv"],), -1, (("B", m, s + 1),)))
-            main.append(("compute", (C["backward-compute"],), m, ()))
-            if s > 0:
-                if nxt is not None and nxt[0] == "F":
-                    main.append(("p2p", (C["backward-send"], C["forward-recv"]), -1, (("B", m, s), ("F", nxt[1], s - 1))))
-                else:
-                    main.append(("p2p", (C["backward-send"],), -1, (("B", m, s),)))
-    main.append(("local", (C["gc"],), -1, ()))
-    main.append(("local", (C["layernorm-grads-all-reduce"],), -1, ()))
-    if P > 1 and s in (0, P - 1):
-        main.append(("emb", (C["embedding-grads-all-reduce"],), -1, ()))
-    main.append(("clip", (C["optimizer-clip-main-grad"],), -1, ()))
-    main.append(("local", (C["optimizer"],), -1, ()))
-    side = []
-    if D > 1:
-        side.append(("dp", (C["params-all-gather"],), -1, ()))
-        side.append(("dp", (C["grads-reduce-scatter"],), -1, ()))
-    return main, side
 
 
 def synthetic_trace(
@@ -192,10 +153,10 @@ def synthetic_trace(
 
     inj = _injections(D, P, S, M, rng, slow_worker=slow_worker, last_stage=last_stage, slow_link=slow_link,
                       gc_pauses=gc_pauses, seq_imbalance=seq_imbalance)
-    programs = [_program(s, P, M, D) for s in range(P)]
+    programs = [program(s, P, M, D) for s in range(P)]
     ops = _op_works(programs, times, inj, jitter, rng, S, D)
-    _wire(ops, programs, D)
-    start, end = _wavefront(ops, S, D, gaps, rng)
+    wire(ops, programs, D)
+    start, end = wavefront(ops, S, D, gaps, rng)
     return _record(ops, start, end, S, D, P, step_gap)
 
 
@@ -298,108 +259,10 @@ def _op_works(programs, times, inj, jitter, rng, S, D):
     return ops
 
 
-def _wire(ops, programs, D):
-    """Peers (by tag; the embedding pair; the clip everywhere) and stream dependencies, in place."""
-    by_pos = {(o["stage"], o["stream"], o["i"]): j for j, o in enumerate(ops)}
-    tag_owner = {}
-    for j, o in enumerate(ops):
-        for tag in o["tags"]:
-            tag_owner.setdefault(tag, []).append(j)
-    for j, o in enumerate(ops):
-        peers = set()
-        for tag in o["tags"]:
-            peers.update(k for k in tag_owner[tag] if k != j)
-        if o["kind"] == "emb":
-            peers.update(k for k, q in enumerate(ops) if q["kind"] == "emb" and k != j)
-        if o["kind"] == "clip":
-            peers.update(k for k, q in enumerate(ops) if q["kind"] == "clip" and k != j)
-        o["peers"] = sorted(peers)
-        o["dpsync"] = o["kind"] in ("dp", "clip") and D > 1
-        o["deps"] = []
-        if o["i"] > 0:
-            o["deps"].append(by_pos[(o["stage"], o["stream"], o["i"] - 1)])
-    for s, (main, side) in enumerate(programs):
-        if side:
-            ag = by_pos[(s, "side", 0)]
-            rs = by_pos[(s, "side", 1)]
-            first_f = next(i for i, op in enumerate(main) if op[1][0] == C["forward-compute"])
-            ops[by_pos[(s, "main", first_f)]]["deps"].append(ag)
-            last_b = max(i for i, op in enumerate(main) if op[1][0] == C["backward-compute"])
-            ops[rs]["deps"].append(by_pos[(s, "main", last_b)])
-            clip_i = next(i for i, op in enumerate(main) if op[1][0] == C["optimizer-clip-main-grad"])
-            ops[by_pos[(s, "main", clip_i)]]["deps"].append(rs)
-
-
-
-def _wavefront(ops, S, D, gaps, rng):
-    """Start an op when its dependencies have ended; end it when its peers have started."""
-    start = [None] * len(ops)
-    end = [None] * len(ops)
-    pending = set(range(len(ops)))
-    while pending:
-        progressed = False
-        for j in sorted(pending):
-            o = ops[j]
-            if start[j] is None:
-                if any(end[k] is None for k in o["deps"]):
-                    continue
-                ready = np.zeros((S, D))
-                for k in o["deps"]:
-                    ready = np.maximum(ready, end[k])
-                if gaps > 0:
-                    ready = ready + gaps * rng.random((S, D))
-                start[j] = ready
-                progressed = True
-            if any(start[k] is None for k in o["peers"]):
-                continue
-            arrive = start[j]
-            for k in o["peers"]:
-                arrive = np.maximum(arrive, start[k])
-            if o["dpsync"]:
-                arrive = np.broadcast_to(arrive.max(axis=1, keepdims=True), (S, D))
-            end[j] = arrive + o["work"]
-            pending.discard(j)
-            progressed = True
-        if not progressed:  # pragma: no cover - the programs above never deadlock
-            raise RuntimeError("synthetic_trace: the simulated program deadlocked")
-    return start, end
-
-
 def _record(ops, start, end, S, D, P, step_gap):
-    """Write the simulated timeline in the artifact's op-level schema."""
-    step_len = np.max([e.max(axis=1) for e in end], axis=0)  # (S,)
-    origin = 1000.0 + np.concatenate([[0.0], np.cumsum(step_len + step_gap)[:-1]])
-
-    cols = {k: [] for k in ("dp_rank", "stage", "rank", "step", "optype", "start_ts", "duration", "seq_id",
-                            "mc", "gmc", "mb_id")}
-    d_idx = np.broadcast_to(np.arange(D)[None, :], (S, D)).ravel()
-    s_idx = np.broadcast_to(np.arange(S)[:, None], (S, D)).ravel()
-    seq_count = {}
-    for j, o in enumerate(ops):
-        st = (start[j] + origin[:, None]).ravel()
-        du = (end[j] - start[j]).ravel()
-        for code in o["codes"]:
-            key = (o["stage"], code)
-            seq = seq_count.get(key, 0)
-            seq_count[key] = seq + 1
-            n = S * D
-            cols["dp_rank"].append(d_idx)
-            cols["stage"].append(np.full(n, o["stage"]))
-            cols["rank"].append(o["stage"] * D + d_idx)
-            cols["step"].append(s_idx)
-            cols["optype"].append(np.full(n, code))
-            cols["start_ts"].append(st)
-            cols["duration"].append(du)
-            cols["seq_id"].append(np.full(n, seq))
-            cols["mc"].append(np.zeros(n, dtype=np.int64))
-            cols["gmc"].append(np.full(n, o["stage"]))
-            cols["mb_id"].append(np.full(n, o["mb"] if o["kind"] == "compute" else -1))
-    out = {k: np.concatenate(v) for k, v in cols.items()}
-    order = np.lexsort((out["start_ts"], out["stage"], out["dp_rank"], out["step"]))
-    out = {k: v[order] for k, v in out.items()}
-    out["optype"] = np.asarray(OPTYPES, dtype=object)[out["optype"]]
-    meta = {"dp_size": D, "pp_size": P, "tp_size": 1, "dsp_size": 1, "vpp_size": 1, "world_size": D * P}
-    return op_trace_from_columns(out, meta=meta, meta_source="synthetic")
+    """The simulated timeline as a checked OpTrace."""
+    cols, meta = record(ops, start, end, S, D, P, step_gap)
+    return op_trace_from_columns(cols, meta=meta, meta_source="synthetic")
 
 
 def example_trace(cause="slow-worker", *, dp=4, pp=2, microbatches=4, steps=8, jitter=0.02, rng=0, **kwargs):

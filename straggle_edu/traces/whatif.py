@@ -46,6 +46,8 @@ replays cost about as much as a handful.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -53,7 +55,8 @@ from .optrace import OPTYPES
 from .replay import MEAN_KIND, build_model, replay
 from .result import Analysis
 
-__all__ = ["analyze_ops", "ideal_work", "optype_groups", "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION",
+__all__ = ["analyze_ops", "analyze_blocks", "ideal_work", "ideal_stats", "merge_stats", "finish_stats",
+           "ideal_from_stats", "optype_groups", "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION",
            "AUTO_WORKERS"]
 
 MW_FRACTION = 0.03  # M_W fixes the ceil(3%) slowest workers, as in the artifact
@@ -88,14 +91,95 @@ def ideal_work(model, ideal="artifact"):
     """
     if ideal not in IDEALS:
         raise ValueError(f"ideal must be one of {', '.join(IDEALS)}, got {ideal!r}")
+    return ideal_from_stats(model, ideal, finish_stats(ideal_stats(model, ideal)))
+
+
+def ideal_stats(model, ideal="artifact"):
+    """What the ideal needs from the whole trace, taken from one block of steps.
+
+    Returns ``{"sum": {code: s}, "count": {code: n}, "values": {key: array}}``:
+    the work summed and counted per compute optype (``"artifact"`` only; the
+    per-step means stay inside their step), and every work value per median
+    key (an optype code, or a node label for ``"per-step"``). Blocks merge
+    with :func:`merge_stats`; :func:`finish_stats` turns them into means and
+    medians, identical to those of the whole trace in one block.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> from straggle_edu.traces.replay import build_model
+    >>> st = ideal_stats(build_model(synthetic_trace(dp=2, pp=1, microbatches=2, steps=1)))
+    >>> st["count"][OPTYPES.index("forward-compute")]   # 2 microbatches x 2 DP ranks
+    4
+    """
+    mean_nodes = _mean_nodes(model)
+    out = {"sum": {}, "count": {}, "values": {}}
+    if ideal == "artifact":
+        for code in sorted({model.node_codes[n][0] for n in mean_nodes}):
+            w = model.work[[n for n in mean_nodes if model.node_codes[n][0] == code]]
+            out["sum"][code], out["count"][code] = float(w.sum()), int(w.size)
+    for key, nodes in _median_keys(model, mean_nodes, ideal).items():
+        out["values"][key] = model.work[nodes].ravel()
+    return out
+
+
+def merge_stats(a, b):
+    """Two blocks' :func:`ideal_stats` as one (values are concatenated, a first).
+
+    Examples
+    --------
+    >>> a = {"sum": {0: 1.0}, "count": {0: 1}, "values": {2: np.array([1.0])}}
+    >>> m = merge_stats(a, a)
+    >>> m["sum"][0], m["count"][0], m["values"][2].tolist()
+    (2.0, 2, [1.0, 1.0])
+    """
+    if a is None:
+        return b
+    out = {"sum": dict(a["sum"]), "count": dict(a["count"]), "values": dict(a["values"])}
+    for k, v in b["sum"].items():
+        out["sum"][k] = out["sum"].get(k, 0.0) + v
+        out["count"][k] = out["count"].get(k, 0) + b["count"][k]
+    for k, v in b["values"].items():
+        out["values"][k] = np.concatenate([out["values"][k], v]) if k in out["values"] else v
+    return out
+
+
+def finish_stats(stats):
+    """``{"mean": {code: s}, "median": {key: s}}`` from merged :func:`ideal_stats`.
+
+    Examples
+    --------
+    >>> finish_stats({"sum": {0: 3.0}, "count": {0: 2}, "values": {5: np.array([1.0, 9.0, 2.0])}})
+    {'mean': {0: 1.5}, 'median': {5: 2.0}}
+    """
+    return {"mean": {c: stats["sum"][c] / stats["count"][c] for c in stats["sum"]},
+            "median": {k: float(np.median(v)) for k, v in stats["values"].items()}}
+
+
+def ideal_from_stats(model, ideal, finished):
+    """The ideal work of one block's cells, shape (N, S, D), from :func:`finish_stats`.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> from straggle_edu.traces.replay import build_model
+    >>> m = build_model(synthetic_trace(dp=2, pp=1, microbatches=2, steps=1))
+    >>> bool(np.array_equal(ideal_from_stats(m, "artifact", finish_stats(ideal_stats(m))), ideal_work(m)))
+    True
+    """
     out = np.empty(model.shape)
     mean_nodes = _mean_nodes(model)
     if ideal == "artifact":
-        _optype_means(model, mean_nodes, out)
-        _optype_medians(model, mean_nodes, out)
+        for code, mean in finished["mean"].items():
+            out[[n for n in mean_nodes if model.node_codes[n][0] == code]] = mean
     else:
         _group_means(model, mean_nodes, out)
-        _label_medians(model, mean_nodes, out)
+    median = finished["median"]
+    skip = set(mean_nodes)
+    for n in range(model.n_nodes):
+        if n not in skip:
+            keys = model.node_codes[n] if ideal == "artifact" else (model.node_label[n],)
+            out[n] = max(median[k] for k in keys)
     return out
 
 
@@ -104,28 +188,20 @@ def _mean_nodes(model):
     return [n for n in range(model.n_nodes) if len(model.node_codes[n]) == 1 and model.node_codes[n][0] in MEAN_KIND]
 
 
-def _optype_means(model, mean_nodes, out):
-    """Artifact: each compute optype's mean over every step, stage, DP rank and microbatch."""
-    for code in {model.node_codes[n][0] for n in mean_nodes}:
-        nodes = [n for n in mean_nodes if model.node_codes[n][0] == code]
-        out[nodes] = float(np.mean(model.work[nodes]))
-
-
-def _optype_medians(model, mean_nodes, out):
-    """Artifact: each other optype's median transfer; a combined send+recv takes the larger."""
+def _median_keys(model, mean_nodes, ideal):
+    """The nodes of each median key: an optype code (artifact; a combined send+recv is in both of
+    its optypes, and takes the larger median) or a node label (per-step)."""
     skip = set(mean_nodes)
-    by_code = {}
+    keys = {}
     for n in range(model.n_nodes):
         if n not in skip:
-            for c in model.node_codes[n]:
-                by_code.setdefault(c, []).append(n)
-    median = {c: float(np.median(model.work[nodes])) for c, nodes in by_code.items()}
-    for n in range(model.n_nodes):
-        if n not in skip:
-            out[n] = max(median[c] for c in model.node_codes[n])
+            for k in (model.node_codes[n] if ideal == "artifact" else (model.node_label[n],)):
+                keys.setdefault(k, []).append(n)
+    return keys
 
 
 def _group_means(model, mean_nodes, out):
+
     """Per step: the mean over (optype, step, microbatch) across DP ranks and stages."""
     if not mean_nodes:
         return
@@ -141,17 +217,6 @@ def _group_means(model, mean_nodes, out):
     total = np.bincount(flat, weights=model.work[idx].reshape(-1), minlength=size)
     count = np.bincount(flat, minlength=size)
     out[idx] = (total / np.maximum(count, 1))[flat].reshape(len(idx), S, D)
-
-
-def _label_medians(model, mean_nodes, out):
-    """Per step: the median transfer of each node label over the trace."""
-    labels = {}
-    skip = set(mean_nodes)
-    for n in range(model.n_nodes):
-        if n not in skip:
-            labels.setdefault(model.node_label[n], []).append(n)
-    for nodes in labels.values():
-        out[nodes] = float(np.median(model.work[nodes]))
 
 
 PP_COMM = {"forward-pp-comm": ("forward-send", "forward-recv"),
@@ -274,14 +339,18 @@ def _worker_scores(by_dp, by_stage, dp_step, stage_step):
     return workers, by_worker, worker_step
 
 
-def _m_w(model, ideal, by_worker, t_orig, t_ideal):
-    """M_W: the share of the slowdown removed by fixing the ceil(3%) top workers."""
-    D, P = model.dp_size, model.pp_size
+def _mw_fix(by_worker, D, P):
+    """The ceil(3%) workers with the largest S_worker (at least one): a (P, D) mask and their ids."""
     k = max(1, math.ceil(MW_FRACTION * D * P))
     ranked = sorted(by_worker, key=lambda w: (-by_worker[w], w[1] * D + w[0]))[:k]
     fix = np.zeros((P, D), dtype=bool)
     for d, s in ranked:
         fix[s, d] = True
+    return fix, tuple(ranked)
+
+
+def _mw_times(model, ideal, fix):
+    """Step times, shape (S,), with the fixed workers' ops at their ideal work."""
 
     def work(n):
         out = model.work[n].copy()
@@ -289,14 +358,13 @@ def _m_w(model, ideal, by_worker, t_orig, t_ideal):
         out[:, cols] = ideal[n][:, cols]
         return out[None]
 
-    t_mw = replay(model, work)[0]
-    return _share(t_orig, t_mw, t_ideal), tuple(ranked)
+    return replay(model, work)[0]
 
 
-def _notes(model, trace, report_workers):
-    notes = list(model.notes)
-    if trace.skipped:
-        notes.append("skipped ops of unknown type: " + ", ".join(f"{n} x{c}" for n, c in trace.skipped))
+def _notes(model, notes, skipped, report_workers):
+    notes = list(dict.fromkeys(notes))
+    if skipped:
+        notes.append("skipped ops of unknown type: " + ", ".join(f"{n} x{c}" for n, c in skipped.items()))
     if not report_workers:
         D, P = model.dp_size, model.pp_size
         notes.append(f"by_dp_rank and by_worker are left out for {D * P} workers (more than {AUTO_WORKERS}); "
@@ -331,37 +399,168 @@ def analyze_ops(trace, *, attribution="auto", progress=False, ideal="artifact"):
     >>> a.culprit("by_stage"), a.m_s > 1
     (1, True)
     """
+    return analyze_blocks([trace], attribution=attribution, progress=progress, ideal=ideal)
+
+
+def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, ideal="artifact", spill=None):
+    """What-if analysis of a trace given as blocks of whole steps, in step order.
+
+    The same analysis as :func:`analyze_ops` on the whole trace, with peak
+    memory set by one block: the first pass builds each block's dependency
+    model, keeps its work (spilled to ``spill``, a folder, when given) and
+    the whole-trace statistics of the ideal; the second replays every block
+    with the ideal and the what-if variants; the third replays the M_W
+    variant once the slowest workers are known. Means are summed block by
+    block, so results agree with the one-block analysis to rounding (about
+    1e-15 relative); medians are exact.
+
+    Parameters
+    ----------
+    blocks : iterable of OpTrace
+        Each holds every op of its steps; blocks come in increasing step
+        order and run the same ops, as one job's steps do.
+    program : DependencyModel, optional
+        Where the op order and the dependencies come from (see
+        :func:`~straggle_edu.traces.replay.build_model`); by default from
+        the first block. :func:`~straggle_edu.traces.blocks.analyze_op_file`
+        builds it from the first 64 DP ranks over every step: the ranks
+        whose median timeline orders the ops of the whole trace.
+    attribution, progress, ideal
+        As for :func:`analyze_ops`.
+    spill : str or os.PathLike, optional
+        A folder for the blocks' work arrays (memory-mapped when read back).
+
+    Returns
+    -------
+    Analysis
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> from straggle_edu.traces.optrace import op_trace_from_columns
+    >>> t = synthetic_trace(dp=4, pp=2, microbatches=4, steps=4, slow_worker=(1, 1, 1.5), jitter=0.02, rng=0)
+    >>> cols = t.columns()
+    >>> halves = [op_trace_from_columns({k: v[t.step // 2 == h] for k, v in cols.items()}) for h in (0, 1)]
+    >>> a, b = analyze_ops(t), analyze_blocks(halves)
+    >>> bool(abs(a.slowdown - b.slowdown) < 1e-12), b.culprit("by_worker")
+    (True, (1, 1))
+    """
+    if ideal not in IDEALS:
+        raise ValueError(f"ideal must be one of {', '.join(IDEALS)}, got {ideal!r}")
     bar = _Ticker(progress)
-    model = build_model(trace)
+    store = _BlockStore(spill)
+    first, stats, notes, skipped, trace0 = None, None, [], {}, None
+    for trace in blocks:
+        model = build_model(trace, program=program if first is None else first)
+        if first is None:
+            first, trace0 = model, trace
+        elif model.steps[0] <= store.steps[-1]:
+            raise ValueError(f"{model.source}: blocks must come in increasing step order without repeats; step "
+                             f"{model.steps[0]} comes after step {store.steps[-1]}")
+        stats = merge_stats(stats, ideal_stats(model, ideal))
+        notes += model.notes
+        for name, count in trace.skipped:
+            skipped[name] = skipped.get(name, 0) + count
+        store.put(model, keep_model=store.empty)
+    if first is None:
+        raise ValueError("blocks must hold at least one block of steps, got none")
     bar.tick()
-    ideal_arr = ideal_work(model, ideal)
-    groups = optype_groups(model, ideal)
-    T = _replay_variants(model, ideal_arr, _variant_masks(model, groups))
+    return _score_blocks(store, first, trace0, finish_stats(stats), ideal, attribution, notes, skipped, bar)
+
+
+def _score_blocks(store, first, trace0, finished, ideal, attribution, notes, skipped, bar):
+    """Passes 2 and 3 of :func:`analyze_blocks`: replay the variants block by block, then M_W."""
+    groups = optype_groups(first, ideal)
+    keep = _variant_masks(first, groups)
+    T, dp_step, mb = [], [], []
+    for model in store.models(first):
+        ideal_b = ideal_from_stats(model, ideal, finished)
+        T.append(_replay_variants(model, ideal_b, keep))
+        dp_step.append(_dp_variants(model, model.work, ideal_b))
+        mb.append(_microbatch_part(model, ideal_b, sum(len(t[0]) for t in T[:-1])))
     bar.tick()
-    sc = _stage_optype_scores(model, T, groups)
-    dp_step = _dp_variants(model, model.work, ideal_arr)
-    bar.tick()
+    whole = replace(first, steps=store.steps, recorded_step=store.recorded_step)
+    T, dp_step = np.concatenate(T, axis=1), np.concatenate(dp_step, axis=1)
+    sc = _stage_optype_scores(whole, T, groups)
     t_orig, t_ideal = T[0], T[1]
-    by_dp = {d: float(np.mean(dp_step[d] * t_ideal) / np.mean(t_ideal)) for d in range(model.dp_size)}
+    by_dp = {d: float(np.mean(dp_step[d] * t_ideal) / np.mean(t_ideal)) for d in range(first.dp_size)}
     workers, by_worker, worker_step = _worker_scores(by_dp, sc["by_stage"], dp_step, sc["stage_step"])
-    m_w, fixed = _m_w(model, ideal_arr, by_worker, t_orig, t_ideal)
+    fix, fixed = _mw_fix(by_worker, first.dp_size, first.pp_size)
+    t_mw = np.concatenate([_mw_times(m, ideal_from_stats(m, ideal, finished), fix) for m in store.models(first)])
+    m_w = _share(t_orig, t_mw, t_ideal)
     bar.tick()
     report = attribution == "full" or (attribution == "auto" and len(workers) <= AUTO_WORKERS)
-    details = {"model": model, "ideal": ideal_arr, "ideal_method": ideal, "optypes": tuple(sc["by_optype"]),
-               "stage_step": sc["stage_step"], "dp_step": dp_step, "optype_step": sc["optype_step"],
-               "mw_workers": len(fixed), "mw_fixed": fixed, "microbatch": _microbatch_stats(model, ideal_arr),
-               "layout": trace.layout, "trace": trace}
+    single = store.single
+    details = {"model": first if single else None, "ideal": ideal_from_stats(first, ideal, finished) if single else None,
+               "ideal_method": ideal, "optypes": tuple(sc["by_optype"]), "stage_step": sc["stage_step"],
+               "dp_step": dp_step, "optype_step": sc["optype_step"], "mw_workers": len(fixed), "mw_fixed": fixed,
+               "microbatch": _microbatch_stats(mb), "layout": trace0.layout, "trace": trace0 if single else None,
+               "blocks": store.count}
     bar.tick()
     bar.close()
     return Analysis(
-        format="op-level", source=str(trace.source), slowdown=sc["slowdown"], waste=1.0 - 1.0 / sc["slowdown"],
-        per_step={int(s): float(v) for s, v in zip(model.steps, sc["per_step"])},
-        replay_error=float(np.mean(np.abs(t_orig - model.recorded_step) / model.recorded_step)),
-        steps=model.steps, step_time=t_orig, ideal_step_time=t_ideal, recorded_step_time=model.recorded_step,
+        format="op-level", source=str(trace0.source), slowdown=sc["slowdown"], waste=1.0 - 1.0 / sc["slowdown"],
+        per_step={int(s): float(v) for s, v in zip(whole.steps, sc["per_step"])},
+        replay_error=float(np.mean(np.abs(t_orig - whole.recorded_step) / whole.recorded_step)),
+        steps=whole.steps, step_time=t_orig, ideal_step_time=t_ideal, recorded_step_time=whole.recorded_step,
         workers=tuple(workers), worker_step_slowdown=worker_step, by_optype=sc["by_optype"],
         by_dp_rank=by_dp if report else None, by_stage=sc["by_stage"], by_worker=by_worker if report else None,
-        m_w=m_w, m_s=sc["m_s"], notes=_notes(model, trace, report), details=details,
+        m_w=m_w, m_s=sc["m_s"], notes=_notes(first, notes, skipped, report), details=details,
     )
+
+
+class _BlockStore:
+    """Each block's work, microbatches, steps and recorded step times; in memory or spilled to a folder."""
+
+    def __init__(self, spill=None):
+        self.folder = None if spill is None else Path(spill)
+        self.blocks, self._steps, self._recorded = [], [], []
+        self.first_model = None
+
+    @property
+    def empty(self):
+        return not self.blocks
+
+    @property
+    def count(self):
+        return len(self.blocks)
+
+    @property
+    def single(self):
+        return len(self.blocks) == 1
+
+    @property
+    def steps(self):
+        return np.concatenate(self._steps) if self._steps else np.zeros(0, dtype=np.int64)
+
+    @property
+    def recorded_step(self):
+        return np.concatenate(self._recorded)
+
+    def put(self, model, keep_model=False):
+        self._steps.append(np.asarray(model.steps))
+        self._recorded.append(np.asarray(model.recorded_step))
+        if keep_model:
+            self.first_model = model
+        if self.folder is None or keep_model:
+            self.blocks.append({"work": model.work, "node_mb": model.node_mb})
+            return
+        entry = {}
+        for name, arr in (("work", model.work), ("node_mb", model.node_mb.astype(np.int32))):
+            path = self.folder / f"block{len(self.blocks):05d}-{name}.npy"
+            np.save(path, arr)
+            entry[name] = path
+        self.blocks.append(entry)
+
+    def models(self, first):
+        """Each block as a DependencyModel (the first block's program, the block's cells)."""
+        for i, entry in enumerate(self.blocks):
+            if i == 0 and self.first_model is not None:
+                yield self.first_model
+                continue
+            arrays = {k: np.load(v, mmap_mode="r") if isinstance(v, Path) else v for k, v in entry.items()}
+            yield replace(first, steps=self._steps[i], recorded_step=self._recorded[i], work=np.asarray(arrays["work"]),
+                          node_mb=arrays["node_mb"], start=None, duration=None, cell_of_row=None)
 
 
 def _dp_variants(model, orig, ideal):
@@ -402,8 +601,8 @@ def _dp_variants(model, orig, ideal):
     return T / t_ideal[None]
 
 
-def _microbatch_stats(model, ideal):
-    """The longest compute op relative to its group's mean, and the microbatch spread.
+def _microbatch_part(model, ideal, step_offset):
+    """One block's share of :func:`_microbatch_stats`: its longest compute op and sum of squared residuals.
 
     ``cv`` is the coefficient of variation of compute ops *within each
     worker-step*, after dividing out the worker-step's own average speed: a
@@ -428,16 +627,20 @@ def _microbatch_stats(model, ideal):
         r = ratio[stages == p]  # (ops of the stage, S, D)
         resid.append((r / r.mean(axis=0, keepdims=True) - 1.0).ravel())
     resid = np.concatenate(resid)
-    cv = float(np.sqrt(np.mean(resid**2)))
-    return {
-        "step": int(model.steps[s]),
-        "mb": int(model.node_mb[n, s, d]),
-        "dp_rank": int(d),
-        "stage": int(model.node_stage[n]),
-        "optype": OPTYPES[model.node_codes[n][0]],
-        "ratio": float(ratio[j]),
-        "cv": cv,
-    }
+    top = {"step": int(model.steps[s]), "mb": int(model.node_mb[n, s, d]), "dp_rank": int(d),
+           "stage": int(model.node_stage[n]), "optype": OPTYPES[model.node_codes[n][0]], "ratio": float(ratio[j])}
+    return {"top": top, "order": (j[0], step_offset + s, d), "sq": float(np.sum(resid**2)), "count": resid.size}
+
+
+def _microbatch_stats(parts):
+    """The longest compute op relative to its group's mean (the first in op, step, DP order on ties),
+    and the microbatch spread ``cv`` over every block."""
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    best = min(parts, key=lambda p: (-p["top"]["ratio"], p["order"]))
+    cv = float(np.sqrt(sum(p["sq"] for p in parts) / sum(p["count"] for p in parts)))
+    return {**best["top"], "cv": cv}
 
 
 def worker_timeline(analysis, dp_rank, stage, step):
@@ -457,6 +660,9 @@ def worker_timeline(analysis, dp_rank, stage, step):
     """
     model = analysis.details["model"]
     ideal = analysis.details["ideal"]
+    if model is None:
+        raise ValueError(f"analysis must hold its trace in one block for a worker's timeline, got one analysed in "
+                         f"{analysis.details['blocks']} blocks of steps (analyse with block_steps=None)")
     steps = list(model.steps)
     if step not in steps:
         raise ValueError(f"step must be one of the trace's steps {steps[0]}..{steps[-1]}, got {step!r}")

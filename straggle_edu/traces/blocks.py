@@ -1,0 +1,248 @@
+"""Reading and analysing an op-level trace block by block of steps.
+
+A job of 16,384 ranks traced for 50 steps holds about 5 x 10^7 ops: several
+GB as arrays, more than a laptop has. Its steps are independent until the
+very end of the analysis (only the ideal durations and the rankings look at
+the whole trace), so the file is read a block of whole steps at a time, each
+block is checked and modelled on its own, and
+:func:`~straggle_edu.traces.whatif.analyze_blocks` combines them into the
+same :class:`~straggle_edu.traces.Analysis` as the whole trace would give.
+
+:func:`iter_op_blocks`
+    a ``.parquet`` or ``.csv`` trace -> one :class:`OpTrace` per block of
+    steps. A file sorted by step (the artifact's traces are) is read once,
+    batch by batch; an unsorted one is read once per block, keeping each
+    block's steps.
+:func:`analyze_op_file`
+    the analysis of a trace file, in one block when it is small and block by
+    block (work spilled to a temporary folder) when it is large.
+
+Peak memory is about 250 bytes per op of one block (the rows, the model's
+cells and the replays' variants), plus 12 bytes per op of the whole trace
+on disk. Needs pyarrow for streaming; without it the file is read whole.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .._validate import whole
+from ._table import TraceError, _arrow_columns, display_path, missing_pyarrow
+from .optrace import find_meta, op_trace_from_columns, read_op_trace
+
+__all__ = ["iter_op_blocks", "analyze_op_file", "program_sample", "count_rows", "BLOCK_ROWS", "STREAM_ROWS"]
+
+BLOCK_ROWS = 1_000_000  # "auto": about this many ops per block
+STREAM_ROWS = 6_000_000  # "auto": traces with more ops than this are analysed block by block
+_BATCH = 262_144  # rows per read batch
+
+
+def count_rows(path):
+    """The number of ops in a trace file: exact for Parquet, estimated from the size for CSV.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> count_rows(public_trace_path()) > 6000   # 6,784 ops in about 0.5 MB
+    True
+    """
+    path = Path(path)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    lines = max(1, head.count(b"\n") - 1)
+    return int(path.stat().st_size / (len(head) / lines)) if len(head) else 0
+
+
+def _batches(path, columns=None):
+    """The file as pyarrow RecordBatches, in file order."""
+    try:
+        import pyarrow as pa  # noqa: F401
+    except ImportError:
+        raise missing_pyarrow(display_path(path), "reading a trace block by block") from None
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        yield from pq.ParquetFile(path).iter_batches(batch_size=_BATCH, columns=columns)
+        return
+    import pyarrow.csv as pcsv
+
+    convert = pcsv.ConvertOptions(strings_can_be_null=False, include_columns=columns)
+    parse = pcsv.ParseOptions(invalid_row_handler=lambda row: "skip" if row.text.lstrip().startswith("#") else "error")
+    yield from pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 24), parse_options=parse,
+                             convert_options=convert)
+
+
+def _step_order(path):
+    """The sorted step ids of the file, and whether its rows come in step order."""
+    seen, last, ordered = [], None, True
+    for batch in _batches(path, ["step"]):
+        s = batch.column(0).to_numpy(zero_copy_only=False)
+        if not len(s):
+            continue
+        if not np.issubdtype(s.dtype, np.integer):
+            raise TraceError(f"{display_path(path)}: column 'step': expected whole numbers, got {s.dtype} values")
+        ordered &= bool((np.diff(s) >= 0).all()) and (last is None or s[0] >= last)
+        last = s[-1]
+        seen.append(np.unique(s))
+    if not seen:
+        raise TraceError(f"{display_path(path)}: the file has no rows")
+    return np.unique(np.concatenate(seen)), ordered
+
+
+def _block(path, tables, meta, meta_source):
+    """One block's rows (a list of pyarrow tables) as a checked OpTrace."""
+    import pyarrow as pa
+
+    table = pa.concat_tables(tables).unify_dictionaries()
+    return op_trace_from_columns(_arrow_columns(table), source=str(path), meta=meta, meta_source=meta_source)
+
+
+def _sorted_blocks(path, bounds, meta, meta_source):
+    """One read: batches are cut at block boundaries (the rows come in step order)."""
+    import pyarrow as pa
+
+    pending, b = [], 0
+    for batch in _batches(path):
+        table = pa.Table.from_batches([batch])
+        s = table.column("step").to_numpy()
+        while b < len(bounds) and s[-1] >= bounds[b]:  # the block ending before bounds[b] is complete
+            cut = int(np.searchsorted(s, bounds[b]))
+            pending.append(table.slice(0, cut))
+            yield _block(path, pending, meta, meta_source)
+            pending, table, s, b = [], table.slice(cut), s[cut:], b + 1
+        pending.append(table)
+    yield _block(path, pending, meta, meta_source)
+
+
+def _unsorted_blocks(path, steps, meta, meta_source):
+    """One read per block, keeping the rows of the block's steps."""
+    import pyarrow as pa
+
+    for block in steps:
+        lo, hi = block[0], block[-1]
+        parts = []
+        for batch in _batches(path):
+            s = batch.column(batch.schema.get_field_index("step")).to_numpy(zero_copy_only=False)
+            keep = (s >= lo) & (s <= hi)
+            if keep.any():
+                parts.append(pa.Table.from_batches([batch]).filter(pa.array(keep)))
+        yield _block(path, parts, meta, meta_source)
+
+
+def iter_op_blocks(path, *, block_steps, meta=None):
+    """Read an op-level trace as :class:`OpTrace` blocks of ``block_steps`` whole steps each.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.parquet`` or ``.csv`` trace in the artifact schema.
+    block_steps : int
+        Steps per block, >= 1 (the last block may hold fewer).
+    meta : str or os.PathLike, optional
+        The layout file, as for :func:`~straggle_edu.traces.optrace.read_op_trace`.
+
+    Yields
+    ------
+    OpTrace
+        Each checked as a trace of its own (row numbers in messages count
+        from the block's first row).
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> [len(b.steps) for b in iter_op_blocks(public_trace_path(), block_steps=10)]
+    [10, 10, 10, 2]
+    """
+    path = Path(path)
+    block_steps = whole("block_steps", block_steps)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    meta_data, meta_source = find_meta(path, meta)
+    steps, ordered = _step_order(path)
+    blocks = [steps[i:i + block_steps] for i in range(0, len(steps), block_steps)]
+    if ordered:
+        yield from _sorted_blocks(path, [b[0] for b in blocks[1:]], meta_data, meta_source)
+    else:
+        yield from _unsorted_blocks(path, blocks, meta_data, meta_source)
+
+
+def program_sample(path, *, meta=None, dp_ranks=64):
+    """The ops of the first ``dp_ranks`` DP ranks over every step, as one OpTrace (read in one pass).
+
+    The replay orders a stage's ops by their median times over every step
+    and the first 64 DP ranks, so this sample's dependency model is the
+    whole trace's (for traces of up to 64 DP ranks it is the whole trace).
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> program_sample(public_trace_path(), dp_ranks=1)
+    OpTrace(ops=3392, dp=1, pp=4, steps=32, source='...trace-ST.csv')
+    """
+    import pyarrow as pa
+
+    path = Path(path)
+    dp_ranks = whole("dp_ranks", dp_ranks)
+    meta_data, meta_source = find_meta(path, meta)
+    parts = []
+    for batch in _batches(path):
+        d = batch.column(batch.schema.get_field_index("dp_rank")).to_numpy(zero_copy_only=False)
+        parts.append(pa.Table.from_batches([batch]).filter(pa.array(d < dp_ranks)))
+    pp = {k: v for k, v in (meta_data or {}).items() if k in ("pp_size", "vpp_size")}
+    return _block(path, parts, pp or None, meta_source)
+
+
+def analyze_op_file(path, *, meta=None, block_steps="auto", attribution="auto", progress=False, ideal="artifact"):
+    """What-if analysis of an op-level trace file, block by block when it is large.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.parquet`` or ``.csv`` trace.
+    meta : str or os.PathLike, optional
+        The layout file.
+    block_steps : int, "auto" or None
+        Steps per block; ``"auto"`` reads traces of up to :data:`STREAM_ROWS`
+        ops whole and cuts larger ones into blocks of about
+        :data:`BLOCK_ROWS` ops; None (or 0) reads the trace whole.
+    attribution, progress, ideal
+        As for :func:`~straggle_edu.traces.whatif.analyze_ops`.
+
+    Returns
+    -------
+    Analysis
+        The same as the whole trace gives (to rounding).
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> a = analyze_op_file(public_trace_path(), block_steps=4)
+    >>> round(a.slowdown, 4), a.details["blocks"]   # the same S as in one block
+    (1.1796, 8)
+    """
+    from .whatif import analyze_blocks, analyze_ops
+
+    path = Path(path)
+    if block_steps == "auto":
+        rows = count_rows(path) if path.exists() else 0
+        if rows <= STREAM_ROWS:
+            block_steps = None
+        else:
+            n_steps = len(_step_order(path)[0])
+            block_steps = max(1, int(BLOCK_ROWS // max(1, rows // n_steps)))
+    if not block_steps:
+        return analyze_ops(read_op_trace(path, meta=meta), attribution=attribution, progress=progress, ideal=ideal)
+    block_steps = whole("block_steps", block_steps)
+    from .replay import build_model
+
+    program = build_model(program_sample(path, meta=meta))
+    with tempfile.TemporaryDirectory(prefix="straggle-edu-blocks-") as spill:
+        return analyze_blocks(iter_op_blocks(path, block_steps=block_steps, meta=meta), program=program,
+                              attribution=attribution, progress=progress, ideal=ideal, spill=spill)
