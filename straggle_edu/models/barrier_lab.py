@@ -20,7 +20,8 @@ measured times), so models never import the instrument:
   :func:`predicted_slowdown` rebalances the work instead);
 - :func:`empirical_expected_max`, :func:`measured_max_of_k`: the fixed-work
   mode's prediction, from the machine's own measured times instead of a
-  model, and the run's own measured max to check it against.
+  model, and the run's own measured max to check it against;
+  :func:`measured_vs_empirical` puts them in a :class:`Prediction`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "measured_vs_predicted",
     "empirical_expected_max",
     "measured_max_of_k",
+    "measured_vs_empirical",
 ]
 
 
@@ -65,6 +67,9 @@ class Prediction:
         The mean over steps of the slowest drawn work time: what E[max]
         would be with this run's draws, so ``measured - drawn_max -
         overhead`` is what the machine added (sleep overshoot, scheduling).
+        In the fixed-work mode (:func:`measured_vs_empirical`) nothing is
+        drawn, and this is the run's measured mean of each step's slowest
+        compute: the max that ``expected_max`` predicts.
     steps : int
         Number of steps measured.
     """
@@ -309,3 +314,60 @@ def measured_max_of_k(times, k):
     k = whole("k", k, 1, w)
     weights = np.array([math.comb(i, k - 1) for i in range(w)], dtype=float) / math.comb(w, k)
     return float((np.sort(x, axis=1) @ weights).mean())
+
+
+def measured_vs_empirical(busy, measured, overhead, slow_rank=None):
+    """The fixed-work mode's comparison: E[max] predicted from the measured
+    compute times, against the measured mean step time.
+
+    Every healthy worker did the same fixed work, so their compute times are
+    pooled into one measured distribution (the slow rank, if any, is its own
+    group). The prediction is :func:`empirical_expected_max` of those groups:
+    it uses how long each worker took, but not which slow steps came
+    together, so it assumes the workers independent. ``drawn_max`` is the
+    run's own measured mean of the slowest compute per step, the number the
+    prediction is checked against.
+
+    Parameters
+    ----------
+    busy : array_like, shape (steps, W)
+        Each worker's measured compute time per step, in seconds (>= 2 steps).
+    measured : array of float
+        Each step's length, release to release, in seconds.
+    overhead : float
+        The measured barrier overhead per step, in seconds.
+    slow_rank : int or None
+        The rank that did more work, or None.
+
+    Returns
+    -------
+    Prediction
+
+    Examples
+    --------
+    >>> busy = [[0.010, 0.012], [0.012, 0.010]]
+    >>> p = measured_vs_empirical(busy, [0.0125, 0.0125], 0.0005)
+    >>> round(p.expected_max, 4), round(p.drawn_max, 4), round(p.predicted, 5)   # E[max] = 0.25 x 10 + 0.75 x 12 ms
+    (0.0115, 0.012, 0.012)
+    """
+    busy = np.asarray(busy, dtype=float)
+    require(busy.ndim == 2 and busy.shape[0] >= 2 and bool(np.isfinite(busy).all()), "busy", f"shape {busy.shape}",
+            "a 2-d array (steps >= 2, workers) of finite seconds")
+    measured = np.asarray(measured, dtype=float)
+    steps, w = busy.shape
+    require(measured.shape == (steps,), "measured", f"shape {measured.shape}", f"one step time per step ({steps})")
+    if slow_rank is not None:
+        slow_rank = whole("slow_rank", slow_rank, 0, w - 1)
+    healthy = [r for r in range(w) if r != slow_rank]
+    groups = [(busy[:, healthy], len(healthy))] + ([(busy[:, slow_rank], 1)] if slow_rank is not None else [])
+    emax = empirical_expected_max([g for g in groups if g[1] > 0])
+    overhead = finite("overhead", overhead)
+    return Prediction(
+        measured=float(measured.mean()),
+        stderr=float(measured.std(ddof=1) / math.sqrt(steps)),
+        predicted=emax + overhead,
+        expected_max=emax,
+        overhead=overhead,
+        drawn_max=float(busy.max(axis=1).mean()),
+        steps=steps,
+    )
