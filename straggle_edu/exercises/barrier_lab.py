@@ -7,15 +7,18 @@
   ``straggle-edu analyze`` reports?
 - ``q4``: 8 workers with 50 ms steps and 10% jitter, no slow worker: the
   library's predicted mean step time in ms (no overhead)?
+- ``q5`` (a design question): 8 workers with 50 ms steps and 5% jitter,
+  rank 3 at 1.5x; 2000 steps remain, and replacing rank 3 costs a 60 s
+  restart. ``"replace"`` or ``"keep"``: which finishes first?
 """
 
 from __future__ import annotations
 
 from ..instruments.barrier_lab import LabSettings
-from ..models.barrier_lab import predict_step_time, predicted_slowdown
+from ..models.barrier_lab import predict_step_time, predicted_slowdown, replaced_step_time
 from . import Exercise
 
-__all__ = ["q1", "q2", "q3", "q4"]
+__all__ = ["q1", "q2", "q3", "q4", "q5"]
 
 _SLOW = dict(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2.0)
 
@@ -53,4 +56,26 @@ q4 = Exercise(
     solution=("1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1).step_times())"
               "  # about 57.1 ms: 50 + 5 x 1.424, E[max of 8 standard normals]"),
     rel_tol=2e-3,
+)
+
+_NODE = dict(workers=8, step_seconds=0.05, jitter=0.05, slow_rank=3, slow_factor=1.5)
+_STEPS_LEFT, _RESTART_S = 2000, 60.0
+
+
+def _replace_or_keep():
+    models = LabSettings(**_NODE).step_times()
+    keep = _STEPS_LEFT * predict_step_time(models)
+    replace = _RESTART_S + _STEPS_LEFT * replaced_step_time(models)
+    return "replace" if replace < keep else "keep"
+
+
+q5 = Exercise(
+    "q5",
+    expected=_replace_or_keep,
+    hint=("Compare two finishing times: keep = steps x the step with rank 3; replace = the restart + steps x the "
+          "step of 8 healthy workers. replaced_step_time(models) gives the second step."),
+    solution=("models = LabSettings(workers=8, step_seconds=0.05, jitter=0.05, slow_rank=3, slow_factor=1.5)"
+              ".step_times(); keep = 2000 * predict_step_time(models)  # 150 s; "
+              "replace = 60 + 2000 * replaced_step_time(models)  # 167 s: keep it. Replacing pays off only "
+              "after 60 / (0.0750 - 0.0536) = about 2,800 steps"),
 )
