@@ -18,8 +18,8 @@ def _emax_normal(n, mu, sigma):
 @pytest.mark.parametrize(
     "q, right, wrong",
     [
-        (q1, 100.0, 62.5),  # the slow worker's 2 x 50 ms, not the average
-        (q2, 50.0, 0.0),
+        (q1, 130.0, 81.25),  # the slow worker's 2 x 65 ms, not the average
+        (q2, 65.0, 0.0),
         (q3, 2 / ((2 + 7 * 1) / 8), 1.6),  # one 2x worker among 8; 1.6 is among 4
         (q4, _emax_normal(8, 50.0, 5.0), 50.0),
     ],

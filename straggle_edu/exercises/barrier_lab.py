@@ -1,6 +1,6 @@
 """Exercises for ``10_live_barrier_lab.ipynb``: predict what real processes do.
 
-- ``q1``: 4 workers with 50 ms steps and no jitter, one of them 2x slow:
+- ``q1``: 4 workers with 65 ms steps and no jitter, one of them 2x slow:
   the mean step time in ms, without the barrier's own overhead?
 - ``q2``: in that run, how many ms does each healthy worker wait per step?
 - ``q3``: the same 2x slow worker among 8 workers: the slowdown S that
@@ -20,32 +20,32 @@ from . import Exercise
 
 __all__ = ["q1", "q2", "q3", "q4", "q5"]
 
-_SLOW = dict(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, slow_factor=2.0)
+_SLOW = dict(workers=4, step_seconds=0.065, jitter=0.0, slow_rank=1, slow_factor=2.0)
 
 q1 = Exercise(
     "q1",
     expected=lambda: 1e3 * predict_step_time(LabSettings(**_SLOW).step_times()),
     hint="Every step ends when the last worker reaches the barrier. Who is last, and how long does it work?",
-    solution=("1e3 * predict_step_time(LabSettings(workers=4, step_seconds=0.05, jitter=0.0, slow_rank=1, "
-              "slow_factor=2).step_times())  # 100 ms"),
+    solution=("1e3 * predict_step_time(LabSettings(workers=4, step_seconds=0.065, jitter=0.0, slow_rank=1, "
+              "slow_factor=2).step_times())  # 130 ms"),
     rel_tol=1e-3,
 )
 
 q2 = Exercise(
     "q2",
     expected=lambda: 1e3 * (predict_step_time(LabSettings(**_SLOW).step_times()) - LabSettings(**_SLOW).step_time(0).mean()),
-    hint="A healthy worker is done after its own 50 ms, then waits at the barrier until the step ends.",
-    solution="100 - 50  # ms: the step (q1) minus a healthy worker's own work",
+    hint="A healthy worker is done after its own 65 ms, then waits at the barrier until the step ends.",
+    solution="130 - 65  # ms: the step (q1) minus a healthy worker's own work",
     rel_tol=1e-3,
 )
 
 q3 = Exercise(
     "q3",
     expected=lambda: predicted_slowdown(LabSettings(**{**_SLOW, "workers": 8}).step_times()),
-    hint=("The ideal step gives every worker the per-step mean work: (100 + 7 x 50) / 8 ms. "
+    hint=("The ideal step gives every worker the per-step mean work: (130 + 7 x 65) / 8 ms. "
           "S is the real step over the ideal one."),
-    solution=("predicted_slowdown(LabSettings(workers=8, step_seconds=0.05, jitter=0.0, slow_rank=1, "
-              "slow_factor=2).step_times())  # 100 / 56.25 = 16/9 = 1.78"),
+    solution=("predicted_slowdown(LabSettings(workers=8, step_seconds=0.065, jitter=0.0, slow_rank=1, "
+              "slow_factor=2).step_times())  # 130 / 73.125 = 16/9 = 1.78"),
     rel_tol=1e-3,
 )
 
