@@ -26,7 +26,7 @@ from straggle_edu.instruments.barrier_lab import (
     LabSettings,
     run_barrier_lab,
 )
-from straggle_edu.models.barrier_lab import predict_step_time, predicted_slowdown
+from straggle_edu.models.barrier_lab import empirical_expected_max, predict_step_time, predicted_slowdown
 from straggle_edu.app.cli import main as cli_main
 from straggle_edu.traces import analyze
 
@@ -193,6 +193,10 @@ def test_lab_settings_step_times_feed_the_model():
         (["--steps", "1"], "--steps must be a whole number in 2..100000, got 1"),
         (["--slow-factor", "2"], "--slow-factor needs --slow-rank"),
         (["--timeout", "-1"], "--timeout must be > 0, got -1.0"),
+        (["--workers", str(bl.cpu_cores() + 1), "--work", "fixed"], "with --work fixed"),
+        (["--workers", "1", "--work", "fixed", "--jitter", "0.1"], "--jitter must be 0 with --work fixed"),
+        (["--workers", "1", "--work", "fixed", "--work-units", "0"], "--work-units must be a whole number in 1.."),
+        (["--work-units", "10"], "--work-units must be None unless --work fixed"),
     ],
 )
 def test_barrier_cli_bad_input_is_one_clear_line(tmp_path, capsys, argv, message):
@@ -376,3 +380,71 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path):
     finally:
         if session_members(proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+# ------------------------------------------------------------ fixed work
+def test_lab_settings_fixed_work_draws_nothing():
+    s = LabSettings(workers=1, steps=3, step_seconds=0.01, work="fixed", work_units=40)
+    assert s.jitter == 0.0 and LabSettings().jitter == 0.05  # None means 0 for fixed, 0.05 for drawn work
+    np.testing.assert_array_equal(s.planned_durations(), np.full((3, 1), 0.01))  # the nominal size, not a draw
+    assert [t.jitter for t in s.step_times()] == [0.0]
+    if bl.cpu_cores() >= 2:
+        two = LabSettings(workers=2, work="fixed", work_units=40, slow_rank=1, slow_factor=2.5)
+        assert (two.units(0), two.units(1)) == (40, 100)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(jitter=0.05), "jitter must be 0 with work='fixed'"),
+    (dict(pause_prob=0.1), "pause_prob must be 0 with work='fixed'"),
+    (dict(work_units=0), "work_units must be a whole number in 1..1000000000, got 0"),
+    (dict(workers=bl.cpu_cores() + 1), "with work='fixed'"),
+    (dict(work="sleep", work_units=10), "work_units must be None unless work='fixed'"),
+])
+def test_lab_settings_fixed_work_refuses(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        LabSettings(**{"workers": 1, "work": "fixed", **kwargs})
+
+
+def test_fixed_work_is_the_same_computation_every_time():
+    assert bl._fixed_work(25) == bl._fixed_work(25) != bl._fixed_work(26)
+
+
+def test_calibrate_work_units_on_a_fake_clock(monkeypatch):
+    # A kernel pass that costs exactly 20 us on a fake clock: 10 ms is 500 passes, 1 s is 50,000.
+    clock = [0.0]
+    monkeypatch.setattr(bl.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(bl, "_fixed_work", lambda units: clock.__setitem__(0, clock[0] + 20e-6 * units))
+    assert bl.calibrate_work_units(0.01) == 500
+    assert bl.calibrate_work_units(1.0, repeats=1) == 50_000
+    assert bl.calibrate_work_units(1e-9) == 1
+    with pytest.raises(ValueError, match="seconds must be in"):
+        bl.calibrate_work_units(0)
+
+
+def test_barrier_lab_fixed_work_measures_the_machine(tmp_path):
+    workers = min(2, bl.cpu_cores())
+    r = run_barrier_lab(workers=workers, steps=6, step_seconds=0.01, work="fixed", work_units=50,
+                        out=tmp_path / "fixed.csv")
+    assert r.complete and r.busy.shape == (6, workers) and r.settings.work_units == 50
+    rows, complete = read_trace(r.path)
+    c, _ = compute_matrix(rows)
+    np.testing.assert_allclose(c, r.busy, atol=1e-6)
+    p = r.prediction()
+    # No model: E[max] comes from the measured compute times, checked against the run's own max.
+    assert p.expected_max == pytest.approx(empirical_expected_max([(c, workers)]), rel=1e-6)
+    assert p.drawn_max == pytest.approx(c.max(axis=1).mean(), rel=1e-6)
+    assert c.min() - 1e-9 <= p.expected_max <= c.max() + 1e-9
+    assert p.predicted == pytest.approx(p.expected_max + r.overhead)
+
+
+def test_barrier_lab_fixed_work_is_sized_when_not_given():
+    r = run_barrier_lab(workers=1, steps=2, step_seconds=0.005, work="fixed")
+    assert r.complete and r.settings.work_units >= 1 and r.settings.jitter == 0.0
+
+
+def test_barrier_cli_fixed_work(tmp_path, capsys):
+    out = tmp_path / "fixed.csv"
+    code = cli_main(["barrier", "--workers", "1", "--steps", "3", "--work", "fixed", "--work-units", "30",
+                     "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0 and "fixed work: 30 kernel passes per step" in printed and out.exists()

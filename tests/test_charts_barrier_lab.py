@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from straggle_edu.charts.barrier_lab import lab_gantt_chart, lab_prediction_chart
+from straggle_edu.charts.barrier_lab import fixed_work_chart, lab_gantt_chart, lab_prediction_chart
 from tests._vega import drawn_texts
 
 BUSY = np.array([[0.05, 0.10, 0.05], [0.06, 0.10, 0.04]])
@@ -68,3 +68,23 @@ def test_lab_prediction_chart_draws_both_numbers():
 def test_lab_prediction_chart_bad_input():
     with pytest.raises(ValueError, match="stderr must be >= 0"):
         lab_prediction_chart(0.06, -0.001, 0.06, 0.0)
+
+
+def test_fixed_work_chart_predicts_from_the_samples_and_marks_the_data_end():
+    busy = np.array([[0.010, 0.012], [0.011, 0.010], [0.013, 0.010]])  # 6 samples
+    left, right = fixed_work_chart(busy, max_n=64, bins=4).to_dict()["hconcat"]
+    assert sum(b["steps"] for b in left["data"]["values"]) == 6
+    line = {r["n"]: r for r in right["layer"][0]["data"]["values"]}
+    assert line[1]["ms"] == pytest.approx(1e3 * busy.mean())  # E[max of 1] is the mean
+    assert line[64]["ms"] == pytest.approx(13.0, rel=1e-3)  # far past the data: the largest sample
+    assert line[4]["data"] == "within the data" and line[64]["data"].startswith("past the data")
+    dots = right["layer"][1]["data"]["values"]
+    assert [d["n"] for d in dots] == [1, 2]
+    assert dots[1]["ms"] == pytest.approx(1e3 * busy.max(axis=1).mean())  # the run's own max of 2
+
+
+def test_fixed_work_chart_bad_input():
+    with pytest.raises(ValueError, match="busy must be"):
+        fixed_work_chart([[0.01, -0.01]])
+    with pytest.raises(ValueError, match="max_n must be a whole number in 1..1000000, got 0"):
+        fixed_work_chart([[0.01]], max_n=0)

@@ -88,3 +88,22 @@ def test_barrier_lab_explorer_stop_button_draws_the_partial_run(tmp_path):
     ex.progress.unobserve(stop, names="value")
     ex.controls["run_button"].click()  # the button swallows nothing else and runs again
     assert ex.result.complete
+
+
+def test_barrier_lab_explorer_fixed_work_ignores_the_drawn_knobs(tmp_path):
+    ex = barrier_lab_explorer(workers=1, steps=3, step_seconds=0.01, jitter=0.2, slow_rank=None, out=tmp_path / "lab.csv")
+    c = ex.controls
+    assert "fixed" in c["work"].options and not c["jitter"].disabled
+    c["work"].value = "fixed"
+    assert c["jitter"].disabled and c["pause_prob"].disabled and c["pause_ms"].disabled
+    assert c["workers"].max == min(LAB_MAX_WORKERS, cpu_cores())
+    r = ex.run()  # the jitter slider still reads 0.2; fixed work draws nothing, so the run uses 0
+    assert r.complete and r.settings.work == "fixed" and r.settings.jitter == 0.0 and r.settings.work_units >= 1
+    assert ex.prediction.drawn_max == pytest.approx(r.busy.max(axis=1).mean())
+    c["work"].value = "sleep"
+    assert not c["jitter"].disabled
+
+
+def test_barrier_lab_explorer_starts_in_fixed_work(tmp_path):
+    ex = barrier_lab_explorer(workers=1, work="fixed", slow_rank=None, out=tmp_path / "lab.csv")
+    assert ex.controls["jitter"].value == 0.0 and ex.controls["jitter"].disabled

@@ -5,6 +5,9 @@
   release; beside it, each worker's mean busy and waiting time per step.
 - :func:`lab_prediction_chart`: the measured mean step time, with its error
   bar, against the library's prediction (E[max] plus the barrier overhead).
+- :func:`fixed_work_chart`: the fixed-work mode: the measured distribution of
+  a worker's compute time, and the E[max of n] it predicts for larger n,
+  with the run's own measured max of k workers beside it.
 
 Both take plain numbers and arrays (seconds), such as a
 :class:`~straggle_edu.instruments.barrier_lab.LabResult`'s ``busy``, ``wait`` and
@@ -17,8 +20,9 @@ import altair as alt
 import numpy as np
 
 from .._validate import nonnegative, require, whole
+from ..models.barrier_lab import empirical_expected_max, measured_max_of_k
 
-__all__ = ["lab_gantt_chart", "lab_prediction_chart", "LAB_COLORS"]
+__all__ = ["lab_gantt_chart", "lab_prediction_chart", "fixed_work_chart", "LAB_COLORS"]
 
 LAB_COLORS = alt.Scale(domain=["compute", "wait"], range=["#4c78a8", "#d9d9d9"])
 _MAX_ROWS = 5000
@@ -118,3 +122,54 @@ def lab_prediction_chart(measured, stderr, expected_max, overhead):
                            alt.Tooltip("lo:Q", title="- 1 SE", format=".2f"), alt.Tooltip("hi:Q", title="+ 1 SE", format=".2f")]
     )
     return (predicted + bar + dot).properties(width=460, height=80)
+
+
+def fixed_work_chart(busy, max_n=4096, bins=30):
+    """The fixed-work mode's two panels, from a run's measured compute times.
+
+    Left: the distribution of one worker's compute time per step (every
+    worker did the same work, so all are pooled). Right: E[max of n] that
+    this distribution predicts (:func:`~straggle_edu.models.barrier_lab.empirical_expected_max`)
+    for n = 1, 2, 4, ... ``max_n``, with the run's own measured max of k
+    workers (:func:`~straggle_edu.models.barrier_lab.measured_max_of_k`)
+    as red points for k = 1..W. Past n = the number of samples the line is
+    dashed: the data runs out, and the prediction is only a lower bound.
+
+    Parameters
+    ----------
+    busy : array_like, shape (steps, workers)
+        Measured compute times, in seconds.
+    max_n : int
+        The largest n predicted, 1..1,000,000.
+    bins : int
+        Histogram bins, 2..200.
+
+    Examples
+    --------
+    >>> spec = fixed_work_chart([[0.010, 0.011], [0.012, 0.010]], max_n=8).to_dict()
+    >>> spec["hconcat"][0]["mark"]["type"], len(spec["hconcat"][1]["layer"])
+    ('bar', 2)
+    """
+    busy = _times("busy", busy)
+    max_n, bins = whole("max_n", max_n, 1, 10**6), whole("bins", bins, 2, 200)
+    samples = busy.size
+    counts, edges = np.histogram(1e3 * busy, bins=bins)
+    hist = [{"lo": float(a), "hi": float(b), "steps": int(c)} for a, b, c in zip(edges[:-1], edges[1:], counts)]
+    ns = sorted({int(n) for n in np.unique(np.geomspace(1, max_n, 40).round())} | {1, max_n})
+    line = [{"n": n, "ms": 1e3 * empirical_expected_max([(busy, n)]),
+             "data": "within the data" if n <= samples else "past the data (a lower bound)"} for n in ns]
+    dots = [{"n": k, "ms": 1e3 * measured_max_of_k(busy, k)} for k in range(1, busy.shape[1] + 1)]
+    left = alt.Chart(alt.Data(values=hist)).mark_bar(color="#4c78a8").encode(
+        x=alt.X("lo:Q", bin="binned", title="one worker's compute per step (ms)"), x2="hi:Q",
+        y=alt.Y("steps:Q", title="worker-steps"), tooltip=[alt.Tooltip("lo:Q", format=".2f"), "steps:Q"],
+    ).properties(width=260, height=200)
+    x = alt.X("n:Q", scale=alt.Scale(type="log"), title="workers n")
+    predicted = alt.Chart(alt.Data(values=line)).mark_line(point=True, color="#4c78a8").encode(
+        x=x, y=alt.Y("ms:Q", title="E[max of n] (ms)", scale=alt.Scale(zero=False)),
+        strokeDash=alt.StrokeDash("data:N", title=None, legend=alt.Legend(orient="bottom")),
+        tooltip=["n:Q", alt.Tooltip("ms:Q", format=".2f"), "data:N"],
+    )
+    measured = alt.Chart(alt.Data(values=dots)).mark_point(filled=True, size=80, color="#e45756").encode(
+        x=x, y="ms:Q", tooltip=["n:Q", alt.Tooltip("ms:Q", title="measured max of n (ms)", format=".2f")],
+    )
+    return alt.hconcat(left, (predicted + measured).properties(width=300, height=200))

@@ -6,6 +6,9 @@ the step-time model, not the explorer.
 
 - ``q1``: the expected step time of a 256-GPU job, in seconds.
 - ``q2``: how many GPUs' worth of work 1024 GPUs do.
+- ``q3`` (a design question): choose the job's size: the largest power of
+  two n (1..4096) at which each GPU still delivers at least 75% of its own
+  speed (``worker.mean() / E[max of n] >= 0.75``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from ..math.order_stats import expected_max
 from ..models.step_time import StepTime
 from . import Exercise
 
-__all__ = ["q1", "q2"]
+__all__ = ["q1", "q2", "q3"]
 
 
 def _worker():
@@ -36,4 +39,19 @@ q2 = Exercise(
           "of a step on its own. Multiply by the number of GPUs."),
     solution="1024 * worker.mean() / se.expected_max(worker, 1024)  # about 653",
     rel_tol=5e-3,
+)
+
+
+def _largest_efficient(floor=0.75):
+    sizes = [2**k for k in range(13)]
+    return max(n for n in sizes if _worker().mean() / expected_max(_worker(), n) >= floor)
+
+
+q3 = Exercise(
+    "q3",
+    expected=_largest_efficient,
+    hint=("Each GPU delivers worker.mean() / se.expected_max(worker, n) of its own speed. "
+          "Try n = 1, 2, 4, ... and keep the largest n where that is still at least 0.75."),
+    solution=("max(n for n in [2**k for k in range(13)] if worker.mean() / se.expected_max(worker, n) >= 0.75)"
+              "  # 64 (77%); at 128 each GPU delivers 71%"),
 )

@@ -17,7 +17,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._validate import in_range, require
-from ..instruments.barrier_lab import LabSettings, max_workers, run_barrier_lab
+from ..instruments.barrier_lab import WORK_KINDS, LabSettings, max_workers, run_barrier_lab
 from ..charts.barrier_lab import lab_gantt_chart, lab_prediction_chart
 from ._base import Explorer
 from ._controls import STYLE, float_slider, int_slider
@@ -55,23 +55,27 @@ def _lab_controls(start):
                                       value=_NONE if start.slow_rank is None else start.slow_rank,
                                       description="slow worker", style=STYLE),
         "slow_factor": _float("slow_factor", start.slow_factor, 1.0, 4.0, 0.1, "slow factor", ".1f"),
-        "work": widgets.ToggleButtons(options=["sleep", "compute"], value=start.work, description="work", style=STYLE),
+        "work": widgets.ToggleButtons(options=list(WORK_KINDS), value=start.work, description="work", style=STYLE),
         "seed": _int("seed", start.seed, 0, 999, "seed"),
         "run_button": widgets.Button(description="Run", button_style="primary", icon="play"),
     }
+    for name in ("jitter", "pause_prob", "pause_ms"):
+        controls[name].disabled = start.work == "fixed"  # fixed work draws nothing
     return controls
 
 
 def _settings(c):
     """The run_barrier_lab keyword arguments the controls ``c`` show."""
     rank = c["slow_rank"].value
+    drawn = c["work"].value != "fixed"  # fixed work draws nothing: the machine supplies the spread
     return dict(workers=c["workers"].value, steps=c["steps"].value, step_seconds=c["step_ms"].value / 1e3,
-                jitter=c["jitter"].value, pause_prob=c["pause_prob"].value, pause_seconds=c["pause_ms"].value / 1e3,
+                jitter=c["jitter"].value if drawn else 0.0, pause_prob=c["pause_prob"].value if drawn else 0.0,
+                pause_seconds=c["pause_ms"].value / 1e3,
                 slow_rank=None if rank == _NONE else rank, slow_factor=c["slow_factor"].value,
                 work=c["work"].value, seed=c["seed"].value)
 
 
-def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pause_prob=0.0, pause_seconds=0.0,
+def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=None, pause_prob=0.0, pause_seconds=0.0,
                          slow_rank=1, slow_factor=2.0, work="sleep", seed=0, out=None):
     """Run the live barrier lab from widgets and see what the processes did.
 
@@ -83,6 +87,9 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pa
         workers (1..cores with ``work="compute"``), 2..100 steps, steps of
         5..200 ms, pauses of up to 200 ms, jitter and pause probability up to 0.3
         and slow factors of 1..4; a starting value outside them raises ``ValueError``.
+        With ``work="fixed"`` the jitter and pause controls are greyed out and
+        not used: every worker does the same work, and the run measures the
+        spread (``jitter=None`` starts at 0.05 for drawn work, 0 for fixed).
     out : str, os.PathLike or None
         The trace CSV each run writes; None for a file in a new temporary folder.
 
@@ -128,6 +135,8 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=0.05, pa
 
     def follow_work(change):
         c["workers"].max = min(LAB_MAX_WORKERS, max_workers(change["new"]))  # clamps the value too
+        for name in ("jitter", "pause_prob", "pause_ms"):
+            c[name].disabled = change["new"] == "fixed"
 
     ex.on_change(follow_workers, "workers", now=False)
     ex.on_change(follow_work, "work", now=False)

@@ -1,11 +1,22 @@
 """The live barrier lab: real worker processes that meet at a real barrier.
 
 W worker processes start with the ``spawn`` method (forking a running
-Jupyter kernel can deadlock). Every step, each worker works for a duration
-drawn from its :class:`~straggle_edu.models.step_time.StepTime` model, by
-sleeping (the default) or by real computation (a busy numpy loop), and then
-waits at a ``multiprocessing.Barrier`` until the last worker arrives. The
-parent process records, per step and per worker:
+Jupyter kernel can deadlock). Every step, each worker works, then waits at a
+``multiprocessing.Barrier`` until the last worker arrives. The work is one of:
+
+- ``sleep`` (the default): sleep for a duration drawn from the worker's
+  :class:`~straggle_edu.models.step_time.StepTime` model;
+- ``compute``: real computation (a busy numpy loop) until that drawn
+  duration has passed;
+- ``fixed``: the same fixed amount of real computation every step (a fixed
+  number of passes of a numpy kernel, sized once to ``step_seconds`` on this
+  machine; the slow rank does ``slow_factor`` times as many). Nothing is
+  drawn: the spread of the times is the machine's own jitter, which the lab
+  measures (:meth:`LabResult.prediction` then predicts E[max] from the
+  measured times, :func:`~straggle_edu.models.barrier_lab.empirical_expected_max`).
+
+The computing kinds run at most one worker per core. The parent process
+records, per step and per worker:
 
 - ``compute``: the time from the previous barrier release to the end of the
   work (the worker's own time, bookkeeping included);
@@ -53,6 +64,7 @@ Entry points
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import multiprocessing as mp
 import multiprocessing.connection
@@ -77,6 +89,7 @@ __all__ = [
     "run_barrier_lab",
     "max_workers",
     "cpu_cores",
+    "calibrate_work_units",
     "WARMUP_ROUNDS",
     "MAX_WORKERS",
     "configure",
@@ -87,7 +100,9 @@ MAX_WORKERS = 64
 MAX_STEPS = 100_000
 MAX_SECONDS = 60.0
 WARMUP_ROUNDS = 2
-WORK_KINDS = ("sleep", "compute")
+WORK_KINDS = ("sleep", "compute", "fixed")
+_KIND_TEXT = "'sleep', 'compute' or 'fixed'"
+_KERNEL_SIZE = 2048  # float64 elements per pass of the fixed-work kernel
 
 
 class BarrierLabTimeout(TimeoutError):
@@ -115,16 +130,16 @@ def max_workers(work="sleep"):
     Sleeping workers share a core happily, so ``sleep`` allows
     ``MAX_WORKERS`` (64). Computing workers each need a core of their own, or
     they would measure the scheduler instead of the straggler, so
-    ``compute`` allows one per core.
+    ``compute`` and ``fixed`` allow one per core.
 
     Examples
     --------
     >>> max_workers("sleep")
     64
-    >>> max_workers("compute") == min(64, cpu_cores())
+    >>> max_workers("compute") == max_workers("fixed") == min(64, cpu_cores())
     True
     """
-    require(work in WORK_KINDS, "work", work, "'sleep' or 'compute'")
+    require(work in WORK_KINDS, "work", work, _KIND_TEXT)
     return MAX_WORKERS if work == "sleep" else min(MAX_WORKERS, cpu_cores())
 
 
@@ -135,25 +150,35 @@ class LabSettings:
     Parameters
     ----------
     workers : int
-        Number of worker processes W, 1..64 (1..cores with ``work="compute"``).
+        Number of worker processes W, 1..64 (1..cores with ``work="compute"``
+        or ``"fixed"``).
     steps : int
         Number of measured steps, 2..100000.
     step_seconds : float
-        Base work time T of a step, in seconds, in (0, 60].
-    jitter : float
-        Coefficient of variation of the work time, in [0, 1] (default 0.05).
+        Base work time T of a step, in seconds, in (0, 60]. With
+        ``work="fixed"``, the time the fixed work is sized to on this machine.
+    jitter : float or None
+        Coefficient of variation of the drawn work time, in [0, 1]; None
+        (the default) means 0.05, or 0 with ``work="fixed"``, where nothing
+        is drawn and any other value is refused.
     pause_prob : float
-        Probability that a worker's step also hits a pause, in [0, 1].
+        Probability that a worker's step also hits a pause, in [0, 1]
+        (0 with ``work="fixed"``).
     pause_seconds : float
         Length of that pause, in seconds, in [0, 60].
     slow_rank : int or None
         The one slow worker, 0..W-1, or None for none.
     slow_factor : float
         How many times longer the slow worker works, in (0, 100].
-    work : {"sleep", "compute"}
-        Sleep for the drawn time, or compute (a busy numpy loop) until it passes.
+    work : {"sleep", "compute", "fixed"}
+        Sleep for the drawn time, compute (a busy numpy loop) until it
+        passes, or do a fixed amount of computation (see the module notes).
     seed : int
         Seed of the drawn work times; each rank gets its own stream.
+    work_units : int or None
+        With ``work="fixed"``: the passes of the kernel a healthy worker does
+        per step, >= 1; None sizes them to ``step_seconds`` when the run
+        starts (:func:`calibrate_work_units`). Must be None for the other kinds.
 
     Examples
     --------
@@ -164,31 +189,41 @@ class LabSettings:
     Traceback (most recent call last):
     ...
     ValueError: slow_rank must be a whole number in 0..3 (one of the 4 workers), got 4
+    >>> LabSettings(work="fixed").jitter, LabSettings().jitter
+    (0.0, 0.05)
+    >>> LabSettings(work="fixed", jitter=0.1)
+    Traceback (most recent call last):
+    ...
+    ValueError: jitter must be 0 with work='fixed' (the spread is your machine's own), got 0.1
     """
 
     workers: int = 4
     steps: int = 20
     step_seconds: float = 0.05
-    jitter: float = 0.05
+    jitter: float | None = None
     pause_prob: float = 0.0
     pause_seconds: float = 0.0
     slow_rank: int | None = None
     slow_factor: float = 2.0
     work: str = "sleep"
     seed: int = 0
+    work_units: int | None = None
 
     def __post_init__(self):
         set_ = lambda name, value: object.__setattr__(self, name, value)
-        require(self.work in WORK_KINDS, "work", self.work, "'sleep' or 'compute'")
+        require(self.work in WORK_KINDS, "work", self.work, _KIND_TEXT)
         limit = max_workers(self.work)
-        if self.work == "compute":
+        if self.work != "sleep":
             require(
                 _is_whole(self.workers) and 1 <= self.workers <= limit,
                 "workers",
                 self.workers,
-                f"a whole number in 1..{limit} with work='compute' (this machine has "
+                f"a whole number in 1..{limit} with work='{self.work}' (this machine has "
                 f"{cpu_cores()} cores; use work='sleep' for more workers)",
             )
+        if self.jitter is None:
+            set_("jitter", 0.0 if self.work == "fixed" else 0.05)
+        self._check_fixed()
         set_("workers", whole("workers", self.workers, 1, limit))
         set_("steps", whole("steps", self.steps, 2, MAX_STEPS))
         set_("step_seconds", in_range("step_seconds", self.step_seconds, 0.0, MAX_SECONDS, low_open=True))
@@ -208,6 +243,32 @@ class LabSettings:
         require(_is_whole(self.seed) and self.seed >= 0, "seed", self.seed, "a whole number >= 0")
         set_("seed", int(self.seed))
         check_memory(self.steps * self.workers * 8 * 8, f"recording {self.steps} steps of {self.workers} workers")
+
+    def _check_fixed(self):
+        """The fixed-work mode draws nothing: no jitter, no pauses; work_units only there."""
+        if self.work != "fixed":
+            require(self.work_units is None, "work_units", self.work_units, "None unless work='fixed'")
+            return
+        fixed = "0 with work='fixed' (the spread is your machine's own)"
+        require(self.jitter == 0, "jitter", self.jitter, fixed)
+        require(self.pause_prob == 0, "pause_prob", self.pause_prob, fixed)
+        if self.work_units is not None:
+            object.__setattr__(self, "work_units", whole("work_units", self.work_units, 1, 10**9))
+
+    def units(self, rank):
+        """The kernel passes rank ``rank`` does per step with ``work="fixed"``:
+        ``work_units``, times ``slow_factor`` (rounded) for the slow rank.
+
+        Examples
+        --------
+        >>> s = LabSettings(workers=2, work="fixed", work_units=100, slow_rank=1, slow_factor=1.5)
+        >>> s.units(0), s.units(1)
+        (100, 150)
+        """
+        require(self.work_units is not None, "work_units", None, "set (work='fixed', sized or given)")
+        rank = whole("rank", rank, 0, self.workers - 1)
+        slow = self.slow_factor if rank == self.slow_rank else 1.0
+        return max(1, round(self.work_units * slow))
 
     def step_time(self, rank):
         """The :class:`~straggle_edu.models.step_time.StepTime` model of one worker."""
@@ -242,6 +303,8 @@ class LabSettings:
         Rank r draws from its own stream, ``SeedSequence(seed).spawn(W)[r]``,
         so a rank's times do not change when W changes. Normal jitter can
         draw a negative time with tiny probability; it is clipped to 0.
+        With ``work="fixed"`` nothing is drawn: these are the nominal times
+        the fixed work was sized to (``step_seconds``, times the slow factor).
 
         Examples
         --------
@@ -347,9 +410,14 @@ class LabResult:
         return float(self.busy.max(axis=1).mean() / self.busy.mean(axis=1).mean())
 
     def prediction(self):
-        """This run's measured mean step time against the model's prediction
-        (:func:`straggle_edu.models.barrier_lab.measured_vs_predicted`); needs
+        """This run's measured mean step time against the prediction; needs
         at least 2 finished steps.
+
+        For drawn work (``sleep``, ``compute``) the prediction is the model's
+        (:func:`straggle_edu.models.barrier_lab.measured_vs_predicted`). For
+        ``fixed`` work there is no model: E[max] is predicted from the
+        measured compute times themselves
+        (:func:`straggle_edu.models.barrier_lab.measured_vs_empirical`).
 
         Examples
         --------
@@ -357,9 +425,11 @@ class LabResult:
         >>> bool(abs(p.error) < 0.5), p.steps
         (True, 4)
         """
-        from ..models.barrier_lab import measured_vs_predicted
+        from ..models.barrier_lab import measured_vs_empirical, measured_vs_predicted
 
         require(self.steps_done >= 2, "steps done", self.steps_done, "at least 2 to compare")
+        if self.settings.work == "fixed":
+            return measured_vs_empirical(self.busy, self.step_times, self.overhead, self.settings.slow_rank)
         return measured_vs_predicted(self.settings.step_times(), self.step_times, self.planned[: self.steps_done],
                                      self.overhead)
 
@@ -389,10 +459,56 @@ def _watch_parent():
 
 def _busy_until(deadline):
     """Real computation (a numpy loop) until the monotonic clock passes deadline."""
-    x = np.linspace(0.0, 1.0, 2048)
+    x = np.linspace(0.0, 1.0, _KERNEL_SIZE)
     while time.monotonic() < deadline:
         np.sin(x, out=x)
         x += 1.0
+
+
+def _fixed_work(units):
+    """A fixed amount of real computation: ``units`` passes of the same numpy
+    kernel (the one :func:`_busy_until` loops), whatever the clock says."""
+    x = np.linspace(0.0, 1.0, _KERNEL_SIZE)
+    for _ in range(units):
+        np.sin(x, out=x)
+        x += 1.0
+    return float(x[0])
+
+
+def calibrate_work_units(seconds, repeats=5):
+    """How many passes of the fixed-work kernel take about ``seconds`` here.
+
+    Times a probe of the kernel ``repeats`` times in this process and keeps
+    the fastest (an interruption only ever slows a probe down), so the
+    count fits an undisturbed core of this machine.
+
+    Parameters
+    ----------
+    seconds : float
+        The wanted work time of one step, in seconds, in (0, 60].
+    repeats : int
+        Timed probes, 1..100.
+
+    Returns
+    -------
+    int
+        Kernel passes, >= 1.
+
+    Examples
+    --------
+    >>> units = calibrate_work_units(0.01)
+    >>> units >= 1
+    True
+    """
+    seconds = in_range("seconds", seconds, 0.0, MAX_SECONDS, low_open=True)
+    repeats = whole("repeats", repeats, 1, 100)
+    probe = max(1, min(2000, round(seconds / 20e-6)))
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        _fixed_work(probe)
+        best = min(best, time.perf_counter() - t0)
+    return max(1, round(seconds * probe / max(best, 1e-9)))
 
 
 def _worker(rank, durations, work, barrier, conn, warmup, timeout):
@@ -407,6 +523,8 @@ def _worker(rank, durations, work, barrier, conn, warmup, timeout):
         for step, d in enumerate(durations):
             if work == "sleep":
                 time.sleep(d)
+            elif work == "fixed":
+                _fixed_work(d)  # d is a count of kernel passes here
             else:
                 _busy_until(prev + d)
             arrived = time.monotonic()
@@ -546,7 +664,7 @@ def run_barrier_lab(
     workers=4,
     steps=20,
     step_seconds=0.05,
-    jitter=0.05,
+    jitter=None,
     pause_prob=0.0,
     pause_seconds=0.0,
     slow_rank=None,
@@ -556,13 +674,16 @@ def run_barrier_lab(
     seed=0,
     timeout=None,
     progress=None,
+    work_units=None,
 ):
     """Run W real worker processes that meet at a real barrier every step.
 
     Parameters
     ----------
-    workers, steps, step_seconds, jitter, pause_prob, pause_seconds, slow_rank, slow_factor, work, seed
-        See :class:`LabSettings`.
+    workers, steps, step_seconds, jitter, pause_prob, pause_seconds, slow_rank, slow_factor, work, seed, work_units
+        See :class:`LabSettings`. With ``work="fixed"`` and no
+        ``work_units``, the work is sized to ``step_seconds`` here before the
+        workers start; the result's ``settings.work_units`` says how much.
     out : str, os.PathLike or None
         Where to write the per-rank trace CSV (its folder must exist), or
         None for no file.
@@ -599,6 +720,9 @@ def run_barrier_lab(
     ((3, 2), True, 1)
     >>> bool(abs(r.mean_step_time - 0.02) < 0.015)
     True
+    >>> f = run_barrier_lab(workers=1, steps=3, step_seconds=0.01, work="fixed")
+    >>> f.settings.work_units >= 1, f.busy.shape
+    (True, (3, 1))
     """
     settings = LabSettings(
         workers=workers,
@@ -611,7 +735,10 @@ def run_barrier_lab(
         slow_factor=slow_factor,
         work=work,
         seed=seed,
+        work_units=work_units,
     )
+    if settings.work == "fixed" and settings.work_units is None:
+        settings = dataclasses.replace(settings, work_units=calibrate_work_units(settings.step_seconds))
     timeout = _default_timeout(settings) if timeout is None else in_range("timeout", timeout, 0.0, low_open=True)
     require(progress is None or callable(progress), "progress", progress, "a callable progress(done, total) or None")
     path = check_out_path(out) if out is not None else None
@@ -679,9 +806,10 @@ def _start_workers(ctx, settings, planned, timeout, procs, pids, readers):
     barrier = ctx.Barrier(settings.workers)
     for rank in range(settings.workers):
         reader, sender = ctx.Pipe(duplex=False)
+        work = [settings.units(rank)] * settings.steps if settings.work == "fixed" else planned[:, rank].tolist()
         p = ctx.Process(
             target=_worker,
-            args=(rank, planned[:, rank].tolist(), settings.work, barrier, sender, WARMUP_ROUNDS, timeout),
+            args=(rank, work, settings.work, barrier, sender, WARMUP_ROUNDS, timeout),
             name=f"barrier-lab-worker-{rank}",
             daemon=True,
         )
@@ -726,15 +854,21 @@ def _main_is_script():
 # ------------------------------------------------------------------------ CLI
 def configure(parser):
     """Add the ``straggle-edu barrier`` arguments to an argparse parser."""
-    parser.add_argument("--workers", type=int, default=4, help="worker processes W, 1..64 (default 4)")
+    parser.add_argument("--workers", type=int, default=4,
+                        help="worker processes W, 1..64, or 1..cores with --work compute or fixed (default 4)")
     parser.add_argument("--steps", type=int, default=20, help="measured steps (default 20)")
     parser.add_argument("--step-seconds", type=float, default=0.05, help="base work time T per step, seconds (default 0.05)")
-    parser.add_argument("--jitter", type=float, default=0.05, help="coefficient of variation of the work time (default 0.05)")
+    parser.add_argument("--jitter", type=float, default=None,
+                        help="coefficient of variation of the drawn work time (default 0.05; 0 with --work fixed)")
     parser.add_argument("--pause-prob", type=float, default=0.0, help="probability of a pause in a worker's step (default 0)")
     parser.add_argument("--pause-seconds", type=float, default=0.0, help="length of a pause, seconds (default 0)")
     parser.add_argument("--slow-rank", type=int, default=None, help="the one slow worker, 0..W-1 (default: none)")
     parser.add_argument("--slow-factor", type=float, default=None, help="how many times longer the slow worker works (default 2)")
-    parser.add_argument("--work", choices=WORK_KINDS, default="sleep", help="sleep (default) or compute (a busy loop; one worker per core)")
+    parser.add_argument("--work", choices=WORK_KINDS, default="sleep",
+                        help="sleep (default); compute (a busy loop until the drawn time); fixed (the same numpy work "
+                             "every step, so the spread is your machine's own jitter); one worker per core for the last two")
+    parser.add_argument("--work-units", type=int, default=None,
+                        help="with --work fixed: kernel passes per step (default: sized to --step-seconds on this machine)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the drawn work times (default 0)")
     parser.add_argument("--timeout", type=float, default=None,
                         help="stop after this many seconds (default: 30 s plus three times the expected work)")
@@ -766,6 +900,7 @@ _FLAGS = {
     "slow_rank": "--slow-rank",
     "slow_factor": "--slow-factor",
     "seed": "--seed",
+    "work_units": "--work-units",
     "timeout": "--timeout",
     "out": "--out",
 }
@@ -780,7 +915,8 @@ def _with_flag_names(func, **kwargs):
         name = text.split(" ", 1)[0]
         if name in _FLAGS:
             text = _FLAGS[name] + text[len(name):]
-            text = text.replace("work='sleep'", "--work sleep").replace("work='compute'", "--work compute")
+            for kind in WORK_KINDS:
+                text = text.replace(f"work='{kind}'", f"--work {kind}")
             raise ValueError(text) from None
         raise
 
@@ -808,6 +944,7 @@ def run(args):
             seed=args.seed,
             timeout=args.timeout,
             progress=progress,
+            work_units=args.work_units,
         )
     except KeyboardInterrupt as exc:
         done = getattr(getattr(exc, "lab_result", None), "steps_done", 0)
@@ -826,6 +963,10 @@ def run(args):
     if show:
         p = result.prediction()
         print(f"wrote {result.steps_done} steps x {result.settings.workers} workers to {result.path}")
+        if result.settings.work == "fixed":
+            print(f"fixed work: {result.settings.work_units} kernel passes per step, sized to "
+                  f"{result.settings.step_seconds * 1e3:g} ms here; E[max] predicted from the measured times "
+                  f"({p.expected_max * 1e3:.2f} ms) against the run's own mean slowest compute ({p.drawn_max * 1e3:.2f} ms)")
         print(p)
         print(f"slowest worker: rank {result.slowest_rank}; slowdown {result.slowdown():.3f}")
         print(f"next: straggle-edu analyze {result.path}")

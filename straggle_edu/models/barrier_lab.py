@@ -14,20 +14,37 @@ measured times), so models never import the instrument:
 - :func:`lab_cluster`: the workers as a :class:`~.cluster.Cluster`;
 - :func:`predict_step_time`, :func:`predicted_slowdown`: the predictions;
 - :func:`measured_vs_predicted`: a run's measurements against them, as a
-  :class:`Prediction`.
+  :class:`Prediction`;
+- :func:`replaced_step_time`: the other "ideal": the step with every slow
+  worker replaced by a healthy one (the what-if ideal of
+  :func:`predicted_slowdown` rebalances the work instead);
+- :func:`empirical_expected_max`, :func:`measured_max_of_k`: the fixed-work
+  mode's prediction, from the machine's own measured times instead of a
+  model, and the run's own measured max to check it against;
+  :func:`measured_vs_empirical` puts them in a :class:`Prediction`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._validate import finite, nonnegative, require
+from .._validate import check_memory, finite, nonnegative, require, whole
 from .cluster import Cluster, Group, expected_step_time
 
-__all__ = ["Prediction", "lab_cluster", "predict_step_time", "predicted_slowdown", "measured_vs_predicted"]
+__all__ = [
+    "Prediction",
+    "lab_cluster",
+    "predict_step_time",
+    "predicted_slowdown",
+    "replaced_step_time",
+    "measured_vs_predicted",
+    "empirical_expected_max",
+    "measured_max_of_k",
+    "measured_vs_empirical",
+]
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,9 @@ class Prediction:
         The mean over steps of the slowest drawn work time: what E[max]
         would be with this run's draws, so ``measured - drawn_max -
         overhead`` is what the machine added (sleep overshoot, scheduling).
+        In the fixed-work mode (:func:`measured_vs_empirical`) nothing is
+        drawn, and this is the run's measured mean of each step's slowest
+        compute: the max that ``expected_max`` predicts.
     steps : int
         Number of steps measured.
     """
@@ -138,7 +158,10 @@ def predicted_slowdown(step_times):
 
     This is the definition ``straggle-edu analyze`` uses for a per-rank
     trace (the ideal step gives every worker the per-step mean), in
-    expectation.
+    expectation. That ideal *rebalances* the work: the slow worker's extra
+    time is spread over everyone. Replacing the slow worker by a healthy one
+    removes its extra time instead, which is faster still: see
+    :func:`replaced_step_time`.
 
     Examples
     --------
@@ -150,6 +173,29 @@ def predicted_slowdown(step_times):
     models = _models(step_times)
     mean_work = sum(t.mean() for t in models) / len(models)
     return float(expected_step_time(lab_cluster(models)) / mean_work)
+
+
+def replaced_step_time(step_times):
+    """The predicted mean step time, in seconds, with every slow worker
+    replaced by a healthy one: each model's ``slowdown`` set to 1.
+
+    This is the other "ideal". :func:`predicted_slowdown` compares the step
+    with the work rebalanced (every worker gets the mean); this one compares
+    it with a new GPU in the slow one's place, which also removes the slow
+    worker's extra work. One 2x worker among 4 (no jitter): rebalanced, the
+    step is (100 + 3 x 50) / 4 = 62.5 ms... of 50 ms work units, so 1.6x;
+    replaced, it is 50 ms, so 2.0x.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.step_time import StepTime
+    >>> healthy, slow = StepTime(0.05, jitter=0.0), StepTime(0.05, jitter=0.0, slowdown=2.0)
+    >>> lab = [healthy, slow, healthy, healthy]
+    >>> predict_step_time(lab) / replaced_step_time(lab), predicted_slowdown(lab)
+    (2.0, 1.6)
+    """
+    models = _models(step_times)
+    return predict_step_time([replace(t, slowdown=1.0) for t in models])
 
 
 def measured_vs_predicted(step_times, measured, planned, overhead):
@@ -192,5 +238,136 @@ def measured_vs_predicted(step_times, measured, planned, overhead):
         expected_max=emax,
         overhead=overhead,
         drawn_max=float(planned.max(axis=1).mean()),
+        steps=steps,
+    )
+
+
+def _samples(name, x):
+    arr = np.asarray(x, dtype=float).ravel()
+    require(arr.size >= 1 and bool(np.isfinite(arr).all()), name, x, "at least one finite time in seconds")
+    return np.sort(arr)
+
+
+def empirical_expected_max(groups):
+    """E[max] over workers whose times are drawn from measured samples, in seconds.
+
+    Each group is ``(samples, count)``: ``count`` independent workers, each
+    taking a time drawn (with replacement) from ``samples``. Then
+    P(max <= t) = prod over groups of F_g(t)^count_g, with F_g the group's
+    empirical CDF, and the expectation is exact for that resampling: no
+    model, no fitted curve. It cannot see past its data: for n much larger
+    than the number of samples it tends to the largest sample, so there it is
+    a lower bound.
+
+    Parameters
+    ----------
+    groups : sequence of (array_like, int)
+        Measured times in seconds, and how many workers draw from them (>= 0).
+
+    Examples
+    --------
+    >>> empirical_expected_max([([1.0, 2.0], 1)])          # one worker: the mean
+    1.5
+    >>> empirical_expected_max([([1.0, 2.0], 2)])          # 2 unless both draw 1
+    1.75
+    >>> empirical_expected_max([([0.05], 3), ([0.1], 1)])  # the slow one decides
+    0.1
+    """
+    pairs = [(_samples("samples", x), whole("count", k, 0)) for x, k in groups]
+    total = sum(k for _, k in pairs)
+    require(total >= 1, "the total count", total, "at least 1 worker")
+    check_memory(8 * 4 * sum(x.size for x, _ in pairs), "the empirical CDFs")
+    t = np.unique(np.concatenate([x for x, _ in pairs]))
+    cdf = np.ones_like(t)
+    for x, k in pairs:
+        cdf *= (np.searchsorted(x, t, side="right") / x.size) ** k
+    return float(np.sum(t * np.diff(cdf, prepend=0.0)))
+
+
+def measured_max_of_k(times, k):
+    """The run's own measured E[max of k workers], in seconds: the mean over
+    steps, and over every choice of k of the W workers, of the slowest one's time.
+
+    For one step with times sorted x_(1) <= ... <= x_(W), the i-th smallest
+    is the slowest of a random k-subset with probability C(i-1, k-1) / C(W, k).
+
+    Parameters
+    ----------
+    times : array_like, shape (steps, W)
+        Each worker's measured time per step, in seconds.
+    k : int
+        Number of workers, 1..W.
+
+    Examples
+    --------
+    >>> measured_max_of_k([[1.0, 2.0, 4.0]], 3)     # every worker: the step's max
+    4.0
+    >>> round(measured_max_of_k([[1.0, 2.0, 4.0]], 1), 4)     # one worker: the mean
+    2.3333
+    >>> round(measured_max_of_k([[1.0, 2.0, 4.0]], 2), 4)     # pairs: 2, 4, 4
+    3.3333
+    """
+    x = np.asarray(times, dtype=float)
+    require(x.ndim == 2 and x.size >= 1 and bool(np.isfinite(x).all()), "times", f"shape {x.shape}",
+            "a 2-d array (steps, workers) of finite seconds")
+    w = x.shape[1]
+    k = whole("k", k, 1, w)
+    weights = np.array([math.comb(i, k - 1) for i in range(w)], dtype=float) / math.comb(w, k)
+    return float((np.sort(x, axis=1) @ weights).mean())
+
+
+def measured_vs_empirical(busy, measured, overhead, slow_rank=None):
+    """The fixed-work mode's comparison: E[max] predicted from the measured
+    compute times, against the measured mean step time.
+
+    Every healthy worker did the same fixed work, so their compute times are
+    pooled into one measured distribution (the slow rank, if any, is its own
+    group). The prediction is :func:`empirical_expected_max` of those groups:
+    it uses how long each worker took, but not which slow steps came
+    together, so it assumes the workers independent. ``drawn_max`` is the
+    run's own measured mean of the slowest compute per step, the number the
+    prediction is checked against.
+
+    Parameters
+    ----------
+    busy : array_like, shape (steps, W)
+        Each worker's measured compute time per step, in seconds (>= 2 steps).
+    measured : array of float
+        Each step's length, release to release, in seconds.
+    overhead : float
+        The measured barrier overhead per step, in seconds.
+    slow_rank : int or None
+        The rank that did more work, or None.
+
+    Returns
+    -------
+    Prediction
+
+    Examples
+    --------
+    >>> busy = [[0.010, 0.012], [0.012, 0.010]]
+    >>> p = measured_vs_empirical(busy, [0.0125, 0.0125], 0.0005)
+    >>> round(p.expected_max, 4), round(p.drawn_max, 4), round(p.predicted, 5)   # E[max] = 0.25 x 10 + 0.75 x 12 ms
+    (0.0115, 0.012, 0.012)
+    """
+    busy = np.asarray(busy, dtype=float)
+    require(busy.ndim == 2 and busy.shape[0] >= 2 and bool(np.isfinite(busy).all()), "busy", f"shape {busy.shape}",
+            "a 2-d array (steps >= 2, workers) of finite seconds")
+    measured = np.asarray(measured, dtype=float)
+    steps, w = busy.shape
+    require(measured.shape == (steps,), "measured", f"shape {measured.shape}", f"one step time per step ({steps})")
+    if slow_rank is not None:
+        slow_rank = whole("slow_rank", slow_rank, 0, w - 1)
+    healthy = [r for r in range(w) if r != slow_rank]
+    groups = [(busy[:, healthy], len(healthy))] + ([(busy[:, slow_rank], 1)] if slow_rank is not None else [])
+    emax = empirical_expected_max([g for g in groups if g[1] > 0])
+    overhead = finite("overhead", overhead)
+    return Prediction(
+        measured=float(measured.mean()),
+        stderr=float(measured.std(ddof=1) / math.sqrt(steps)),
+        predicted=emax + overhead,
+        expected_max=emax,
+        overhead=overhead,
+        drawn_max=float(busy.max(axis=1).mean()),
         steps=steps,
     )
