@@ -650,43 +650,54 @@ def simulate_pipeline(
     ar = _durations("allreduce", allreduce, (D, P), "(dp, stages)")
     opt = _durations("optimizer", optimizer, (D, P), "(dp, stages)")
     g = _graph(P, M, v, schedule)
-    N, st, mb = g["N"], g["stage"], g["mb"]
     comp, delay, start, end, via_cross = _timeline(g, fwd, bwd, link_t, v)
     recv = np.nonzero(g["link"] >= 0)[0]
-    prog, cross = g["prog"], g["cross"]
-    last = g["last"]
-    arrival = end[last]  # (P, D): each worker's last backward
+    arrival = end[g["last"]]  # (P, D): each worker's last backward
     ar_start = arrival.max(axis=1)
     ar_dur = ar.max(axis=0)
     ar_end = ar_start + ar_dur
     opt_end = ar_end[None, :] + opt  # (D, P)
     step = float(opt_end.max()) if opt_end.size else 0.0
 
-    # Backward pass: latest start that keeps the step time, hence slack.
     ls_opt = step - opt
     ls_ar = ls_opt.min(axis=0) - ar_dur  # (P,)
+    ls = _latest_starts(g, comp, delay, ls_ar, D)
+    path = _critical_path(g, arrival, opt_end, via_cross, recv, D, P)
+    rows = _op_rows(g, recv, start, end, delay, ls, (ar_start, ar_end, ls_ar), (opt_end, ls_opt), D, P)
+    rows["critical"][path] = True
+    rows.flags.writeable = False
+    return PipelineRun(D, P, M, v, schedule, rows, step, tuple(int(i) for i in path))
+
+
+def _latest_starts(g, comp, delay, ls_ar, D):
+    """Latest start of every op (N + 1, D) that keeps the step time: a backward pass over the levels."""
+    N = g["N"]
     tail = np.full((N, D), np.inf)
-    tail[last] = ls_ar[:, None]
+    tail[g["last"]] = ls_ar[:, None]
     ls = np.full((N + 1, D), np.inf)
     nxt, cnext = g["nxt"], g["cross_next"]
     for idx in reversed(g["levels"]):
         lf = np.minimum(np.minimum(ls[nxt[idx]], ls[cnext[idx]] - delay[cnext[idx]]), tail[idx])
         ls[idx] = lf - comp[idx]
+    return ls
 
-    # Critical path: walk back from the last optimizer along binding predecessors.
-    # The all-reduce is one collective: draw it on the row of the replica
-    # that arrived last, and take that replica's optimizer if it ends last too.
+
+def _critical_path(g, arrival, opt_end, via_cross, recv, D, P):
+    """Row indices of the critical path, walking back from the last optimizer along binding predecessors.
+
+    The all-reduce is one collective: it is drawn on the row of the replica
+    that arrived last, and that replica's optimizer is taken if it ends last too.
+    """
+    N, E, prog, cross = g["N"], recv.size, g["prog"], g["cross"]
     d0, s0 = np.unravel_index(int(np.argmax(opt_end)), opt_end.shape)
     d = int(np.argmax(arrival[s0]))
     if opt_end[d, s0] == opt_end[d0, s0]:
         d0 = d
-    E = recv.size
     send_of = np.full(N, -1, dtype=np.int64)
     send_of[recv] = np.arange(E)
     base_send, base_ar = N * D, N * D + E * D
-    base_opt = base_ar + D * P
-    path = [base_opt + d0 * P + s0, base_ar + d * P + s0]
-    node = int(last[s0])
+    path = [base_ar + D * P + d0 * P + s0, base_ar + d * P + s0]
+    node = int(g["last"][s0])
     while True:
         path.append(d * N + node)
         if via_cross[node, d]:
@@ -697,13 +708,18 @@ def simulate_pipeline(
         else:
             break
     path.reverse()
+    return path
 
-    # The table of every op.
+
+def _op_rows(g, recv, start, end, delay, ls, allreduce, optimizer, D, P):
+    """The table of every op: computes, sends, then each (dp, stage)'s all-reduce and optimizer."""
+    N, E, st, mb, cross = g["N"], recv.size, g["stage"], g["mb"], g["cross"]
+    base_send, base_ar = N * D, N * D + E * D
+    (ar_start, ar_end, ls_ar), (opt_end, ls_opt) = allreduce, optimizer
     rows = np.zeros(N * D + E * D + 2 * D * P, dtype=_ROW)
-    dd = np.repeat(np.arange(D), N)
     c = rows[:base_send]
     c["kind"] = np.where(g["kind"] == 0, "F", "B")[np.tile(np.arange(N), D)]
-    c["dp"], c["stage"], c["peer"] = dd, np.tile(st, D), -1
+    c["dp"], c["stage"], c["peer"] = np.repeat(np.arange(D), N), np.tile(st, D), -1
     c["chunk"], c["microbatch"] = np.tile(g["chunk"], D), np.tile(mb, D)
     c["start"], c["end"] = start.T.ravel(), end[:N].T.ravel()
     c["slack"] = (ls[:N] - start).T.ravel()
@@ -718,12 +734,10 @@ def simulate_pipeline(
     for base, kind, t0, t1, lst in (
         (base_ar, "allreduce", np.broadcast_to(ar_start, (D, P)), np.broadcast_to(ar_end, (D, P)),
          np.broadcast_to(ls_ar, (D, P))),
-        (base_opt, "optimizer", np.broadcast_to(ar_end, (D, P)), opt_end, ls_opt),
+        (base_ar + D * P, "optimizer", np.broadcast_to(ar_end, (D, P)), opt_end, ls_opt),
     ):
         r = rows[base : base + D * P]
         r["kind"], r["dp"], r["stage"], r["peer"] = kind, np.repeat(np.arange(D), P), np.tile(np.arange(P), D), -1
         r["chunk"], r["microbatch"] = 0, -1
         r["start"], r["end"], r["slack"] = t0.ravel(), t1.ravel(), (lst - t0).ravel()
-    rows["critical"][path] = True
-    rows.flags.writeable = False
-    return PipelineRun(D, P, M, v, schedule, rows, step, tuple(int(i) for i in path))
+    return rows
