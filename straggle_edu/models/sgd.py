@@ -295,57 +295,13 @@ def run_sgd(problem, dist, mode="sync", *, backups=0, wall_time=None, lr=None, b
     scale = np.ones(W)
     scale[0] = slow_factor
 
-    theta = np.zeros(problem.X.shape[2])
-    times, losses, stale = [0.0], [problem.excess_loss(theta)], []
-    used = dropped = 0
-    dropped_by = np.zeros(W, dtype=np.int64)
-
+    log = _Log(problem, W)
+    setting = (problem, dist, scale, wall_time, lr, batch, rows, sync, rng)
     if mode in ("sync", "backup"):
-        keep = W - backups
-        now = 0.0
-        while now < wall_time:
-            chunk = _draw_times(dist, (64, W), rng) * scale
-            for t_workers in chunk:
-                order = np.argsort(t_workers, kind="stable")
-                fastest = order[:keep]
-                now += float(t_workers[order[keep - 1]]) + sync
-                if now > wall_time:
-                    break
-                g = np.zeros_like(theta)
-                for w in fastest.tolist():
-                    g += problem.gradient(theta, w, _rows(rng, rows, batch))
-                theta = theta - lr * g / keep
-                used += keep
-                dropped += backups
-                dropped_by[order[keep:]] += 1
-                times.append(now)
-                losses.append(problem.excess_loss(theta))
-                stale.append(0)
+        _sync_steps(log, *setting, backups)
     else:
-        lr_w = lr / W
-        version = 0
-        read_version = np.zeros(W, dtype=np.int64)
-        snapshot = np.zeros((W, theta.size))
-        first = _draw_times(dist, (W,), rng) * scale + sync
-        heap = [(float(first[w]), w) for w in range(W)]
-        heapq.heapify(heap)
-        pool = iter(())
-        while heap[0][0] <= wall_time:
-            now, w = heapq.heappop(heap)
-            g = problem.gradient(snapshot[w], w, _rows(rng, rows, batch))
-            theta = theta - lr_w * g
-            stale.append(version - int(read_version[w]))
-            version += 1
-            used += 1
-            times.append(now)
-            losses.append(problem.excess_loss(theta))
-            snapshot[w] = theta
-            read_version[w] = version
-            nxt = next(pool, None)
-            if nxt is None:
-                pool = iter(_draw_times(dist, (256,), rng).tolist())
-                nxt = next(pool)
-            heapq.heappush(heap, (now + nxt * scale[w] + sync, w))
+        _async_updates(log, *setting)
+    times, losses, stale, used, dropped, dropped_by = log.times, log.losses, log.stale, log.used, log.dropped, log.by
     return SGDRun(
         mode=mode,
         times=np.array(times),
@@ -355,6 +311,66 @@ def run_sgd(problem, dist, mode="sync", *, backups=0, wall_time=None, lr=None, b
         staleness=np.array(stale, dtype=np.int64),
         dropped_by_worker=dropped_by,
     )
+
+
+class _Log:
+    """What a run records: the weights, each update's time, loss and staleness, and the gradient counts."""
+
+    def __init__(self, problem, W):
+        self.problem, self.theta = problem, np.zeros(problem.X.shape[2])
+        self.times, self.losses, self.stale = [0.0], [problem.excess_loss(self.theta)], []
+        self.used = self.dropped = 0
+        self.by = np.zeros(W, dtype=np.int64)
+
+    def update(self, theta, now, staleness, used):
+        self.theta = theta
+        self.times.append(now)
+        self.losses.append(self.problem.excess_loss(theta))
+        self.stale.append(staleness)
+        self.used += used
+
+
+def _sync_steps(log, problem, dist, scale, wall_time, lr, batch, rows, sync, rng, backups):
+    """Synchronous steps (with ``backups`` gradients dropped each step) until ``wall_time``."""
+    W = problem.workers
+    keep, now = W - backups, 0.0
+    while now < wall_time:
+        chunk = _draw_times(dist, (64, W), rng) * scale
+        for t_workers in chunk:
+            order = np.argsort(t_workers, kind="stable")
+            now += float(t_workers[order[keep - 1]]) + sync
+            if now > wall_time:
+                break
+            g = np.zeros_like(log.theta)
+            for w in order[:keep].tolist():
+                g += problem.gradient(log.theta, w, _rows(rng, rows, batch))
+            log.update(log.theta - lr * g / keep, now, 0, keep)
+            log.dropped += backups
+            log.by[order[keep:]] += 1
+
+
+def _async_updates(log, problem, dist, scale, wall_time, lr, batch, rows, sync, rng):
+    """Asynchronous updates: each worker pushes a gradient of the weights it last read, with ``lr / workers``."""
+    W = problem.workers
+    lr_w, version = lr / W, 0
+    read_version = np.zeros(W, dtype=np.int64)
+    snapshot = np.zeros((W, log.theta.size))
+    first = _draw_times(dist, (W,), rng) * scale + sync
+    heap = [(float(first[w]), w) for w in range(W)]
+    heapq.heapify(heap)
+    pool = iter(())
+    while heap[0][0] <= wall_time:
+        now, w = heapq.heappop(heap)
+        g = problem.gradient(snapshot[w], w, _rows(rng, rows, batch))
+        log.update(log.theta - lr_w * g, now, version - int(read_version[w]), 1)
+        version += 1
+        snapshot[w] = log.theta
+        read_version[w] = version
+        nxt = next(pool, None)
+        if nxt is None:
+            pool = iter(_draw_times(dist, (256,), rng).tolist())
+            nxt = next(pool)
+        heapq.heappush(heap, (now + nxt * scale[w] + sync, w))
 
 
 @dataclass(frozen=True)
