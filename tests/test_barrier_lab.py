@@ -26,7 +26,8 @@ from straggle_edu.instruments.barrier_lab import (
     LabSettings,
     run_barrier_lab,
 )
-from straggle_edu.models.barrier_lab import empirical_expected_max, predict_step_time, predicted_slowdown
+from straggle_edu.models.barrier_lab import predict_step_time, predicted_slowdown
+from straggle_edu.models.empirical import empirical_expected_max
 from straggle_edu.app.cli import main as cli_main
 from straggle_edu.traces import analyze
 

@@ -13,7 +13,7 @@ Jupyter kernel can deadlock). Every step, each worker works, then waits at a
   machine; the slow rank does ``slow_factor`` times as many). Nothing is
   drawn: the spread of the times is the machine's own jitter, which the lab
   measures (:meth:`LabResult.prediction` then predicts E[max] from the
-  measured times, :func:`~straggle_edu.models.barrier_lab.empirical_expected_max`).
+  measured times, :func:`~straggle_edu.models.empirical.empirical_expected_max`).
 
 The computing kinds run at most one worker per core. The parent process
 records, per step and per worker:
