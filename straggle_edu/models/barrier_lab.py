@@ -291,10 +291,8 @@ def measured_vs_empirical(busy, measured, overhead, slow_rank=None):
     ----------
     busy : array_like, shape (steps, W)
         Each worker's measured compute time per step, in seconds (>= 2 steps).
-    measured : array of float
-        Each step's length, release to release, in seconds.
-    overhead : float
-        The measured barrier overhead per step, in seconds.
+    measured, overhead
+        As in :func:`measured_vs_predicted`.
     slow_rank : int or None
         The rank that did more work, or None.
 
