@@ -26,7 +26,8 @@ from straggle_edu.instruments.barrier_lab import (
     LabSettings,
     run_barrier_lab,
 )
-from straggle_edu.models.barrier_lab import empirical_expected_max, predict_step_time, predicted_slowdown
+from straggle_edu.models.barrier_lab import predict_step_time, predicted_slowdown
+from straggle_edu.models.empirical import empirical_expected_max
 from straggle_edu.app.cli import main as cli_main
 from straggle_edu.traces import analyze
 
@@ -293,20 +294,20 @@ def test_cleanup_on_keyboard_interrupt_keeps_partial_trace(tmp_path):
 def test_cleanup_finishes_despite_a_second_interrupt(tmp_path, monkeypatch):
     # Pressing stop again while the workers are being stopped must not leave
     # any of them behind: the second SIGINT waits until the clean-up is done.
-    real_stop, seen = bl._stop, {}
+    real_reap, seen = bl.reap, {}
 
-    def stop_with_a_second_sigint(procs, grace=1.0):
+    def stop_with_a_second_sigint(procs, grace=1.0, **kwargs):
         seen["pids"] = [p.pid for p in procs]
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.05)  # the signal arrives here, in the middle of the clean-up
-        real_stop(procs, grace)
+        real_reap(procs, grace, **kwargs)
         seen["finished"] = True
 
     def stop_button(done, total):
         if done == 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(bl, "_stop", stop_with_a_second_sigint)
+    monkeypatch.setattr(bl, "reap", stop_with_a_second_sigint)
     out = tmp_path / "lab.csv"
     with pytest.raises(KeyboardInterrupt):
         run_barrier_lab(workers=3, steps=50, step_seconds=0.02, out=out, progress=stop_button)

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from straggle_edu.models.barrier_lab import (
     Prediction,
-    empirical_expected_max,
     lab_cluster,
     measured_max_of_k,
     measured_vs_predicted,
@@ -19,6 +18,7 @@ from straggle_edu.models.barrier_lab import (
     predicted_slowdown,
     replaced_step_time,
 )
+from straggle_edu.models.empirical import empirical_expected_max
 from straggle_edu.models.step_time import StepTime
 
 

@@ -20,7 +20,8 @@ import altair as alt
 import numpy as np
 
 from .._validate import nonnegative, require, whole
-from ..models.barrier_lab import empirical_expected_max, measured_max_of_k
+from ..models.barrier_lab import measured_max_of_k
+from ..models.empirical import empirical_expected_max
 
 __all__ = ["lab_gantt_chart", "lab_prediction_chart", "fixed_work_chart", "LAB_COLORS"]
 
@@ -129,7 +130,7 @@ def fixed_work_chart(busy, max_n=4096, bins=30):
 
     Left: the distribution of one worker's compute time per step (every
     worker did the same work, so all are pooled). Right: E[max of n] that
-    this distribution predicts (:func:`~straggle_edu.models.barrier_lab.empirical_expected_max`)
+    this distribution predicts (:func:`~straggle_edu.models.empirical.empirical_expected_max`)
     for n = 1, 2, 4, ... ``max_n``, with the run's own measured max of k
     workers (:func:`~straggle_edu.models.barrier_lab.measured_max_of_k`)
     as red points for k = 1..W. Past n = the number of samples the line is

@@ -13,7 +13,7 @@ Jupyter kernel can deadlock). Every step, each worker works, then waits at a
   machine; the slow rank does ``slow_factor`` times as many). Nothing is
   drawn: the spread of the times is the machine's own jitter, which the lab
   measures (:meth:`LabResult.prediction` then predicts E[max] from the
-  measured times, :func:`~straggle_edu.models.barrier_lab.empirical_expected_max`).
+  measured times, :func:`~straggle_edu.models.empirical.empirical_expected_max`).
 
 The computing kinds run at most one worker per core. The parent process
 records, per step and per worker:
@@ -79,6 +79,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._procs import reap, sigterm_as
 from .rank_csv import RankTraceWriter, check_out_path
 from .._validate import as_rng, check_memory, in_range, probability, require, whole
 
@@ -545,30 +546,6 @@ def _worker(rank, durations, work, barrier, conn, warmup, timeout):
             os._exit(1)
 
 
-def _stop(procs, grace=1.0):
-    """Terminate, then kill, then join every process. Never raises."""
-    for p in procs:
-        try:
-            if p.is_alive():
-                p.terminate()
-        except Exception:  # pragma: no cover - already gone
-            pass
-    deadline = time.monotonic() + grace
-    for p in procs:
-        try:
-            p.join(max(0.0, deadline - time.monotonic()))
-            if p.is_alive():
-                p.kill()
-                p.join(5.0)
-        except Exception:  # pragma: no cover
-            pass
-    for p in procs:
-        try:
-            p.close()
-        except Exception:  # pragma: no cover - still alive after kill + join
-            pass
-
-
 @contextlib.contextmanager
 def _interrupts_deferred():
     """Hold SIGINT while the block runs; raise KeyboardInterrupt after it if
@@ -789,7 +766,7 @@ def run_barrier_lab(
         raise
     finally:
         with _interrupts_deferred():  # a second Ctrl-C must not cut the clean-up short
-            _stop(procs)
+            reap(procs, close=True)
             for reader in readers:
                 reader.close()
             if writer is not None:
@@ -927,39 +904,36 @@ def run(args):
         raise ValueError("--slow-factor needs --slow-rank (which worker is slow)")
     show = not args.quiet
     progress = _text_progress(sys.stderr) if show and sys.stderr.isatty() else None
-    old = signal.signal(signal.SIGTERM, _raise_interrupt) if threading.current_thread() is threading.main_thread() else None
-    try:
-        result = _with_flag_names(
-            run_barrier_lab,
-            workers=args.workers,
-            steps=args.steps,
-            step_seconds=args.step_seconds,
-            jitter=args.jitter,
-            pause_prob=args.pause_prob,
-            pause_seconds=args.pause_seconds,
-            slow_rank=args.slow_rank,
-            slow_factor=2.0 if args.slow_factor is None else args.slow_factor,
-            work=args.work,
-            out=args.out,
-            seed=args.seed,
-            timeout=args.timeout,
-            progress=progress,
-            work_units=args.work_units,
-        )
-    except KeyboardInterrupt as exc:
-        done = getattr(getattr(exc, "lab_result", None), "steps_done", 0)
-        print(
-            f"\nstraggle-edu barrier: interrupted after {done} steps; the workers were stopped and "
-            f"the partial trace in {args.out} is marked '# incomplete'",
-            file=sys.stderr,
-        )
-        return 130
-    except (BarrierLabTimeout, RuntimeError) as exc:
-        print(f"straggle-edu barrier: error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+    with sigterm_as(_raise_interrupt):
+        try:
+            result = _with_flag_names(
+                run_barrier_lab,
+                workers=args.workers,
+                steps=args.steps,
+                step_seconds=args.step_seconds,
+                jitter=args.jitter,
+                pause_prob=args.pause_prob,
+                pause_seconds=args.pause_seconds,
+                slow_rank=args.slow_rank,
+                slow_factor=2.0 if args.slow_factor is None else args.slow_factor,
+                work=args.work,
+                out=args.out,
+                seed=args.seed,
+                timeout=args.timeout,
+                progress=progress,
+                work_units=args.work_units,
+            )
+        except KeyboardInterrupt as exc:
+            done = getattr(getattr(exc, "lab_result", None), "steps_done", 0)
+            print(
+                f"\nstraggle-edu barrier: interrupted after {done} steps; the workers were stopped and "
+                f"the partial trace in {args.out} is marked '# incomplete'",
+                file=sys.stderr,
+            )
+            return 130
+        except (BarrierLabTimeout, RuntimeError) as exc:
+            print(f"straggle-edu barrier: error: {exc}", file=sys.stderr)
+            return 1
     if show:
         p = result.prediction()
         print(f"wrote {result.steps_done} steps x {result.settings.workers} workers to {result.path}")

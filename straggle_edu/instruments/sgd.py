@@ -427,7 +427,8 @@ def _text_progress(done, total):
 def run(args):
     """Run ``straggle-edu sgd``; return the exit code."""
     import signal
-    import threading
+
+    from ._procs import sigterm_as
 
     s = _settings_from(args)
     if s.backend == "torch":
@@ -441,17 +442,13 @@ def run(args):
         except ValueError as exc:
             raise _flag_error(exc) from None
     progress = _text_progress if (not args.json and sys.stderr.isatty()) else None
-    main_thread = threading.current_thread() is threading.main_thread()
-    old = signal.signal(signal.SIGTERM, signal.default_int_handler) if main_thread else None
-    try:
-        result = run_sgd(progress=progress, out=args.out, timeout=args.timeout,
-                         **{f.name: getattr(s, f.name) for f in fields(SGDSettings)})
-    except (TimeoutError, RuntimeError) as exc:
-        print(f"straggle-edu sgd: error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+    with sigterm_as(signal.default_int_handler):
+        try:
+            result = run_sgd(progress=progress, out=args.out, timeout=args.timeout,
+                             **{f.name: getattr(s, f.name) for f in fields(SGDSettings)})
+        except (TimeoutError, RuntimeError) as exc:
+            print(f"straggle-edu sgd: error: {exc}", file=sys.stderr)
+            return 1
     print_result(result, as_json=args.json)
     return 0
 

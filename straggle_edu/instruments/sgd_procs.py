@@ -32,6 +32,7 @@ import numpy as np
 
 from ..models.sgd_schedule import balanced_cuts, sgd_update
 from ..models.softmax import gradient_sum, loss, make_length_data
+from ._procs import reap
 from .sgd import SGDResult, make_plan, reference_target, summarize, write_csv
 
 __all__ = ["run_processes"]
@@ -286,22 +287,6 @@ def _finish(book, conns, procs, local, rows_done):
         pass
 
 
-def _stop(procs, grace=1.0):
-    """Join, then terminate, then kill every process. Never raises."""
-    deadline = time.monotonic() + grace
-    for p in procs:
-        try:
-            p.join(max(0.0, deadline - time.monotonic()))
-            if p.is_alive():
-                p.terminate()
-                p.join(1.0)
-            if p.is_alive():
-                p.kill()
-                p.join(5.0)
-        except Exception:  # pragma: no cover
-            pass
-
-
 def _result(plan, book, W, target, complete, pids):
     s = plan.settings
     n = book.done_rows
@@ -365,6 +350,6 @@ def run_processes(s, progress=None, out=None, timeout=None):
             write_csv(_result(plan, book, W, target, False, []), out, complete=False)
         raise
     finally:
-        _stop(procs, grace=0.5 if complete else 0.0)
+        reap(procs, grace=0.5 if complete else 0.0, terminate=False)
         for c in conns:
             c.close()

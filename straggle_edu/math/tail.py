@@ -76,18 +76,8 @@ def p_none_slow(p, n):
 def p_any_slow(p, n):
     """Probability that at least one of n independent workers is slow.
 
-    ``1 - (1 - p)**n``, computed as ``-expm1(n * log1p(-p))``.
-
-    Parameters
-    ----------
-    p : float or array_like
-        Per-worker probability of a slow step, in [0, 1].
-    n : int or array_like
-        Number of workers, a whole number >= 1.
-
-    Returns
-    -------
-    float or numpy.ndarray
+    ``1 - (1 - p)**n``, computed as ``-expm1(n * log1p(-p))``. Parameters and
+    return as in :func:`p_none_slow`.
 
     Examples
     --------

@@ -18,9 +18,9 @@ measured times), so models never import the instrument:
 - :func:`replaced_step_time`: the other "ideal": the step with every slow
   worker replaced by a healthy one (the what-if ideal of
   :func:`predicted_slowdown` rebalances the work instead);
-- :func:`empirical_expected_max`, :func:`measured_max_of_k`: the fixed-work
-  mode's prediction, from the machine's own measured times instead of a
-  model, and the run's own measured max to check it against;
+- :func:`measured_max_of_k`: the run's own measured max, checked against
+  the fixed-work mode's prediction from the machine's own measured times
+  (:func:`~straggle_edu.models.empirical.empirical_expected_max`);
   :func:`measured_vs_empirical` puts them in a :class:`Prediction`.
 """
 
@@ -31,8 +31,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._validate import check_memory, finite, nonnegative, require, whole
+from .._validate import finite, nonnegative, require, whole
 from .cluster import Cluster, Group, expected_step_time
+from .empirical import empirical_expected_max  # notebook 10 still imports it from here
 
 __all__ = [
     "Prediction",
@@ -41,7 +42,6 @@ __all__ = [
     "predicted_slowdown",
     "replaced_step_time",
     "measured_vs_predicted",
-    "empirical_expected_max",
     "measured_max_of_k",
     "measured_vs_empirical",
 ]
@@ -242,48 +242,6 @@ def measured_vs_predicted(step_times, measured, planned, overhead):
     )
 
 
-def _samples(name, x):
-    arr = np.asarray(x, dtype=float).ravel()
-    require(arr.size >= 1 and bool(np.isfinite(arr).all()), name, x, "at least one finite time in seconds")
-    return np.sort(arr)
-
-
-def empirical_expected_max(groups):
-    """E[max] over workers whose times are drawn from measured samples, in seconds.
-
-    Each group is ``(samples, count)``: ``count`` independent workers, each
-    taking a time drawn (with replacement) from ``samples``. Then
-    P(max <= t) = prod over groups of F_g(t)^count_g, with F_g the group's
-    empirical CDF, and the expectation is exact for that resampling: no
-    model, no fitted curve. It cannot see past its data: for n much larger
-    than the number of samples it tends to the largest sample, so there it is
-    a lower bound.
-
-    Parameters
-    ----------
-    groups : sequence of (array_like, int)
-        Measured times in seconds, and how many workers draw from them (>= 0).
-
-    Examples
-    --------
-    >>> empirical_expected_max([([1.0, 2.0], 1)])          # one worker: the mean
-    1.5
-    >>> empirical_expected_max([([1.0, 2.0], 2)])          # 2 unless both draw 1
-    1.75
-    >>> empirical_expected_max([([0.05], 3), ([0.1], 1)])  # the slow one decides
-    0.1
-    """
-    pairs = [(_samples("samples", x), whole("count", k, 0)) for x, k in groups]
-    total = sum(k for _, k in pairs)
-    require(total >= 1, "the total count", total, "at least 1 worker")
-    check_memory(8 * 4 * sum(x.size for x, _ in pairs), "the empirical CDFs")
-    t = np.unique(np.concatenate([x for x, _ in pairs]))
-    cdf = np.ones_like(t)
-    for x, k in pairs:
-        cdf *= (np.searchsorted(x, t, side="right") / x.size) ** k
-    return float(np.sum(t * np.diff(cdf, prepend=0.0)))
-
-
 def measured_max_of_k(times, k):
     """The run's own measured E[max of k workers], in seconds: the mean over
     steps, and over every choice of k of the W workers, of the slowest one's time.
@@ -322,7 +280,8 @@ def measured_vs_empirical(busy, measured, overhead, slow_rank=None):
 
     Every healthy worker did the same fixed work, so their compute times are
     pooled into one measured distribution (the slow rank, if any, is its own
-    group). The prediction is :func:`empirical_expected_max` of those groups:
+    group). The prediction is
+    :func:`~straggle_edu.models.empirical.empirical_expected_max` of those groups:
     it uses how long each worker took, but not which slow steps came
     together, so it assumes the workers independent. ``drawn_max`` is the
     run's own measured mean of the slowest compute per step, the number the
@@ -332,10 +291,8 @@ def measured_vs_empirical(busy, measured, overhead, slow_rank=None):
     ----------
     busy : array_like, shape (steps, W)
         Each worker's measured compute time per step, in seconds (>= 2 steps).
-    measured : array of float
-        Each step's length, release to release, in seconds.
-    overhead : float
-        The measured barrier overhead per step, in seconds.
+    measured, overhead
+        As in :func:`measured_vs_predicted`.
     slow_rank : int or None
         The rank that did more work, or None.
 

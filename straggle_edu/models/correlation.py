@@ -218,9 +218,8 @@ def sample_correlated_max(n, rho=0.0, group=None, size=1000, rng=None):
     ----------
     n, rho, group
         As in :func:`expected_max_correlated`.
-    size : int
-        Steps to draw, >= 1.
-    rng : numpy.random.Generator, int or None
+    size, rng
+        As in :func:`sample_slow_shared`.
 
     Returns
     -------

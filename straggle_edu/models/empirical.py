@@ -6,9 +6,9 @@ explorer) and the models use them instead of a normal jitter:
 - :func:`parse_step_times`: text such as ``"1.02, 0.98 1.10"`` to an array,
   with an error that names the item a reader has to fix.
 - :func:`empirical_expected_max`: E[slowest of n] when each worker's step
-  time is a draw from your sample. Exact, by order statistics: the largest
-  of n draws is the k-th smallest value with probability
-  ``(k/m)^n - ((k-1)/m)^n``.
+  time is a draw from your sample (or from one of several groups' samples).
+  Exact, by order statistics: the largest of n draws is the k-th smallest
+  value with probability ``(k/m)^n - ((k-1)/m)^n``.
 - :func:`predict_at_scale`: "measure at 8, predict 4096". The empirical
   answer never exceeds your sample's maximum, so it cannot see a tail it
   never sampled. Two tail models (a normal fit, and an exponential tail
@@ -84,18 +84,39 @@ def _sample(values):
     return x
 
 
-def empirical_expected_max(values, n):
+def _samples(name, x):
+    arr = np.asarray(x, dtype=float).ravel()
+    require(arr.size >= 1 and bool(np.isfinite(arr).all()), name, x, "at least one finite time in seconds")
+    return np.sort(arr)
+
+
+def _max_of_groups(pairs):
+    """E[max] of workers drawing from sorted samples: P(max <= t) = prod F_g(t)^count_g."""
+    t = np.unique(np.concatenate([x for x, _ in pairs]))
+    cdf = np.ones_like(t)
+    for x, k in pairs:
+        cdf *= (np.searchsorted(x, t, side="right") / x.size) ** float(k)
+    return float(np.sum(t * np.diff(cdf, prepend=0.0)))
+
+
+def empirical_expected_max(values, n=None):
     """E[slowest of n] when each worker draws its step time from your sample.
 
     Exact for resampling: with the sample sorted, the maximum of n draws is
-    the k-th value with probability ``(k/m)^n - ((k-1)/m)^n``.
+    the k-th value with probability ``(k/m)^n - ((k-1)/m)^n``; with several
+    groups, P(max <= t) = prod over groups of F_g(t)^count_g, with F_g the
+    group's empirical CDF. No model, no fitted curve: it cannot see past its
+    data, and for n much larger than the sample it tends to the largest
+    value, so there it is a lower bound.
 
     Parameters
     ----------
-    values : array_like
-        Measured step times, seconds (at least 2).
-    n : int or array of int
-        Workers, >= 1.
+    values : array_like, or sequence of (array_like, int)
+        Measured step times, seconds (at least 2, > 0). With ``n`` left out:
+        groups ``(samples, count)``, ``count`` workers (>= 0) each drawing
+        from ``samples`` (at least one finite time, seconds).
+    n : int or array of int, optional
+        Workers, >= 1 (leave out to pass groups).
 
     Returns
     -------
@@ -110,12 +131,20 @@ def empirical_expected_max(values, n):
     1.75
     >>> round(empirical_expected_max([1.0, 2.0, 3.0], 10**6), 6)   # never above the sample's maximum
     3.0
+    >>> empirical_expected_max([([1.0, 2.0], 1)])          # groups; one worker: the mean
+    1.5
+    >>> empirical_expected_max([([0.05], 3), ([0.1], 1)])  # the slow one decides
+    0.1
     """
+    if n is None:
+        pairs = [(_samples("samples", x), whole("count", k, 0)) for x, k in values]
+        total = sum(k for _, k in pairs)
+        require(total >= 1, "the total count", total, "at least 1 worker")
+        check_memory(8 * 4 * sum(x.size for x, _ in pairs), "the empirical CDFs")
+        return _max_of_groups(pairs)
     x = _sample(values)
     ns = whole("n", n)
-    k = np.arange(x.size + 1) / x.size
-    cdf = k[None, :] ** np.atleast_1d(ns)[:, None].astype(float)
-    result = np.diff(cdf, axis=1) @ x
+    result = np.array([_max_of_groups([(x, k)]) for k in np.atleast_1d(ns)])
     return float(result[0]) if np.ndim(ns) == 0 else result
 
 

@@ -42,7 +42,7 @@ from .pipeline import schedule_1f1b
 
 __all__ = ["OPTYPES", "program", "wire", "wavefront", "record"]
 
-#: The optypes of the artifact's schema (the same list as straggle_edu.traces.optrace.OPTYPES).
+#: The optypes of the artifact's schema (straggle_edu.traces.optrace reads and writes these).
 OPTYPES = (
     "forward-compute",
     "backward-compute",

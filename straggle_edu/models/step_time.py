@@ -228,20 +228,19 @@ class StepTime:
     def cdf(self, t):
         """P(step time <= t). Vectorised; scalar in, float out."""
         x = np.asarray(in_range("t", t), dtype=float)
-        if self.degenerate:
-            out = self._atoms(x, upper=False)
-        else:
-            out = sum(w * special.ndtr((x - m) / s) for w, m, s in self.components())
-        return _out(out, t)
+        return _out(self._tail(x, upper=False), t)
 
     def sf(self, t):
         """P(step time > t), computed directly so the far tail keeps its digits."""
         x = np.asarray(in_range("t", t), dtype=float)
+        return _out(self._tail(x, upper=True), t)
+
+    def _tail(self, x, upper):
+        """P(step time > x) (upper=True) or P(step time <= x), component by component."""
         if self.degenerate:
-            out = self._atoms(x, upper=True)
-        else:
-            out = sum(w * special.ndtr((m - x) / s) for w, m, s in self.components())
-        return _out(out, t)
+            return self._atoms(x, upper=upper)
+        sign = 1.0 if upper else -1.0
+        return sum(w * special.ndtr(sign * (m - x) / s) for w, m, s in self.components())
 
     def logcdf(self, t):
         """log P(step time <= t), accurate both when it is tiny and near 0."""

@@ -37,6 +37,7 @@ __all__ = [
     "require_columns",
     "missing_pyarrow",
     "dense_codes",
+    "folder_files",
 ]
 
 # Above this size a CSV is read with pyarrow when it is installed (much less
@@ -491,3 +492,39 @@ def display_path(path):
     except ValueError:
         return str(path)
     return rel if not rel.startswith("..") else str(path)
+
+
+def folder_files(path, keep, problem):
+    """The file at ``path``, or the files of the folder at ``path`` that ``keep``, sorted by name.
+
+    Parameters
+    ----------
+    path : str or Path
+        One file, or a folder (one file per rank).
+    keep : callable
+        ``keep(file) -> bool`` for each file of the folder.
+    problem : str
+        What the error says when the folder holds no such file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for name in ("rank_1.log", "rank_0.log", "notes.txt"):
+    ...         _ = (Path(d) / name).write_text("")
+    ...     [f.name for f in folder_files(d, lambda f: f.name.endswith(".log"), "no logs")]
+    ['rank_0.log', 'rank_1.log']
+    >>> folder_files("no/such/folder", bool, "no logs")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no/such/folder: no such file or folder
+    """
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{display_path(p)}: no such file or folder")
+    if p.is_file():
+        return [p]
+    files = sorted(f for f in p.iterdir() if f.is_file() and keep(f))
+    if not files:
+        raise column_error(display_path(p), problem=problem)
+    return files

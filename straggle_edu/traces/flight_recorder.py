@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._safe import load_json, load_pickle, read_bytes
-from ._table import column_error, display_path
+from ._table import column_error, display_path, folder_files
 from .suspects import suspect_analysis
 
 __all__ = ["FlightRecorderTrace", "read_flight_recorder", "analyze_flight_recorder", "is_flight_recorder"]
@@ -96,16 +96,9 @@ def _rank_of(path, dump, pos):
 
 
 def _dump_files(path):
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{display_path(p)}: no such file or folder")
-    if p.is_file():
-        return [p]
-    files = sorted(f for f in p.iterdir() if f.is_file() and _RANK.search(f.name) and not f.name.endswith(".log"))
-    if not files:
-        raise column_error(display_path(p), problem="no Flight Recorder dumps in this folder (expected one file per "
-                           "rank, named <prefix><rank>, e.g. nccl_trace_rank_3 or _dump_3)")
-    return files
+    return folder_files(path, lambda f: bool(_RANK.search(f.name)) and not f.name.endswith(".log"),
+                        "no Flight Recorder dumps in this folder (expected one file per "
+                        "rank, named <prefix><rank>, e.g. nccl_trace_rank_3 or _dump_3)")
 
 
 def read_flight_recorder(path):

@@ -24,10 +24,9 @@ communicator, ``"<id>:<rank>"`` otherwise.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from ._safe import MAX_DEPTH, json_depth, read_bytes
-from ._table import column_error, display_path
+from ._table import column_error, display_path, folder_files
 from .suspects import suspect_analysis
 
 __all__ = ["read_nccl_inspector", "is_nccl_inspector", "SUSPECT_SHARE", "WAIT_SHARE"]
@@ -91,16 +90,8 @@ def _record(shown, row, obj):
 
 
 def _files(path):
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{display_path(p)}: no such file or folder")
-    if p.is_file():
-        return [p]
-    files = sorted(f for f in p.iterdir() if f.is_file() and f.name.lower().endswith(_SUFFIXES))
-    if not files:
-        raise column_error(display_path(p), problem="no NCCL Inspector logs in this folder (expected *.log, "
-                           "*.jsonl or *.json[.gz] files of JSON lines)")
-    return files
+    return folder_files(path, lambda f: f.name.lower().endswith(_SUFFIXES),
+                        "no NCCL Inspector logs in this folder (expected *.log, *.jsonl or *.json[.gz] files of JSON lines)")
 
 
 def _collect(files):

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import check_memory
+from ..models.job_trace import OPTYPES
 from ._table import (
     TraceError,
     _Coded,
@@ -57,22 +58,6 @@ from ._table import column_error
 __all__ = ["OPTYPES", "OpTrace", "Layout", "read_op_trace", "write_trace", "op_trace_from_columns", "ops_table",
            "public_trace_path", "public_result", "PUBLIC_TRACES", "find_meta"]
 
-OPTYPES = (
-    "forward-compute",
-    "backward-compute",
-    "forward-send",
-    "forward-recv",
-    "backward-send",
-    "backward-recv",
-    "params-all-gather",
-    "grads-reduce-scatter",
-    "separate-grads-all-reduce",
-    "layernorm-grads-all-reduce",
-    "embedding-grads-all-reduce",
-    "optimizer-clip-main-grad",
-    "optimizer",
-    "gc",
-)
 COMPUTE = ("forward-compute", "backward-compute")
 P2P = ("forward-send", "forward-recv", "backward-send", "backward-recv")
 

@@ -3,24 +3,9 @@
 :func:`synthetic_trace` simulates a Megatron-style job, DP x PP with the 1F1B
 schedule of :func:`straggle_edu.models.pipeline.schedule_1f1b` and M
 microbatches per step, and records it in the artifact schema of
-:mod:`~straggle_edu.traces.optrace`. Every DP rank runs the same program:
-
-- a ``params-all-gather`` on the DP-collective stream at the start of the
-  step (the first forward waits for it);
-- the 1F1B forwards and backwards, with blocking pipeline sends and
-  receives; in the steady state the send of one op and the receive of the
-  next are one combined op (Megatron's ``send_forward_recv_backward`` and
-  ``send_backward_recv_forward``), recorded as two rows with the same start
-  and duration;
-- after the last backward: ``grads-reduce-scatter`` on the DP-collective
-  stream, and on the main stream ``gc``, ``layernorm-grads-all-reduce``,
-  ``embedding-grads-all-reduce`` (first and last stage),
-  ``optimizer-clip-main-grad`` (waits for the reduce-scatter; a barrier
-  across all ranks) and ``optimizer``.
-
-Collectives and sends/receives end at the latest arrival of their
-participants plus their transfer time. The simulation is its own simple
-wavefront over each worker's program, independent of the analyzer's replay.
+:mod:`~straggle_edu.traces.optrace`. Every DP rank runs the same program,
+the one :mod:`straggle_edu.models.job_trace` describes (its ops, streams and
+waits) and simulates.
 
 Causes (each one a keyword argument; combine freely)
 ----------------------------------------------------
