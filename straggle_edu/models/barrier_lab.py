@@ -33,7 +33,7 @@ import numpy as np
 
 from .._validate import finite, nonnegative, require, whole
 from .cluster import Cluster, Group, expected_step_time
-from .empirical import empirical_expected_max  # notebook 10 still imports it from here
+from .empirical import empirical_expected_max
 
 __all__ = [
     "Prediction",
