@@ -40,3 +40,8 @@ def test_calibrated_wears_no_check_mark(capsys):
 def test_calibrated_drift_fails_the_run():
     with pytest.raises(AssertionError, match="calibrated to 74"):
         calibrated("p99.9", 80, 74, "The Tail at Scale", rel_tol=0.05)
+
+
+def test_cite_shows_a_text_figure_as_written(capsys):
+    cite("DistBelief, machines", "thousands", "Dean et al., NIPS 2012", where="abstract")
+    assert capsys.readouterr().out == "cited: DistBelief, machines = thousands (Dean et al., NIPS 2012, abstract)\n"

@@ -39,6 +39,8 @@ _UNSET = object()
 
 
 def _fmt(x, unit=None):
+    if isinstance(x, str):
+        return x
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return repr(x)
     if unit == "%":
@@ -79,6 +81,8 @@ def cite(label, figure, source, *, where=None, unit=None):
     --------
     >>> cite("jobs that straggle", 0.425, "OSDI 2025 straggler study", where="§4", unit="%")
     cited: jobs that straggle = 42.5% (OSDI 2025 straggler study, §4)
+    >>> cite("DistBelief, machines", "thousands", "Dean et al., NIPS 2012", where="abstract")
+    cited: DistBelief, machines = thousands (Dean et al., NIPS 2012, abstract)
     """
     print(f"cited: {label} = {_fmt(figure, unit)} ({_source(source, where)})")
 
