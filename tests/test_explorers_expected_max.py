@@ -23,7 +23,9 @@ from straggle_edu.models.waste import slow_card
 
 
 def _extremes(control):
-    """The values at both ends of a control's range (every option of a dropdown)."""
+    """The values at both ends of a control's range (every option of a dropdown; good, bad and no text)."""
+    if isinstance(control, (widgets.Text, widgets.Textarea)):
+        return ["1.0 1.2 0.9", "oops", ""]
     if isinstance(control, (widgets.SelectionSlider, widgets.Dropdown)):
         values = [v for _, v in control.options] if isinstance(control.options[0], tuple) else list(control.options)
         return values if isinstance(control, widgets.Dropdown) else [values[0], values[-1]]
