@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from straggle_edu.models.empirical import empirical_expected_max, parse_step_times, predict_at_scale
+from straggle_edu.models.empirical import empirical_expected_max, empirical_growth, parse_step_times, predict_at_scale
 
 
 def test_parse_step_times_mixed_separators():
@@ -84,3 +84,18 @@ def test_predict_at_scale_exponential_tail_recovers_harmonic_number():
 def test_predict_at_scale_refuses_bad_values():
     with pytest.raises(ValueError, match="values must be"):
         predict_at_scale([1.0, -1.0], 8)
+
+
+def test_empirical_growth_matches_the_hand_order_statistics():
+    # Three values, n = 2: the maximum is 1 with prob 1/9, 2 with 3/9, 3 with 5/9.
+    g = empirical_growth([3.0, 1.0, 2.0], [1, 2, 4096], size=20_000, rng=1)
+    assert g.exact[0] == pytest.approx(2.0) and g.exact[1] == pytest.approx((1 + 6 + 15) / 9)
+    assert g.exact[2] == pytest.approx(3.0) and g.monte_carlo[2] == pytest.approx(3.0)
+    # 20,000 maxima: the sampled mean sits within 4 standard errors of the exact value.
+    assert np.all(np.abs(g.monte_carlo - g.exact) <= 4 * g.monte_carlo_se + 1e-12)
+    assert g.gumbel[0] == g.mean == pytest.approx(2.0) and g.sqrt_2_ln_n[2] > 3.0
+
+
+def test_empirical_growth_refuses_equal_values():
+    with pytest.raises(ValueError, match="not all equal"):
+        empirical_growth([1.0, 1.0], [1, 2])

@@ -5,7 +5,7 @@ import pytest
 from scipy import integrate, optimize, stats
 
 from straggle_edu.exercises import ____
-from straggle_edu.exercises.cost import q1, q2, q3, q4
+from straggle_edu.exercises.cost import q1, q2, q3, q4, q5
 from _exercise_checks import assert_right, assert_wrong
 
 
@@ -20,21 +20,23 @@ RIGHT = {
     "q2": 20 / 0.85,
     "q3": 0.02 * E1024 / (1 + 0.02 * E1024),
     "q4": optimize.brentq(lambda j: j * E4096 / (1 + j * E4096) - 0.05, 1e-6, 0.2),
+    "q5": "replace" if 120 * 1.04 > 1 + 3 + 120 else "keep running",  # 124.8 h against 124 h
 }
-WRONG = {"q1": 1024 * 30 * 0.05 * 3.0, "q2": 20 * 1.15, "q3": 0.02, "q4": 0.05}
+WRONG = {"q1": 1024 * 30 * 0.05 * 3.0, "q2": 20 * 1.15, "q3": 0.02, "q4": 0.05, "q5": "keep running"}
 
 
-@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])
+
+@pytest.mark.parametrize("q", [q1, q2, q3, q4, q5], ids=["q1", "q2", "q3", "q4", "q5"])
 def test_checker_accepts_the_right_answer(q, capsys):
     assert_right(q, RIGHT[q.name], capsys)
 
 
-@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])
+@pytest.mark.parametrize("q", [q1, q2, q3, q4, q5], ids=["q1", "q2", "q3", "q4", "q5"])
 def test_checker_rejects_a_wrong_answer(q, capsys):
     assert_wrong(q, WRONG[q.name], capsys)
 
 
-@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])
+@pytest.mark.parametrize("q", [q1, q2, q3, q4, q5], ids=["q1", "q2", "q3", "q4", "q5"])
 def test_placeholder_is_not_attempted_and_hints_exist(q, capsys):
     q.check(____)
     assert not q.is_correct(____)

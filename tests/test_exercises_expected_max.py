@@ -7,7 +7,7 @@ import pytest
 from scipy import integrate, stats
 
 from straggle_edu.exercises import ____
-from straggle_edu.exercises.expected_max import q1, q2, q3, q4
+from straggle_edu.exercises.expected_max import q1, q2, q3, q4, q5
 from _exercise_checks import assert_right, assert_wrong
 
 
@@ -21,22 +21,24 @@ RIGHT = {
     "q1": _normal_max(1000),
     "q2": 0.9 + 0.1 * sum(1 / k for k in range(1, 65)),
     "q3": 4095 * 7 * 24 * 0.1 / 1.1,
-    "q4": (1 + 0.05 * _normal_max(2048)) / (2 * (1 + 0.05 * _normal_max(1024))),
+    "q4": (1 + 0.10 * _normal_max(2048)) / (2 * (1 + 0.10 * _normal_max(1024))),
+    "q5": 0.10 / _normal_max(4096),
 }
-WRONG = {"q1": math.sqrt(2 * math.log(1000)), "q2": 1.0, "q3": 7 * 24 * 0.1, "q4": 0.5}
+WRONG = {"q1": math.sqrt(2 * math.log(1000)), "q2": 1.0, "q3": 7 * 24 * 0.1, "q4": 0.5,
+         "q5": 0.10 / math.sqrt(2 * math.log(4096))}
 
 
-@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])
+@pytest.mark.parametrize("q", [q1, q2, q3, q4, q5], ids=["q1", "q2", "q3", "q4", "q5"])
 def test_checker_accepts_the_right_answer(q, capsys):
     assert_right(q, RIGHT[q.name], capsys)
 
 
-@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])
+@pytest.mark.parametrize("q", [q1, q2, q3, q4, q5], ids=["q1", "q2", "q3", "q4", "q5"])
 def test_checker_rejects_a_wrong_answer(q, capsys):
     assert_wrong(q, WRONG[q.name], capsys)
 
 
-@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=["q1", "q2", "q3", "q4"])
+@pytest.mark.parametrize("q", [q1, q2, q3, q4, q5], ids=["q1", "q2", "q3", "q4", "q5"])
 def test_placeholder_is_not_attempted_and_hints_exist(q, capsys):
     q.check(____)
     assert not q.is_correct(____)
@@ -46,5 +48,5 @@ def test_placeholder_is_not_attempted_and_hints_exist(q, capsys):
 
 
 def test_rounded_answers_pass():
-    assert q1.is_correct(3.24) and q4.is_correct(0.504)
+    assert q1.is_correct(3.24) and q4.is_correct(0.507) and q5.is_correct(0.0276)
     assert not q1.is_correct(3.3)

@@ -3,7 +3,7 @@
 import pytest
 
 from straggle_edu.exercises import ____
-from straggle_edu.exercises.restaurant import q1, q2, q3, q4
+from straggle_edu.exercises.restaurant import q1, q2, q3, q4, q5
 from _exercise_checks import assert_right, assert_wrong
 
 RIGHT = {
@@ -11,21 +11,22 @@ RIGHT = {
     "q2": 11 * (20 - 8),
     "q3": (0.6 + 0.5 + 0.7) / (4 * 1.6),
     "q4": (1.2 + 1.3) / ((1.0 + 1.2) / 2 + (1.3 + 1.0) / 2),
+    "q5": 4,  # tables of 4: (12 x 10 + 4 x 20) / 16 = 12.5 min; of 8: (8 x 10 + 8 x 20) / 16 = 15
 }
-WRONG = {"q1": (11 * 8 + 20) / 12, "q2": 12.0, "q3": 0.6 / 1.6, "q4": 1.0}
+WRONG = {"q1": (11 * 8 + 20) / 12, "q2": 12.0, "q3": 0.6 / 1.6, "q4": 1.0, "q5": 8}
 
 
-@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+@pytest.mark.parametrize("q", [q1, q2, q3, q4, q5], ids=lambda q: q.name)
 def test_restaurant_exercise_right_answer(q, capsys):
     assert_right(q, RIGHT[q.name], capsys)
 
 
-@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+@pytest.mark.parametrize("q", [q1, q2, q3, q4, q5], ids=lambda q: q.name)
 def test_restaurant_exercise_wrong_answer(q, capsys):
     assert_wrong(q, WRONG[q.name], capsys)
 
 
-@pytest.mark.parametrize("q", [q1, q2, q3, q4], ids=lambda q: q.name)
+@pytest.mark.parametrize("q", [q1, q2, q3, q4, q5], ids=lambda q: q.name)
 def test_restaurant_exercise_blank_hint_and_solution(q, capsys, monkeypatch):
     q.check(____)
     assert not q.is_correct(____)

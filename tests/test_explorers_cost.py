@@ -22,6 +22,8 @@ def _sweep(ex):
             start = control.value
             if isinstance(control, widgets.SelectionSlider):
                 ends = [control.options[0][1], control.options[-1][1]]
+            elif isinstance(control, (widgets.Text, widgets.Textarea)):
+                ends = ["1.0 1.2 0.9", "oops"]  # good and bad text, then back to empty
             else:
                 ends = [control.min, control.max]
             for value in ends:
@@ -102,3 +104,31 @@ def test_lost_fraction_explorer_rejects_bad_arguments():
         lost_fraction_explorer(pause_prob=0.3)
     with pytest.raises(ValueError, match=r"sync must be in \[0, 0.5\], got 1.0"):
         lost_fraction_explorer(sync=1.0)
+
+
+def test_lost_fraction_explorer_uses_pasted_step_times_then_the_model_again():
+    ex = lost_fraction_explorer()
+    model = ex.charts["bill"].params.lost_fraction
+    ex.controls["text"].value = "1.0 1.0 1.2 1.6"
+    ex.controls["n"].value = 2
+    # Resampling 4 values: E[max of 2] = (1.0 * 4 + 1.2 * 5 + 1.6 * 7) / 16 = 1.325 s; the mean is 1.2 s.
+    assert ex.charts["bill"].params.lost_fraction == pytest.approx((1.325 - 1.2) / 1.325)
+    assert "mean of your 4" in ex.readout.value
+    assert {r["scenario"] for r in ex.rows()} == {"your step times"}
+    ex.controls["text"].value = ""
+    ex.controls["n"].value = 4096
+    assert ex.charts["bill"].params.lost_fraction == pytest.approx(model)
+
+
+def test_lost_fraction_explorer_reads_a_rank_csv_and_reports_errors(tmp_path):
+    path = tmp_path / "ranks.csv"
+    path.write_text("step,rank,duration_s\n0,0,1.0\n0,1,1.1\n1,0,0.9\n1,1,1.2\n")
+    ex = lost_fraction_explorer()
+    ex.controls["csv"].value = str(path)
+    ex.controls["n"].value = 16384  # resampling never passes the largest value, 1.2 s
+    assert ex.charts["bill"].params.lost_fraction == pytest.approx((1.2 - 1.05) / 1.2, rel=1e-6)
+    ex.controls["csv"].value = str(tmp_path / "missing.csv")
+    assert "no such file" in ex.readout.value
+    ex.controls["csv"].value = ""
+    ex.controls["text"].value = "1.0, 1.1s"
+    assert "item 2" in ex.readout.value

@@ -23,7 +23,9 @@ from straggle_edu.models.waste import slow_card
 
 
 def _extremes(control):
-    """The values at both ends of a control's range (every option of a dropdown)."""
+    """The values at both ends of a control's range (every option of a dropdown; good, bad and no text)."""
+    if isinstance(control, (widgets.Text, widgets.Textarea)):
+        return ["1.0 1.2 0.9", "oops", ""]
     if isinstance(control, (widgets.SelectionSlider, widgets.Dropdown)):
         values = [v for _, v in control.options] if isinstance(control.options[0], tuple) else list(control.options)
         return values if isinstance(control, widgets.Dropdown) else [values[0], values[-1]]
@@ -173,3 +175,33 @@ def test_speedup_explorer_every_control_range_is_safe():
     _sweep(ex)
     ex.controls["jitter"].value = 0.0
     assert "speed-up <b>1,024</b>, not 1,024 (efficiency 100.0%)" in ex.readout.value
+
+
+def test_expected_max_explorer_uses_pasted_step_times_then_the_model_again():
+    ex = expected_max_explorer(size=200)
+    model_exact = ex.growth.exact.copy()
+    ex.controls["text"].value = "1.0 1.0 1.2 1.6"
+    # Resampling 4 values: E[max of 2] = 1.0/16 + 1.2 * 5/16 + 1.6 * 7/16 by order statistics.
+    assert ex.growth.exact[1] == pytest.approx((1.0 * 4 + 1.2 * 5 + 1.6 * 7) / 16)
+    assert ex.growth.exact[-1] == pytest.approx(1.6) and "your 4 step times" in ex.readout.value
+    ex.controls["text"].value = ""
+    assert ex.values is None and np.allclose(ex.growth.exact, model_exact)
+
+
+def test_expected_max_explorer_reads_a_rank_csv(tmp_path):
+    path = tmp_path / "ranks.csv"
+    path.write_text("step,rank,duration_s\n0,0,1.0\n0,1,1.1\n1,0,0.9\n1,1,1.2\n")
+    ex = expected_max_explorer(size=200)
+    ex.controls["csv"].value = str(path)
+    assert sorted(ex.values.tolist()) == [0.9, 1.0, 1.1, 1.2] and ex.growth.exact[-1] == pytest.approx(1.2)
+
+
+def test_expected_max_explorer_shows_bad_input_in_the_readout(tmp_path):
+    ex = expected_max_explorer(size=200)
+    before = ex.growth
+    ex.controls["text"].value = "1.0, 1.1s"
+    assert "item 2" in ex.readout.value and ex.growth is before
+    ex.controls["text"].value = ""  # the model again
+    before = ex.growth
+    ex.controls["csv"].value = str(tmp_path / "missing.csv")
+    assert "no such file" in ex.readout.value and ex.growth is before

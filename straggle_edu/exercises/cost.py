@@ -4,6 +4,9 @@
 - ``q2``: days a run planned at 20 days takes when 15% of its time is lost.
 - ``q3``: the lost fraction of 1024 workers with 2% jitter.
 - ``q4``: the jitter at which 4096 workers lose 5% of their time.
+- ``q5`` (a design question): replace a slow node or keep running? A
+  1024-GPU job with 120 hours of work left runs 4% slower with the node; a
+  restart costs 1 hour plus 3 hours of work redone since the checkpoint.
 """
 
 from __future__ import annotations
@@ -11,11 +14,12 @@ from __future__ import annotations
 from ..math.cost import cost_of_stragglers
 from ..math.delay import stretched_days
 from ..models.cluster import Cluster
+from ..models.remedies import restart_or_keep
 from ..models.step_time import StepTime
 from ..models.waste import jitter_for_lost_fraction, lost_fraction
 from . import Exercise
 
-__all__ = ["q1", "q2", "q3", "q4"]
+__all__ = ["q1", "q2", "q3", "q4", "q5"]
 
 q1 = Exercise(
     "q1",
@@ -48,4 +52,14 @@ q4 = Exercise(
           "or use jitter_for_lost_fraction(n, target)."),
     solution="jitter_for_lost_fraction(4096, 0.05)  # = 0.05 / (0.95 * 3.6261), about 0.0145",
     abs_tol=2e-4,
+)
+
+
+q5 = Exercise(
+    "q5",
+    expected=lambda: restart_or_keep(120, 1.04, restart=1.0, lost=3.0, gpus=1024).choice,
+    hint=("Keep running: the 120 hours take 120 x 1.04. Replace: 1 + 3 hours, then 120 hours at full speed. "
+          "Whichever ends sooner also costs fewer GPU-hours. restart_or_keep(remaining, speedup, restart, lost)."),
+    solution=("restart_or_keep(120, 1.04, restart=1.0, lost=3.0, gpus=1024).choice  # 'replace': 124.8 h against 124 h, "
+              "819 GPU-hours saved; below 100 hours of work left, keep running"),
 )

@@ -3,7 +3,10 @@
 - ``q1``: how many σ above the mean the slowest of 1000 normal workers sits.
 - ``q2``: E[slowest of 64] for a shifted exponential step time (H_n).
 - ``q3``: GPU-hours 4095 peers wait on one card 10% slower, over a week.
-- ``q4``: doubling 1024 workers with 5% jitter: the factor on the time.
+- ``q4``: doubling 1024 workers with 10% jitter: the factor on the time.
+- ``q5`` (a design question): the jitter budget: the largest jitter (σ as a
+  fraction of the 1 s mean) that keeps a 4096-GPU job's expected step within
+  10% of the mean worker's.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from ..models.step_time import StepTime
 from ..models.waste import slow_card
 from . import Exercise
 
-__all__ = ["q1", "q2", "q3", "q4"]
+__all__ = ["q1", "q2", "q3", "q4", "q5"]
 
 q1 = Exercise(
     "q1",
@@ -48,11 +51,21 @@ q3 = Exercise(
 
 q4 = Exercise(
     "q4",
-    expected=lambda: expected_step_time(Cluster.uniform(2048, StepTime(1.0, jitter=0.05)))
-    / (2 * expected_step_time(Cluster.uniform(1024, StepTime(1.0, jitter=0.05)))),
+    expected=lambda: expected_step_time(Cluster.uniform(2048, StepTime(1.0, jitter=0.10)))
+    / (2 * expected_step_time(Cluster.uniform(1024, StepTime(1.0, jitter=0.10)))),
     hint=("Throughput is 1/E[step] steps per second, and each step of 2n workers does twice the work. "
           "So the time for a fixed amount of work scales by E[step at 2n] / (2 E[step at n])."),
-    solution=("t = StepTime(1.0, jitter=0.05)\n"
-              "expected_step_time(Cluster.uniform(2048, t)) / (2 * expected_step_time(Cluster.uniform(1024, t)))  # about 0.504"),
+    solution=("t = StepTime(1.0, jitter=0.10)\n"
+              "expected_step_time(Cluster.uniform(2048, t)) / (2 * expected_step_time(Cluster.uniform(1024, t)))  # about 0.507"),
     abs_tol=5e-4,
+)
+
+
+q5 = Exercise(
+    "q5",
+    expected=lambda: 0.10 / expected_max(stats.norm(), 4096),
+    hint=("With normal jitter the expected step is 1 + jitter x e_n seconds, e_n = se.expected_max(stats.norm(), n). "
+          "Set 1 + jitter x e_4096 = 1.10 and solve for the jitter."),
+    solution="0.10 / se.expected_max(stats.norm(), 4096)  # about 0.0276: the workers must stay under 2.8% jitter",
+    abs_tol=2e-4,
 )

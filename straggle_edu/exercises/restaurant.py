@@ -6,6 +6,10 @@
   the GPU time held for that step is spent waiting at the barrier?
 - ``q4``: two steps of two GPUs, [[1.0, 1.2], [1.3, 1.0]] s: how many times
   longer than the average worker's pace does the job take?
+- ``q5`` (a design question): batch the restaurant. 16 dishes, 15 at 10
+  minutes and one at 20, go out in tables of b (1, 2, 4, 8 or 16), each
+  served when its own slowest dish is out. The largest b (fewest waiter
+  trips) that keeps the average diner's wait at or under 13 minutes.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 from ..models.restaurant import dish_times, run_with_barrier, serve_table
 from . import Exercise
 
-__all__ = ["q1", "q2", "q3", "q4"]
+__all__ = ["q1", "q2", "q3", "q4", "q5"]
 
 q1 = Exercise(
     "q1",
@@ -44,4 +48,21 @@ q4 = Exercise(
           "mean time of each step, summed. run_with_barrier(times).slowdown divides one by the other."),
     solution="run_with_barrier([[1.0, 1.2], [1.3, 1.0]]).slowdown  # (1.2 + 1.3) / (1.1 + 1.15) = 1.111",
     rel_tol=1e-3,
+)
+
+
+def _average_wait(b, dishes=16):
+    """Average diner's wait (min) when the dishes go out in tables of ``b``."""
+    times = dish_times(dishes, dish=10, slow=20)
+    tables = [times[i:i + b] for i in range(0, dishes, b)]
+    return sum(serve_table(t).served_at * len(t) for t in tables) / dishes
+
+
+q5 = Exercise(
+    "q5",
+    expected=lambda: max(b for b in (1, 2, 4, 8, 16) if _average_wait(b) <= 13),
+    hint=("Only the table with the slow dish waits 20 minutes; every other table is served at 10. "
+          "A table of b puts b diners behind the slow dish: average = (10 x (16 - b) + 20 x b) / 16."),
+    solution=("max(b for b in [1, 2, 4, 8, 16] if (10 * (16 - b) + 20 * b) / 16 <= 13)"
+              "  # 4: the average is 12.5 min; tables of 8 give 15"),
 )

@@ -5,6 +5,9 @@
 - ``q3``: the per-worker budget that keeps 1,024 GPUs clean on 99.9% of steps.
 - ``q4``: with 1,000 workers, the job's median step sits at which percentile
   of one worker's step time?
+- ``q5`` (a design question): choose the per-worker slow-step rate, among
+  1 in 1,000, 10,000, 100,000 and 1,000,000, for a 2,048-GPU job: the
+  loosest (cheapest) one that keeps P(some worker slow) under 10%.
 """
 
 from __future__ import annotations
@@ -12,7 +15,10 @@ from __future__ import annotations
 from ..math.tail import p_any_slow, per_worker_budget, workers_until
 from . import Exercise
 
-__all__ = ["q1", "q2", "q3", "q4"]
+__all__ = ["q1", "q2", "q3", "q4", "q5"]
+
+# The per-worker slow-step rates q5 offers, loosest first.
+_Q5_RATES = (1e-3, 1e-4, 1e-5, 1e-6)
 
 q1 = Exercise(
     "q1",
@@ -44,4 +50,14 @@ q4 = Exercise(
           "so F(t) = 0.5**(1/n). As a percentile, multiply by 100."),
     solution="100 * 0.5 ** (1 / 1000)  # = 100 * (1 - se.per_worker_budget(1000, 0.5)), the worker's p99.93",
     abs_tol=0.005,
+)
+
+
+q5 = Exercise(
+    "q5",
+    expected=lambda: max(p for p in _Q5_RATES if p_any_slow(p, 2048) < 0.10),
+    hint=("Each tighter rate costs more engineering, so take the loosest that works. Try se.p_any_slow(p, 2048) "
+          "for each offer, or compare the offers with se.per_worker_budget(2048, 0.10)."),
+    solution=("max(p for p in [1e-3, 1e-4, 1e-5, 1e-6] if se.p_any_slow(p, 2048) < 0.10)"
+              "  # 1e-05: 2.0% of steps slow; 1 in 10,000 gives 18.5%"),
 )

@@ -6,26 +6,32 @@
   recomputed in Python but the readout, and the static site keeps it live.
 - :func:`lost_fraction_explorer`: workers, jitter, pauses and sync give the
   model's lost fraction (:func:`straggle_edu.models.waste.lost_fraction`),
-  which flows into the bill.
+  which flows into the bill. Paste your own step times, or give a per-rank
+  CSV's path, and the lost fraction comes from their empirical distribution.
 """
 
 from __future__ import annotations
 
 import ipywidgets as widgets
+import numpy as np
 
 from .._validate import require, whole
 from ..charts.cost import bill_chart, delay_framings_chart, lost_dollars_chart, lost_fraction_chart, milestones_chart
 from ..math.cost import cost_of_stragglers
 from ..math.delay import planned_delay
 from ..models.cluster import Cluster
+from ..models.empirical import empirical_expected_max
 from ..models.step_time import StepTime
 from ..models.waste import lost_fraction, lost_fraction_curves
 from ._base import Explorer
 from ._controls import STYLE, float_slider, n_slider
 from ._patch import patch_rows
-from .expected_max import POWERS_OF_TWO
+from .expected_max import POWERS_OF_TWO, _error, _values, _your_times
 
 __all__ = ["cost_explorer", "lost_fraction_explorer", "PAUSE_CHOICES"]
+
+#: The curve's label when the lost fraction comes from the reader's own step times.
+YOURS = "your step times"
 
 PAUSE_CHOICES = (("never", 0.0), ("1 in 100,000", 1e-5), ("1 in 10,000", 1e-4), ("1 in 1,000", 1e-3),
                  ("1 in 100", 1e-2), ("1 in 20", 0.05))
@@ -113,10 +119,16 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
     days, usd_per_gpu_hour : float
         The bill's run length and price.
 
+    Step times pasted in ``text`` (or read from the per-rank CSV at ``csv``)
+    replace the model: each worker resamples them, E[slowest] is
+    :func:`~straggle_edu.models.empirical.empirical_expected_max`, and the
+    curve is labelled "your step times". Emptying both boxes brings the
+    model back; a bad entry is reported in the readout.
+
     Returns
     -------
     Explorer
-        Controls ``n``, ``jitter``, ``pause_prob``, ``pause``, ``sync``; charts
+        Controls ``n``, ``jitter``, ``pause_prob``, ``pause``, ``sync``, ``text``, ``csv``; charts
         ``curve`` (its rows are swapped in place, so read its ``.spec``) and ``bill``; ``readout``; ``cluster()``, ``lost()`` (exact,
         :func:`~straggle_edu.models.waste.lost_fraction`) and ``rows()`` (the
         curve, which the readout and the bill use).
@@ -132,6 +144,10 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
     >>> ex.controls["n"].value = 1
     >>> ex.lost(), ex.charts["bill"].params.gpus
     (0.0, 1.0)
+    >>> ex.controls["text"].value = "1.0 1.0 1.2 1.6"
+    >>> ex.controls["n"].value = 2        # E[max of 2] = 1.325 s against a 1.2 s mean
+    >>> round(ex.charts["bill"].params.lost_fraction, 4)
+    0.0943
     """
     choices = [v for _, v in PAUSE_CHOICES]
     require(pause_prob in choices, "pause_prob", pause_prob, "one of " + ", ".join(f"{v:g}" for v in choices))
@@ -142,6 +158,7 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
                                               style=STYLE),
         "pause": float_slider("pause", pause, 0.0, 2.0, 0.05, "pause (s)"),
         "sync": float_slider("sync", sync, 0.0, 0.5, 0.01, "sync (s)"),
+        **_your_times(),
     }
     c = controls
     step_time = lambda: StepTime(1.0, jitter=c["jitter"].value, pause_prob=c["pause_prob"].value, pause=c["pause"].value)
@@ -150,6 +167,12 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
     def curve():
         """The lost fraction against n for the current knobs (one shared-grid
         integral per scenario, so the readout can look n up in it)."""
+        state["values"] = values = _values(c)
+        if values is not None:
+            slowest = empirical_expected_max(values, np.asarray(POWERS_OF_TWO))
+            state["rows"] = [{"n": int(n), "scenario": YOURS, "lost": float((e - values.mean()) / (e + c["sync"].value)),
+                              "slowest": float(e)} for n, e in zip(POWERS_OF_TWO, slowest)]
+            return state["rows"]
         t = step_time()
         scenarios = {"this cluster": t}
         if t.pause_prob > 0 and t.pause > 0:
@@ -158,7 +181,7 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
         return state["rows"]
 
     def current():
-        return next(r for r in state["rows"] if r["n"] == c["n"].value and r["scenario"] == "this cluster")
+        return next(r for r in state["rows"] if r["n"] == c["n"].value and r["scenario"] in ("this cluster", YOURS))
 
     state = {}
     charts = {"curve": lost_fraction_chart(curve(), n_mark=n), "bill": bill_chart(n, days, current()["lost"], usd_per_gpu_hour)}
@@ -170,13 +193,20 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
 
     def readout(_=None):
         row, sync = current(), c["sync"].value
+        values = state["values"]
+        mean, whose = (step_time().mean(), "mean worker") if values is None else (values.mean(), f"mean of your {values.size:,}")
         ex.charts["bill"].params.lost_fraction = row["lost"]
-        ex.readout.value = (f"lost fraction <b>{row['lost']:.2%}</b> = (E[slowest] {row['slowest']:.4f} s − mean worker "
-                            f"{step_time().mean():.4f} s) / E[step] {row['slowest'] + sync:.4f} s")
+        ex.readout.value = (f"lost fraction <b>{row['lost']:.2%}</b> = (E[slowest] {row['slowest']:.4f} s − {whose} "
+                            f"{mean:.4f} s) / E[step] {row['slowest'] + sync:.4f} s")
 
     def redraw(_=None):
-        patch_rows(ex.charts["curve"], {0: curve()})  # same marks, new numbers
+        try:
+            rows = curve()
+        except (ValueError, OSError) as err:
+            ex.readout.value = _error(err)
+            return
+        patch_rows(ex.charts["curve"], {0: rows})  # same marks, new numbers
         readout()
 
-    ex.on_change(redraw, "jitter", "pause_prob", "pause", "sync", now=False)
+    ex.on_change(redraw, "jitter", "pause_prob", "pause", "sync", "text", "csv", now=False)
     return ex.on_change(readout, "n")

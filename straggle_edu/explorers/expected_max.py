@@ -3,6 +3,8 @@
 - :func:`expected_max_explorer`: the sandbox. Any shape and jitter; E[max]
   against n four ways. The workers slider moves a param (no re-render); the
   shape, jitter, sample size and seed redraw the curves (sampling, on release).
+  Paste your own step times, or give a per-rank CSV's path, and it uses
+  their empirical distribution instead of the model.
 - :func:`max_histogram_explorer`: one worker's histogram above the slowest
   of n's. The workers slider drives a param over pre-binned histograms, so
   it moves with no kernel work; hover a bin to light up its counterpart.
@@ -22,6 +24,7 @@ from .._validate import require, whole
 from ..charts.expected_max import expected_max_chart, max_vs_one_chart, slow_card_chart, speedup_chart
 from ..math.order_stats import expected_max, gumbel_max_approx, sqrt_2_ln_n
 from ..models.cluster import Cluster, expected_step_time, scaling_efficiency
+from ..models.empirical import empirical_growth
 from ..models.max_growth import STEP_TIME_SHAPES, log_grid, max_growth, max_histograms, normal_max_sigmas, step_time_dist
 from ..models.samplers import sample_max
 from ..models.step_time import StepTime
@@ -29,6 +32,7 @@ from ..models.waste import slow_card, slow_card_curves
 from ._base import Explorer
 from ._controls import STYLE, float_slider, int_slider, n_slider
 from ._patch import patch_rows, replace_spec
+from .independence import step_times_from
 
 __all__ = ["expected_max_explorer", "max_histogram_explorer", "slow_card_explorer", "speedup_explorer"]
 
@@ -44,11 +48,34 @@ def _jitter(value):
     return float_slider("jitter", value, 0.01, 0.5, 0.01, "jitter (σ / mean)", ".0%", continuous=False)
 
 
+def _your_times():
+    return {"text": widgets.Textarea(value="", description="your step times (s)", placeholder="1.02, 0.98, 1.10 ...",
+                                     style=STYLE, continuous_update=False),
+            "csv": widgets.Text(value="", description="or per-rank CSV", placeholder="path/to/ranks.csv", style=STYLE,
+                                continuous_update=False)}
+
+
+def _values(controls):
+    """The pasted or CSV step times, or None when both boxes are empty (the model is used)."""
+    if not (controls["text"].value.strip() or controls["csv"].value.strip()):
+        return None
+    return step_times_from(controls["text"].value, controls["csv"].value)
+
+
+def _error(err):
+    return f"<span style='color:#b00'>{err}</span>"
+
+
 def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0):
     """The sandbox: E[slowest of n] against n, exact, Monte Carlo, Gumbel and sqrt(2 ln n).
 
     One worker's step time has mean 1 s, standard deviation ``jitter`` s and
     the chosen shape (:func:`~straggle_edu.models.max_growth.step_time_dist`).
+    Step times pasted in ``text`` (or read from the per-rank CSV at ``csv``,
+    all ranks and steps pooled) replace the model with their empirical
+    distribution (:func:`~straggle_edu.models.empirical.empirical_growth`);
+    emptying both boxes brings the model back. A bad entry is reported in the
+    readout and leaves the chart as it was.
 
     Parameters
     ----------
@@ -65,8 +92,8 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
     Returns
     -------
     Explorer
-        Controls ``shape``, ``jitter``, ``n``, ``size``, ``seed``; chart
-        ``growth``; ``readout``; ``growth`` (the current
+        Controls ``shape``, ``jitter``, ``n``, ``size``, ``seed``, ``text``,
+        ``csv``; chart ``growth``; ``readout``; ``growth`` (the current
         :class:`~straggle_edu.models.max_growth.MaxGrowth`) and ``dist()``.
 
     Examples
@@ -78,6 +105,12 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
     >>> ex.controls["shape"].value = "exponential"
     >>> round(float(ex.growth.exact[-1]), 3)  # 0.9 + 0.1 * H_16384
     1.928
+    >>> ex.controls["text"].value = "1.0 1.0 1.2 1.6"
+    >>> round(float(ex.growth.exact[-1]), 3)  # resampling never passes the largest value
+    1.6
+    >>> ex.controls["text"].value = "1.0, 1.1s"
+    >>> "item 2" in ex.readout.value
+    True
     """
     controls = {
         "shape": _shape(shape),
@@ -86,16 +119,24 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
         "size": int_slider("size", size, 100, 10_000, "Monte Carlo draws per n", step=100, continuous=False),
         "seed": widgets.BoundedIntText(value=whole("seed", seed, low=0, high=10**6), min=0, max=10**6,
                                        description="seed", style=STYLE, layout=widgets.Layout(width="150px")),
+        **_your_times(),
     }
     c = controls
     ns = log_grid(POWERS_OF_TWO[-1], 29)
     dist = lambda: step_time_dist(c["shape"].value, 1.0, c["jitter"].value)
-    growth = lambda: max_growth(dist(), ns, c["size"].value, rng=c["seed"].value)
+
+    def growth(values=None):
+        if values is not None:
+            return empirical_growth(values, ns, c["size"].value, rng=c["seed"].value)
+        return max_growth(dist(), ns, c["size"].value, rng=c["seed"].value)
+
     ex = Explorer(controls, {"growth": expected_max_chart(first := growth(), in_sigmas=False, n_mark=n)}, extra=[widgets.HTML()])
     ex.readout, ex.growth, ex.dist = ex.extra[0], first, dist
     ex.link("n", "growth", "n_mark")
 
     def readout(_=None):
+        if ex.values is not None:
+            return your_readout(ex.values, c["n"].value)
         d, m = dist(), c["n"].value
         exact = expected_max(d, m)
         mc = sample_max(d, m, c["size"].value, rng=c["seed"].value).mean()
@@ -104,12 +145,26 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
         ex.readout.value = (f"slowest of {m:,}: exact <b>{exact:.4f} s</b> (mean + <b>{z:.2f} σ</b>) · Monte Carlo "
                             f"{mc:.4f} s · Gumbel {gumbel:.4f} s · mean + σ√(2 ln n) {1.0 + c['jitter'].value * sqrt_2_ln_n(m):.4f} s")
 
+    def your_readout(values, m):
+        g = ex.growth
+        i = int(np.argmin(np.abs(g.n - m)))
+        ex.readout.value = (f"your {values.size:,} step times, slowest of {int(g.n[i]):,}: resampled <b>{g.exact[i]:.4f} s</b>"
+                            f" · Monte Carlo {g.monte_carlo[i]:.4f} s · normal fit: Gumbel {g.gumbel[i]:.4f} s · your largest "
+                            f"<b>{values.max():.4f} s</b>: resampling never goes past it, the fitted lines do")
+
     def redraw(_=None):
-        ex.growth = growth()
+        try:
+            values = _values(c)
+            new = growth(values)
+        except (ValueError, OSError) as err:
+            ex.readout.value = _error(err)
+            return
+        ex.values, ex.growth = values, new
         replace_spec(ex.charts["growth"], expected_max_chart(ex.growth, in_sigmas=False, n_mark=c["n"].value))
         readout()
 
-    ex.on_change(redraw, "shape", "jitter", "size", "seed", now=False)
+    ex.values = None
+    ex.on_change(redraw, "shape", "jitter", "size", "seed", "text", "csv", now=False)
     return ex.on_change(readout, "n")
 
 

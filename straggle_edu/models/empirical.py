@@ -15,6 +15,9 @@ explorer) and the models use them instead of a normal jitter:
   above the sample's 90th percentile) extrapolate; a bootstrap of each
   gives its spread, and the interval spans both. When n is far beyond the
   sample, the interval widens: the data cannot tell which tail you have.
+- :func:`empirical_growth`: E[slowest of n] against n from your sample, the
+  same four ways as :func:`~straggle_edu.models.max_growth.max_growth`, so
+  the 03 and 04 explorers draw your numbers where they drew the model.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ import numpy as np
 from scipy import stats
 
 from .._validate import as_rng, check_memory, require, whole
-from ..math.order_stats import expected_max
+from ..math.order_stats import expected_max, gumbel_max_approx, sqrt_2_ln_n
+from .max_growth import MaxGrowth
 
-__all__ = ["parse_step_times", "empirical_expected_max", "ScalePrediction", "predict_at_scale"]
+__all__ = ["parse_step_times", "empirical_expected_max", "empirical_growth", "ScalePrediction", "predict_at_scale"]
 
 _SPLIT = re.compile(r"[\s,;]+")
 _TAIL_QUANTILE = 0.9
@@ -256,3 +260,51 @@ def predict_at_scale(values, n, *, boot=200, rng=None):
     high = float(max(np.quantile(normals, 0.95), np.quantile(tails, 0.95)))
     return ScalePrediction(int(x.size), n, empirical_expected_max(x, n), _normal_max(x, n), _exp_tail_max(x, n),
                            low, high, float(x[-1]), n > x.size)
+
+
+def empirical_growth(values, ns, size=1000, rng=None):
+    """E[slowest of n] against n when each worker resamples your step times.
+
+    ``exact`` is :func:`empirical_expected_max`; ``monte_carlo`` draws each
+    maximum directly (the largest of n draws is the value at rank
+    ``ceil(m U^(1/n))``, U uniform), so memory does not grow with n. The
+    Gumbel and ``sqrt(2 ln n)`` lines use a normal with your sample's mean
+    and standard deviation: they extrapolate past your largest value, where
+    resampling cannot go.
+
+    Parameters
+    ----------
+    values : array_like
+        Measured step times, seconds (at least 2, not all equal).
+    ns : array_like of int
+        Worker counts, each >= 1.
+    size : int
+        Sampled maxima per n, >= 2.
+    rng : numpy.random.Generator, int or None
+
+    Returns
+    -------
+    MaxGrowth
+
+    Examples
+    --------
+    >>> g = empirical_growth([1.0, 2.0], [1, 2], size=4000, rng=0)
+    >>> g.exact.tolist(), g.mean
+    ([1.5, 1.75], 1.5)
+    >>> bool(np.all(abs(g.monte_carlo - g.exact) < 4 * g.monte_carlo_se))
+    True
+    """
+    x = _sample(values)
+    ns = np.atleast_1d(whole("ns", np.asarray(ns)))
+    size = whole("size", size, low=2)
+    check_memory(16 * size * ns.size, f"drawing size={size} maxima for {ns.size} worker counts")
+    mean, std = float(x.mean()), float(x.std(ddof=1))
+    require(std > 0, "values", f"{x.size} equal values", "step times that are not all equal")
+    u = as_rng(rng).random((ns.size, size))
+    idx = np.ceil(x.size * u ** (1.0 / ns[:, None].astype(float))).astype(int).clip(1, x.size) - 1
+    draws = x[idx]
+    fit = stats.norm(mean, std)
+    gumbel = np.where(ns == 1, mean, np.asarray(gumbel_max_approx(fit, np.maximum(ns, 2)), dtype=float))
+    return MaxGrowth(ns, np.atleast_1d(empirical_expected_max(x, ns)), draws.mean(axis=1),
+                     draws.std(axis=1, ddof=1) / np.sqrt(size), gumbel,
+                     mean + std * np.asarray(sqrt_2_ln_n(ns), dtype=float), mean, std, size)
