@@ -5,7 +5,9 @@ import math
 from scipy import stats
 
 from straggle_edu.exercises import ____
-from straggle_edu.exercises.mitigations import q1, q2, q3, q4
+from straggle_edu.exercises.mitigations import q1, q2, q3, q4, q5, q6, q7
+
+from tests._exercise_checks import assert_right, assert_wrong
 
 
 def test_q1_lpt_by_hand():
@@ -53,3 +55,45 @@ def test_placeholder_is_not_attempted(capsys):
     q1.check(____)
     assert not q1.is_correct(____)
     assert "Not attempted" in capsys.readouterr().out
+
+
+def test_q5_pick_the_split_by_brute_force(capsys):
+    # Every split of 24 layers into 4 non-empty stages, each timed through 1F1B.
+    import itertools
+
+    import numpy as np
+
+    from straggle_edu.models.causes import stage_imbalance
+
+    def step(split):
+        return stage_imbalance(24, 4, 4, output_layers=3.0, layers_per_stage=split).step_time
+
+    splits = [np.diff([0, *c, 24]).tolist() for c in itertools.combinations(range(1, 24), 3)]
+    best = min(splits, key=step)
+    assert_right(q5, best, capsys)
+    assert_right(q5, tuple(best), capsys)
+    assert_wrong(q5, [6, 7, 7, 4], capsys)  # the smallest bottleneck, a longer step
+    assert_wrong(q5, [24, 0, 0, 0], capsys)
+    assert_wrong(q5, "9/6/6/3", capsys)
+
+
+def test_q6_choose_b_by_integration(capsys):
+    # E[N-th of N + b] by integrating P(N-th of m > x) = P(Binomial(m, F(x)) < N), then the normalized speedup.
+    from straggle_edu.models.step_time import StepTime
+
+    dist = StepTime(1.0, jitter=0.02, pause_prob=0.02, pause=0.8)
+    dx, grid = 0.002, [0.8 + i * 0.002 for i in range(int((2.2 - 0.8) / 0.002))]
+    F = [float(dist.cdf(x)) for x in grid]
+    t = [0.8 + sum(stats.binom.cdf(99, 100 + b, f) for f in F) * dx + 0.1 + 0.005 * (100 + b) for b in range(13)]
+    norm = [t[0] / tb * 100 / (100 + 0.5 * b) for b, tb in enumerate(t)]
+    best = max(range(13), key=lambda b: norm[b])
+    assert_right(q6, best, capsys)
+    assert_wrong(q6, 12, capsys)
+
+
+def test_q7_replace_or_keep_by_hand(capsys):
+    # Keep: 15 x 1.08 = 16.2 h. Replace: 0.5 + 1 + 15 = 16.5 h. Keeping finishes sooner.
+    assert 15 * 1.08 < 0.5 + 1 + 15
+    assert_right(q7, "keep running", capsys)
+    assert_right(q7, "Keep", capsys)
+    assert_wrong(q7, "replace", capsys)
