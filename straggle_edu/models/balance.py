@@ -671,13 +671,16 @@ def partition_for_step(costs, stages, microbatches, first_stage_extra=0.0, last_
     require(splits <= STEP_SEARCH_MAX_SPLITS, "costs", f"{n} layers on {P} stages",
             f"at most {STEP_SEARCH_MAX_SPLITS:,} contiguous splits to time (this has {splits:,}); "
             "use partition_layers for large models")
-    check_memory(8 * splits * (P + 1) * (M + 2), f"timing {splits:,} splits of {n} layers into {P} stages")
+    check_memory(8 * splits * (2 * P + 4), f"timing {splits:,} splits of {n} layers into {P} stages")
     cuts = np.array(list(itertools.combinations(range(1, n), P - 1)), dtype=np.int64).reshape(splits, P - 1)
     bounds = np.concatenate([np.zeros((splits, 1), np.int64), cuts, np.full((splits, 1), n)], axis=1)
     S = np.concatenate([[0.0], np.cumsum(costs)])
     stage = S[bounds[:, 1:]] - S[bounds[:, :-1]] + extra  # (splits, P)
-    work = np.broadcast_to(stage[:, None, :, None], (splits, 1, P, M))
-    step = np.atleast_1d(pipeline_step_times(P, M, work / 3, 2 * work / 3))
+    block = max(1, (32 << 20) // (64 * (2 * P * M + 1)))  # about 32 MiB of simulator state at a time
+    step = np.empty(splits)
+    for lo in range(0, splits, block):
+        work = np.broadcast_to(stage[lo:lo + block, None, :, None], (min(block, splits - lo), 1, P, M))
+        step[lo:lo + block] = pipeline_step_times(P, M, work / 3, 2 * work / 3)
     key = np.round(step / max(float(step.min()), 1e-300), 9)
     best = np.lexsort((stage.max(axis=1), key))[0]
     return _partition(costs, bounds[best], extra, "step")
