@@ -15,22 +15,22 @@ def test_q1_lpt_by_hand():
     assert q1.is_correct(12.0) and not q1.is_correct(11.0)  # 11 is the optimum, not what LPT gets
 
 
-def test_q2_cheap_backups():
-    # The model of inception_50_setup: compute E[50th of 50 + b] by simulation-free
+def test_q2_cheap_backups_at_200():
+    # The model of inception_50_setup at N = 200: compute E[200th of 200 + b] by simulation-free
     # integration of the order statistic's survival function, then the normalized speedup.
     from straggle_edu.models.step_time import StepTime
 
     dist = StepTime(1.1, jitter=0.02, pause_prob=0.03, pause=0.55)
     t = []
-    for b in range(11):
-        m = 50 + b
-        grid = [0.8 + i * 0.0005 for i in range(int((3.0 - 0.8) / 0.0005))]
-        # P(50th of m > x) = P(Binomial(m, F(x)) < 50)
-        sf = [stats.binom.cdf(49, m, float(dist.cdf(x))) for x in grid[::8]]
-        t.append(0.8 + sum(sf) * 0.0005 * 8 + 0.1 + 0.012 * m)
-    norm = [t[0] / tb * 50 / (50 + 0.3 * b) for b, tb in enumerate(t)]
-    best = max(range(11), key=lambda b: norm[b])
-    assert q2.is_correct(best) and not q2.is_correct(3)
+    grid = [0.8 + i * 0.004 for i in range(int((3.0 - 0.8) / 0.004))]
+    F = [float(dist.cdf(x)) for x in grid]
+    for b in range(17):
+        m = 200 + b
+        # P(200th of m > x) = P(Binomial(m, F(x)) < 200)
+        t.append(0.8 + sum(stats.binom.cdf(199, m, f) for f in F) * 0.004 + 0.1 + 0.012 * m)
+    norm = [t[0] / tb * 200 / (200 + 0.3 * b) for b, tb in enumerate(t)]
+    best = max(range(17), key=lambda b: norm[b])
+    assert q2.is_correct(best) and not q2.is_correct(4)  # 4: the answer at N = 50
 
 
 def test_q3_hedge_rate_from_the_lognormals():

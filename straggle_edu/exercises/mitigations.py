@@ -4,7 +4,7 @@
   sequences on three workers; ``q5`` (design), pick the stage split with the
   shortest 1F1B step.
 - ``07b_backup_workers_and_hedging.ipynb``: ``q2``, the best number of
-  backups when a backup costs 30% of a worker; ``q3``, the share of extra
+  backups for N = 200 when a backup costs 30% of a worker; ``q3``, the share of extra
   requests when hedging after 7 ms; ``q6`` (design), choose b for a job.
 - ``07c_relaxed_sync.ipynb``: ``q4``, samples per second, waiting for the
   fastest 98 of 100 cards; ``q7`` (design), replace a persistently slow
@@ -75,10 +75,10 @@ q1 = Exercise(
 
 q2 = Exercise(
     "q2",
-    expected=lambda: backup_workers(**inception_50_setup(), max_backups=10, price=0.3).best_normalized,
-    hint=("Cheaper backups lower the price line in the margin chart. "
+    expected=lambda: backup_workers(**{**inception_50_setup(), "n": 200}, max_backups=16, price=0.3).best_normalized,
+    hint=("Cheaper backups lower the price line in the margin chart, and more workers stall per step at N = 200. "
           "backup_workers(..., price=0.3) returns a plan; look at its best_normalized."),
-    solution="backup_workers(**inception_50_setup(), max_backups=10, price=0.3).best_normalized",
+    solution='backup_workers(**{**inception_50_setup(), "n": 200}, max_backups=16, price=0.3).best_normalized  # 10',
 )
 
 q3 = Exercise(
