@@ -20,6 +20,7 @@ from straggle_edu.models.balance import (
     lpt_bound,
     pack_sequences,
     packing_lower_bound,
+    partition_for_step,
     partition_layers,
     split_in_order,
     split_layers_evenly,
@@ -254,3 +255,48 @@ def test_partition_bad_input(args, kwargs, match):
 def test_step_time_bad_microbatches():
     with pytest.raises(ValueError, match="microbatches must be a whole number >= 1, got 0"):
         partition_layers([1.0], 1).step_time(0)
+
+
+def _step(layers_per_stage, M, last):
+    from straggle_edu.models.causes import stage_imbalance
+
+    return stage_imbalance(int(sum(layers_per_stage)), len(layers_per_stage), M, output_layers=last,
+                           layers_per_stage=layers_per_stage).step_time
+
+
+def test_partition_for_step_equal_stages_closed_form():
+    # 12 equal layers on 3 stages, no extras: 4 | 4 | 4, and 1F1B takes (M + P - 1) * c = (6 + 2) * 4.
+    p = partition_for_step([1.0] * 12, 3, 6)
+    assert p.layers_per_stage.tolist() == [4, 4, 4]
+    assert _step(p.layers_per_stage, 6, 0.0) == pytest.approx(32.0)
+
+
+def test_partition_for_step_beats_the_bottleneck_split_in_07():
+    # 07's case: 32 layers, 4 stages, 8 microbatches, a 2.29-layer output layer.
+    # The smallest bottleneck (9) admits 8/9/9/6 (step 96.57) and 9/9/8/6 (95.57, 06's hand-made split).
+    from straggle_edu.models.causes import output_layer_cost
+
+    extra = output_layer_cost(hidden=4096, vocab=131072, seq_len=4096)
+    by_beat = partition_layers([1.0] * 32, 4, last_stage_extra=extra)
+    by_step = partition_for_step([1.0] * 32, 4, 8, last_stage_extra=extra)
+    assert by_step.layers_per_stage.tolist() == [9, 9, 8, 6]
+    assert by_step.bottleneck == by_beat.bottleneck == 9.0
+    assert _step(by_step.layers_per_stage, 8, extra) < _step(by_beat.layers_per_stage, 8, extra) - 0.5
+
+
+@given(st.integers(2, 9), st.integers(1, 4), st.integers(1, 6), st.sampled_from([0.0, 0.5, 1.0, 2.29, 4.0]))
+def test_partition_for_step_matches_brute_force(n, P, M, last):
+    P = min(P, n)
+    got = partition_for_step([1.0] * n, P, M, last_stage_extra=last)
+    want = min(_step(np.diff([0, *cuts, n]), M, last) for cuts in itertools.combinations(range(1, n), P - 1))
+    assert _step(got.layers_per_stage, M, last) == pytest.approx(want)
+    assert _step(got.layers_per_stage, M, last) <= _step(partition_layers([1.0] * n, P, last_stage_extra=last)
+                                                         .layers_per_stage, M, last) + 1e-9
+    assert got.method == "step" and (got.layers_per_stage >= 1).all()
+
+
+def test_partition_for_step_refuses_too_many_splits():
+    with pytest.raises(ValueError, match="at most 200,000 contiguous splits"):
+        partition_for_step([1.0] * 200, 8, 4)
+    with pytest.raises(ValueError, match="microbatches must be a whole number >= 1, got 0"):
+        partition_for_step([1.0] * 4, 2, 0)

@@ -81,6 +81,15 @@ def test_partition_explorer_readout_uses_the_simulator():
     assert {r["stage"] for r in drawn["stage_bars_1"]} == set(range(6))
 
 
+def test_partition_explorer_shows_the_shortest_step_split():
+    # 4 microbatches: the fill and drain weigh more, and 9/6/6/3 beats the smallest bottleneck (6/7/7/4), 45 vs 48.
+    ex = partition_explorer(layers=24, stages=4, output_layers=3.0, microbatches=4)
+    assert "shortest step <b>45.0</b>" in ex.readout.value and "with 9/6/6/3" in ex.readout.value
+    ex.controls["layers"].value = 96
+    ex.controls["stages"].value = 8
+    assert "shortest-step search: too many splits" in ex.readout.value
+
+
 def test_partition_explorer_more_stages_than_layers_is_safe():
     ex = partition_explorer()
     ex.controls["stages"].value = 16

@@ -31,6 +31,8 @@ PLANNED = [
     "06_root_causes.ipynb",
     "06b_diagnose_and_act.ipynb",
     "07_mitigations.ipynb",
+    "07b_backup_workers_and_hedging.ipynb",
+    "07c_relaxed_sync.ipynb",
     "08_fact_check.ipynb",
     "09_debug_a_real_job.ipynb",
     "09b_questions_and_remedies.ipynb",

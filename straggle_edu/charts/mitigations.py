@@ -50,7 +50,8 @@ __all__ = [
 ]
 
 METHOD_LABELS = {"in_order": "in order", "lpt": "greedy LPT", "karmarkar_karp": "Karmarkar-Karp",
-                 "best": "optimal", "even": "even split", "optimal": "linear-partition DP"}
+                 "best": "optimal", "even": "even split", "optimal": "linear-partition DP",
+                 "step": "shortest 1F1B step"}
 MODE_COLORS = alt.Scale(domain=["sync", "backup", "async"], range=["#4c78a8", "#f58518", "#54a24b"])
 VERDICT_COLORS = alt.Scale(
     domain=["saves GPU-time", "faster, costs more", "slower"], range=["#54a24b", "#eeca3b", "#e45756"]

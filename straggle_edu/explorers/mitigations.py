@@ -34,7 +34,9 @@ from ..charts.mitigations import (
     stage_partition_datasets,
 )
 from ..models.backup import backup_workers
-from ..models.balance import pack_sequences, partition_layers, split_layers_evenly
+import math
+
+from ..models.balance import pack_sequences, partition_for_step, partition_layers, split_layers_evenly
 from ..models.causes import sequence_cost, sequence_lengths, stage_imbalance
 from ..models.hedging import HedgedLatency, RequestLatency, fanout_quantile, hedging_tradeoff, tail_at_scale_latency
 from ..models.sgd import compare_sgd, make_problem
@@ -123,6 +125,20 @@ def packing_explorer(workers=16, per_worker=32, sigma=1.0, seed=0):
     return ex.on_change(update)
 
 
+#: The most (splits x stages x microbatches) the readout searches on a slider move (about a second).
+_SEARCH_WORK = 2_000_000
+
+
+def _shortest_step(L, P, M, extra):
+    """The readout's last part: the split with the shortest 1F1B step, when the search is small."""
+    if math.comb(L - 1, P - 1) * P * M > _SEARCH_WORK:
+        return " · shortest-step search: too many splits"
+    fast = partition_for_step(np.ones(L), P, M, last_stage_extra=extra)
+    t = stage_imbalance(L, P, M, output_layers=extra, layers_per_stage=fast.layers_per_stage)
+    split = "/".join(str(int(k)) for k in fast.layers_per_stage)
+    return f" · shortest step <b>{t.step_time:.1f}</b> ({t.slowdown:.3f}×) with {split}"
+
+
 def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
     """Layers split evenly over pipeline stages, against the optimal split.
 
@@ -130,7 +146,10 @@ def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
     output layer (``output_layers`` layers' worth, see
     :func:`~straggle_edu.models.causes.output_layer_cost`). The readout times
     both splits through the 1F1B simulator
-    (:func:`~straggle_edu.models.causes.stage_imbalance`).
+    (:func:`~straggle_edu.models.causes.stage_imbalance`), and, where the
+    search is small enough, the split with the shortest step
+    (:func:`~straggle_edu.models.balance.partition_for_step`): the smallest
+    bottleneck is not always the shortest step.
 
     Parameters
     ----------
@@ -181,7 +200,7 @@ def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
         t_best = stage_imbalance(L, P, M, output_layers=extra, layers_per_stage=best.layers_per_stage)
         readout.value = (f"1F1B step: even split <b>{t_even.step_time:.1f}</b> layer-times "
                          f"({t_even.slowdown:.3f}× the ideal) · DP split <b>{t_best.step_time:.1f}</b> "
-                         f"({t_best.slowdown:.3f}×)")
+                         f"({t_best.slowdown:.3f}×)" + _shortest_step(L, P, M, extra))
 
     return ex.on_change(update)
 

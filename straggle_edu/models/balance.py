@@ -38,17 +38,26 @@ recurrence is O(n² P); here the split point of each cell is found by binary
 search, because the best cost of the first stages rises with the number of
 layers while the cost of the last stage falls: O(P n log n), vectorised.
 :func:`split_layers_evenly` is the baseline: equal numbers of layers.
+
+The smallest bottleneck is not always the shortest step: a 1F1B step also
+pays the pipeline's fill and drain, which depend on every stage, not just
+the slowest. :func:`partition_for_step` optimises the step itself: it times
+every contiguous split through the pipeline simulator
+(:func:`~.pipeline.pipeline_step_times`) and keeps the fastest, exactly, for
+small layer counts.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._validate import check_memory, nonnegative, require, whole
+from .pipeline import pipeline_step_times
 
 __all__ = [
     "Packing",
@@ -59,6 +68,7 @@ __all__ = [
     "lpt_bound",
     "pack_sequences",
     "packing_lower_bound",
+    "partition_for_step",
     "partition_layers",
     "split_in_order",
     "split_layers_evenly",
@@ -66,6 +76,8 @@ __all__ = [
 
 PACKING_METHODS = ("in_order", "lpt", "karmarkar_karp", "best")
 BEST_PACKING_MAX_ITEMS = 24
+#: The most contiguous splits :func:`partition_for_step` times (C(n - 1, P - 1)).
+STEP_SEARCH_MAX_SPLITS = 200_000
 
 
 # ---------------------------------------------------------------- packing ---
@@ -603,3 +615,72 @@ def partition_layers(costs, stages, first_stage_extra=0.0, last_stage_extra=0.0)
         bounds.append(int(split[j - 1, bounds[-1]]))
     bounds.append(0)
     return _partition(costs, np.array(bounds[::-1]), extra, "optimal")
+
+
+def partition_for_step(costs, stages, microbatches, first_stage_extra=0.0, last_stage_extra=0.0):
+    """Split layers into contiguous stages, minimising the 1F1B step time itself.
+
+    :func:`partition_layers` minimises the slowest stage. A 1F1B step also
+    fills and drains the pipeline through every stage, so two splits with the
+    same bottleneck can give different steps, and the bottleneck-optimal one
+    need not be the fastest. This search times every split with every stage
+    non-empty, C(n - 1, P - 1) of them, through the pipeline simulator
+    (forward a third of a stage's cost, backward two thirds, no
+    communication, as :func:`~.causes.stage_imbalance` does) and keeps the
+    fastest; ties go to the smaller bottleneck, then to the first split in
+    order. Exact, for small layer counts only.
+
+    Parameters
+    ----------
+    costs : array_like
+        Per-layer cost, seconds per microbatch (forward + backward), >= 0.
+    stages : int
+        Number of pipeline stages P, 1 <= P <= number of layers.
+    microbatches : int
+        Microbatches M per step, >= 1.
+    first_stage_extra, last_stage_extra : float
+        Extra seconds on the first stage (embedding) and on the last stage
+        (output head and loss), >= 0.
+
+    Returns
+    -------
+    StagePartition
+        ``method`` is ``"step"``; time it with
+        :func:`~.causes.stage_imbalance` or the pipeline simulator.
+
+    Examples
+    --------
+    Four equal layers, two stages, four microbatches, and a loss worth one
+    layer on the last stage. Splits 2 | 2 (stages of 2 and 3) and 3 | 1 (3 and
+    2) share the bottleneck, 3; the linear partition returns the first. But
+    the drain runs through the last stage: lighter there, the step is shorter.
+
+    >>> from straggle_edu.models.causes import stage_imbalance
+    >>> by_beat = partition_layers([1] * 4, 2, last_stage_extra=1.0)
+    >>> by_step = partition_for_step([1] * 4, 2, 4, last_stage_extra=1.0)
+    >>> by_beat.layers_per_stage.tolist(), by_step.layers_per_stage.tolist(), by_beat.bottleneck == by_step.bottleneck
+    ([2, 2], [3, 1], True)
+    >>> [round(stage_imbalance(4, 2, 4, output_layers=1.0, layers_per_stage=p.layers_per_stage).step_time, 6)
+    ...  for p in (by_beat, by_step)]
+    [14.0, 13.0]
+    """
+    costs, P, extra = _layers(costs, stages, first_stage_extra, last_stage_extra)
+    M = whole("microbatches", microbatches)
+    n = costs.size
+    splits = math.comb(n - 1, P - 1)
+    require(splits <= STEP_SEARCH_MAX_SPLITS, "costs", f"{n} layers on {P} stages",
+            f"at most {STEP_SEARCH_MAX_SPLITS:,} contiguous splits to time (this has {splits:,}); "
+            "use partition_layers for large models")
+    check_memory(8 * splits * (2 * P + 4), f"timing {splits:,} splits of {n} layers into {P} stages")
+    cuts = np.array(list(itertools.combinations(range(1, n), P - 1)), dtype=np.int64).reshape(splits, P - 1)
+    bounds = np.concatenate([np.zeros((splits, 1), np.int64), cuts, np.full((splits, 1), n)], axis=1)
+    S = np.concatenate([[0.0], np.cumsum(costs)])
+    stage = S[bounds[:, 1:]] - S[bounds[:, :-1]] + extra  # (splits, P)
+    block = max(1, (32 << 20) // (64 * (2 * P * M + 1)))  # about 32 MiB of simulator state at a time
+    step = np.empty(splits)
+    for lo in range(0, splits, block):
+        work = np.broadcast_to(stage[lo:lo + block, None, :, None], (min(block, splits - lo), 1, P, M))
+        step[lo:lo + block] = pipeline_step_times(P, M, work / 3, 2 * work / 3)
+    key = np.round(step / max(float(step.min()), 1e-300), 9)
+    best = np.lexsort((stage.max(axis=1), key))[0]
+    return _partition(costs, bounds[best], extra, "step")
