@@ -125,8 +125,8 @@ def packing_explorer(workers=16, per_worker=32, sigma=1.0, seed=0):
     return ex.on_change(update)
 
 
-#: The most (splits x stages x microbatches) the readout searches on a slider move (about a second).
-_SEARCH_WORK = 2_000_000
+#: The most (splits x stages x microbatches) the readout searches on a slider move (a few tens of ms).
+_SEARCH_WORK = 500_000
 
 
 def _shortest_step(L, P, M, extra):
