@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special
 
 from .._validate import as_output, in_range, positive, require, whole
 from .order_stats import _1MS, _S, _W, _u_from_s, check_dist, quantile
@@ -104,6 +104,8 @@ def lognormal_timing(cv):
     """
     cv = in_range("cv", cv, 0, 10, low_open=True)
     sigma = math.sqrt(math.log1p(cv * cv))
+    from scipy import stats  # loaded on use: scipy.stats costs about a second of import
+
     return stats.lognorm(sigma, scale=math.exp(-0.5 * sigma * sigma))
 
 
@@ -194,6 +196,7 @@ def p_false_alarm(n, threshold, window, dist):
     Two ranks, one Exp(1) timing each: P(X2 > X1 / t) + P(X1 > X2 / t) = 2t / (1 + t).
 
     >>> from scipy import stats
+    >>> from scipy import stats
     >>> round(p_false_alarm(2, 0.5, 1, stats.expon()), 10)  # 2 * 0.5 / 1.5
     0.6666666667
     >>> round(p_false_alarm(4096, 0.7, 30, lognormal_timing(0.2)), 3)
@@ -216,6 +219,7 @@ def p_rank_flagged(n, threshold, window, dist):
     --------
     With two ranks, each is flagged half the time an alarm is raised:
 
+    >>> from scipy import stats
     >>> from scipy import stats
     >>> round(p_rank_flagged(2, 0.5, 1, stats.expon()), 10)  # t / (1 + t)
     0.3333333333
@@ -276,6 +280,7 @@ def lowest_score_quantile(n, window, dist, q):
     the median lowest score is 1/3.
 
     >>> from scipy import stats
+    >>> from scipy import stats
     >>> round(lowest_score_quantile(2, 1, stats.expon(), 0.5), 8)
     0.33333333
     """
@@ -286,6 +291,8 @@ def lowest_score_quantile(n, window, dist, q):
     gap = lambda t: math.log(max(float(curve(1.0 / t)), 1e-300)) - math.log(q)
     lo, hi = 1e-6, 1.0 - 1e-12
     require(gap(lo) < 0.0 < gap(hi), "q", q, "a level the lowest score reaches between 1e-6 and 1")
+    from scipy import optimize
+
     return float(optimize.brentq(gap, lo, hi, xtol=1e-12))
 
 
@@ -351,4 +358,6 @@ def p_false_alarm_normal(n, threshold, window, cv):
     window = whole("window", window)
     cv = in_range("cv", cv, 0, 10, low_open=True)
     sd = math.sqrt(math.pi / 2 * math.log1p(cv * cv) / window)
+    from scipy import stats
+
     return float(stats.studentized_range(n, np.inf).sf(math.log(1.0 / threshold) / sd))
