@@ -134,3 +134,15 @@ def test_math_and_models_import_no_charts_or_widgets(module):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_package_and_cli_import_no_heavy_libraries():
+    # Every CLI call pays for what `import straggle_edu` and the parser load: scipy.stats and
+    # scipy.optimize alone cost about a second, torch and pyarrow more. They load on use.
+    code = (
+        "import sys, straggle_edu; from straggle_edu.app import cli; cli._parser(); "
+        "heavy = ('scipy.stats', 'scipy.optimize', 'altair', 'ipywidgets', 'torch', 'pyarrow'); "
+        "print(','.join(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
