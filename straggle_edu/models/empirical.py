@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .._validate import as_rng, check_memory, require, whole
+from .._validate import as_rng, check_memory, described, require, whole
 from ..math.order_stats import expected_max, gumbel_max_approx, sqrt_2_ln_n
 from .max_growth import MaxGrowth
 
@@ -70,11 +70,9 @@ def parse_step_times(text, name="step_times"):
             value = float(item)
         except ValueError:
             value = None
-        if value is None:
-            raise ValueError(f"{name} must be numbers in seconds separated by commas, spaces or new lines, "
-                             f"got {item!r} (item {i})")
-        if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be durations in seconds > 0, got {item!r} (item {i})")
+        shown = described(f"{item!r} (item {i})")
+        require(value is not None, name, shown, "numbers in seconds separated by commas, spaces or new lines")
+        require(np.isfinite(value) and value > 0, name, shown, "durations in seconds > 0")
         values.append(value)
     require(len(values) >= 2, name, text if len(text) < 40 else text[:40] + "...", "at least 2 step times")
     return np.asarray(values, dtype=float)
