@@ -284,7 +284,8 @@ def attribution_rows(diagnosis):
 
     Examples
     --------
-    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> from straggle_edu.models.causes import straggler_scenario
+    >>> from straggle_edu.traces.diagnose import diagnose_job as diagnose
     >>> rows = attribution_rows(diagnose(straggler_scenario("slow worker", rng=0)))
     >>> [(r["id"], round(r["S"], 2)) for r in rows if r["group"] == "dp rank"]   # dp rank 1 is slow
     [('0', 1.0), ('1', 1.16), ('2', 1.0), ('3', 1.0)]
@@ -302,7 +303,8 @@ def heatmap_rows(diagnosis):
 
     Examples
     --------
-    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> from straggle_edu.models.causes import straggler_scenario
+    >>> from straggle_edu.traces.diagnose import diagnose_job as diagnose
     >>> rows = heatmap_rows(diagnose(straggler_scenario("slow worker", rng=0)))
     >>> len(rows), max(rows, key=lambda r: r["S"])["dp"], max(rows, key=lambda r: r["S"])["stage"]
     (16, 1, 0)
@@ -317,7 +319,8 @@ def per_step_rows(diagnosis):
 
     Examples
     --------
-    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> from straggle_edu.models.causes import straggler_scenario
+    >>> from straggle_edu.traces.diagnose import diagnose_job as diagnose
     >>> rows = per_step_rows(diagnose(straggler_scenario("slow worker", rng=0)))
     >>> len(rows), round(min(r["S"] for r in rows), 2) > 1.1   # persistent: every step is slow
     (20, True)
@@ -339,10 +342,11 @@ def attribution_chart(diagnosis):
 
     Examples
     --------
-    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> from straggle_edu.models.causes import straggler_scenario
+    >>> from straggle_edu.traces.diagnose import diagnose_job as diagnose
     >>> spec = attribution_chart(diagnose(straggler_scenario("slow worker", rng=0))).to_dict()
     >>> spec["facet"]["column"]["sort"]
-    ['dp rank', 'stage', 'microbatch', 'op']
+    ['dp rank', 'stage', 'op type']
     """
     rows = attribution_rows(diagnosis)
     base = alt.Chart({"values": rows}).mark_bar(color="#4c78a8").encode(
@@ -368,7 +372,8 @@ def worker_heatmap_chart(diagnosis):
 
     Examples
     --------
-    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> from straggle_edu.models.causes import straggler_scenario
+    >>> from straggle_edu.traces.diagnose import diagnose_job as diagnose
     >>> spec = worker_heatmap_chart(diagnose(straggler_scenario("slow worker", rng=0))).to_dict()
     >>> spec["mark"]["type"], spec["encoding"]["color"]["field"]
     ('rect', 'S')
@@ -397,7 +402,8 @@ def per_step_chart(diagnosis, threshold=STRAGGLING):
     Examples
     --------
     >>> from straggle_edu.charts._data import rows_of
-    >>> from straggle_edu.models.causes import diagnose, straggler_scenario
+    >>> from straggle_edu.models.causes import straggler_scenario
+    >>> from straggle_edu.traces.diagnose import diagnose_job as diagnose
     >>> spec = per_step_chart(diagnose(straggler_scenario("slow worker", rng=0)), threshold=1.05).to_dict()
     >>> rows_of(spec, spec["layer"][1]["data"])   # the dashed threshold line
     [{'t': 1.05}]

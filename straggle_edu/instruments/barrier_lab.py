@@ -190,9 +190,9 @@ class LabSettings:
     Traceback (most recent call last):
     ...
     ValueError: slow_rank must be a whole number in 0..3 (one of the 4 workers), got 4
-    >>> LabSettings(work="fixed").jitter, LabSettings().jitter
+    >>> LabSettings(workers=1, work="fixed").jitter, LabSettings().jitter
     (0.0, 0.05)
-    >>> LabSettings(work="fixed", jitter=0.1)
+    >>> LabSettings(workers=1, work="fixed", jitter=0.1)
     Traceback (most recent call last):
     ...
     ValueError: jitter must be 0 with work='fixed' (the spread is your machine's own), got 0.1
