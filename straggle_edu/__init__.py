@@ -52,6 +52,7 @@ scipy); charts and widgets load when you import them.
 """
 
 from ._validate import memory_budget, set_memory_budget
+from .i18n import get_language, set_language
 from .math import (
     StragglerCost,
     cost_of_stragglers,
@@ -102,6 +103,8 @@ __all__ = [
     "gumbel_max_approx",
     "lost_fraction_from_slowdown",
     "memory_budget",
+    "set_language",
+    "get_language",
     "p_any_slow",
     "p_none_slow",
     "per_worker_budget",

@@ -9,9 +9,23 @@ import os
 import pytest
 from hypothesis import settings
 
+# The suite runs in English whatever the shell says; a test or a notebook
+# that wants Chinese asks for it.
+os.environ.pop("STRAGGLE_EDU_LANG", None)
+
 # Statistical and property tests never flake: hypothesis is derandomized.
 settings.register_profile("straggle", derandomize=True, deadline=None, max_examples=60)
 settings.load_profile("straggle")
+
+
+@pytest.fixture(autouse=True)
+def _english_unless_asked():
+    """Every test starts in the default language, and none leaks its language into the next."""
+    from straggle_edu.i18n import set_language
+
+    set_language(None)
+    yield
+    set_language(None)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

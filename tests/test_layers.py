@@ -27,28 +27,31 @@ LAYERS = ["math", "models", "traces", "charts", "explorers"]
 _BELOW = {room: set(LAYERS[: i + 1]) for i, room in enumerate(LAYERS)}
 
 # For each room: the rooms of straggle_edu it may import ("_validate" is the
-# shared input checker, a module at the top).
+# shared input checker, a module at the top; "i18n" is the language switch and
+# its catalogs, which every room that shows text to a reader may use).
 ALLOWED = {
-    "math": _BELOW["math"] | {"_validate"},
-    "models": _BELOW["models"] | {"_validate"},
-    "traces": _BELOW["traces"] | {"_validate"},
-    "charts": _BELOW["charts"] | {"_validate"},
+    "math": _BELOW["math"] | {"_validate", "i18n"},
+    "models": _BELOW["models"] | {"_validate", "i18n"},
+    "traces": _BELOW["traces"] | {"_validate", "i18n"},
+    "charts": _BELOW["charts"] | {"_validate", "i18n"},
     # The notebook helpers show charts; they never build widgets of their own.
-    "notebook": _BELOW["charts"] | {"_validate", "notebook"},
+    "notebook": _BELOW["charts"] | {"_validate", "i18n", "notebook"},
     # Instruments run real processes; what they predict comes from models.
-    "instruments": _BELOW["traces"] | {"_validate", "instruments"},
-    "exercises": _BELOW["traces"] | {"_validate", "instruments", "exercises"},
+    "instruments": _BELOW["traces"] | {"_validate", "i18n", "instruments"},
+    "exercises": _BELOW["traces"] | {"_validate", "i18n", "instruments", "exercises"},
     # The barrier-lab explorer starts the instrument; explorers show through
     # the notebook helpers.
-    "explorers": _BELOW["explorers"] | {"_validate", "instruments", "notebook"},
-    "app": set(LAYERS) | {"_validate", "instruments", "notebook", "exercises", "app"},
+    "explorers": _BELOW["explorers"] | {"_validate", "i18n", "instruments", "notebook"},
+    "app": set(LAYERS) | {"_validate", "i18n", "instruments", "notebook", "exercises", "app"},
+    # The language switch imports nothing of the package.
+    "i18n": set(),
 }
 
 _NO_PLOTS = ("altair", "ipywidgets", "anywidget", "IPython")
 FORBIDDEN_LIBS = {
     "math": _NO_PLOTS, "models": _NO_PLOTS, "traces": _NO_PLOTS, "instruments": _NO_PLOTS,
     "exercises": _NO_PLOTS, "charts": ("ipywidgets", "anywidget"), "notebook": ("ipywidgets", "anywidget"),
-    "explorers": (), "app": (),
+    "explorers": (), "app": (), "i18n": _NO_PLOTS,
 }
 
 # Loose at the top: the package, ``python -m``, the input checker, and a

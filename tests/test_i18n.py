@@ -1,0 +1,68 @@
+"""The Chinese edition's catalogs: complete, compiled, and switched per test.
+
+- Every string the library marks for translation (``_()``/``N_()``) and every
+  label a notebook passes to ``claim()``, ``cite()`` or ``calibrated()`` has
+  a Chinese translation in ``straggle_edu/i18n/zh/<room>.po``, and the
+  compiled ``.mo`` holds it (:func:`straggle_edu.i18n.catalog.problems`).
+- No module that imports ``_`` also binds ``_`` (``for _ in ...`` would make
+  ``_("...")`` fail inside that function).
+"""
+
+import ast
+import pathlib
+
+import pytest
+
+from straggle_edu import i18n
+from straggle_edu.i18n import catalog
+
+PACKAGE = pathlib.Path(i18n.__file__).resolve().parents[1]
+
+
+def test_catalogs_are_complete_and_compiled():
+    found = catalog.problems()
+    assert not found, f"{len(found)} catalog problem(s):\n" + "\n".join(found[:60])
+
+
+def _binds_underscore(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "_" and isinstance(node.ctx, ast.Store):
+            return node.lineno
+        if isinstance(node, ast.arg) and node.arg == "_":
+            return node.lineno
+    return None
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_a_module_that_translates_never_rebinds_underscore(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imports_it = any(isinstance(n, ast.ImportFrom) and n.module and n.module.endswith("i18n")
+                     and any(a.name == "_" for a in n.names) for n in ast.walk(tree))
+    if imports_it:
+        assert _binds_underscore(tree) is None, f"{path.name}:{_binds_underscore(tree)} binds _, which shadows the translator"
+
+
+def test_the_language_comes_from_the_environment_until_set(monkeypatch):
+    monkeypatch.setenv(i18n.LANG_ENV, "zh_CN.UTF-8")
+    assert i18n.get_language() == "zh"
+    i18n.set_language("en")
+    assert i18n.get_language() == "en"
+    i18n.set_language(None)
+    assert i18n.get_language() == "zh"
+
+
+def test_an_unknown_language_is_refused_naming_the_parameter(monkeypatch):
+    with pytest.raises(ValueError, match=r"lang must be one of 'en', 'zh', got 'de'"):
+        i18n.set_language("de")
+    monkeypatch.setenv(i18n.LANG_ENV, "de")
+    with pytest.raises(ValueError, match="got 'de'"):
+        i18n.get_language()
+
+
+def test_numbers_follow_cldr_not_the_os_locale():
+    i18n.set_language("zh")
+    assert i18n.format_count(983_040) == "98.3万"
+    assert i18n.format_count(1_234_567_890) == "12.3亿"
+    assert i18n.format_count(9_999) == "9,999"
+    i18n.set_language("en")
+    assert i18n.format_count(983_040) == "983,040"
