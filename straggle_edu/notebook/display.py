@@ -105,7 +105,7 @@ def _save_cached_bundle(alt):
 
 
 def chart_widget(chart, **kwargs):
-    """An ``altair.JupyterChart`` for ``chart``, rendered offline.
+    """An ``altair.JupyterChart`` for ``chart``, rendered offline, with the SVG renderer.
 
     Link a control to a named param with
     ``ipywidgets.dlink((slider, "value"), (widget.params, "name"))``
@@ -124,6 +124,10 @@ def chart_widget(chart, **kwargs):
     import altair as alt
 
     enable_offline()
+    # SVG, not canvas: chart text stays text in the page, so it can be
+    # selected, read by a screen reader, and checked for the font that drew
+    # it (the Chinese edition's glyphs).
+    kwargs.setdefault("embed_options", {"renderer": "svg"})
     return alt.JupyterChart(chart, **kwargs)
 
 

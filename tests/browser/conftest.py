@@ -240,7 +240,7 @@ def lab_notebook(request, lab_server, browser_context, blocked_requests, figures
     try:
         nb.open().run_all()
         nb.settle()
-        shot = nb.screenshot(labdriver.SCREENSHOTS / f"lab-{Path(name).stem}.png")
+        shot = nb.screenshot(labdriver.SCREENSHOTS / f"lab-{Path(name).with_suffix('').as_posix().replace('/', '-')}.png")
         print(f"\nscreenshot of {name} after Run All: {shot}")
         rec = figures["notebooks"].setdefault(name, {})
         rec.update(open_s=round(nb.report.seconds_open, 1), run_s=round(nb.report.seconds_run, 1),
