@@ -63,3 +63,12 @@ def test_ci_installs_the_venv_module_where_debian_leaves_it_out():
     assert "apt-get install" in ci[check:] and "python3-venv" in ci[check:]
     assert check < ci.index("python3 -m venv .venv"), "the check must come before the first venv"
     assert "python3-venv" in README
+
+
+def test_the_chinese_section_has_the_same_two_commands():
+    english_lab, english_test = (b.strip() for b in _bash_blocks(README.split("## ")[0]))
+    chinese = README.split("## 中文版", 1)[1].split("\n## ", 1)[0]
+    lab, test = (b.strip() for b in _bash_blocks(chinese))
+    assert lab == english_lab + " --lang zh"
+    assert test == english_test
+    assert "urlpath=lab/tree/notebooks/zh/00_start_here.ipynb" in chinese
