@@ -16,6 +16,8 @@ dist
 rng
     a ``numpy.random.Generator``, an int seed or None, always passed through
     ``numpy.random.default_rng``. Nothing here seeds a global generator.
+    A docstring lists ``rng`` among its parameters only when it has more to
+    say about it.
 
 The rooms
 ---------

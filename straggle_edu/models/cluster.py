@@ -478,7 +478,6 @@ def sample_step_times(cluster, size, rng=None):
     cluster : Cluster
     size : int
         Number of steps to draw, >= 0.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------

@@ -229,7 +229,6 @@ def predict_at_scale(values, n, *, boot=200, rng=None):
         Workers to predict for, >= 1.
     boot : int
         Bootstrap resamples, >= 10.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------
@@ -278,7 +277,6 @@ def empirical_growth(values, ns, size=1000, rng=None):
         Worker counts, each >= 1.
     size : int
         Sampled maxima per n, >= 2.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------

@@ -448,7 +448,6 @@ def sample_tied_requests(wait, service, size, rng=None, cancel_delay=0.001):
         Service time, seconds.
     size : int
         Number of requests to simulate, >= 1.
-    rng : numpy.random.Generator, int or None
     cancel_delay : float
         Seconds for the cancellation to reach the other server, >= 0.
 
