@@ -143,7 +143,7 @@ def sequence_cost(lengths, *, per_token=PER_TOKEN, attention=ATTENTION):
     Returns
     -------
     float or numpy.ndarray
-        Seconds.
+        Seconds per sequence, shaped like ``lengths``.
 
     Examples
     --------
@@ -518,7 +518,7 @@ def gc_expected_step_time(workers, *, base=1.0, pause=0.5, interval=10, planned=
     Returns
     -------
     float
-        Seconds.
+        Expected seconds per step.
 
     Examples
     --------

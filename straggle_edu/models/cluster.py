@@ -78,7 +78,7 @@ def ring_allreduce_time(n, nbytes, bandwidth, latency=0.0):
     Returns
     -------
     float or numpy.ndarray
-        Seconds.
+        Seconds, broadcast over the array inputs.
 
     Examples
     --------
@@ -399,16 +399,8 @@ def expected_slowest(cluster):
 
 
 def expected_step_time(cluster):
-    """Expected step time in seconds: E[max over all workers] + sync.
-
-    Parameters
-    ----------
-    cluster : Cluster
-
-    Returns
-    -------
-    float
-        Seconds per step.
+    """Expected step time of ``cluster`` (a :class:`Cluster`) in seconds:
+    E[max over all workers] + sync.
 
     Examples
     --------

@@ -123,7 +123,7 @@ def empirical_expected_max(values, n=None):
     Returns
     -------
     float or numpy.ndarray
-        Seconds.
+        Seconds, one per ``n`` (a float for a single n or for groups).
 
     Examples
     --------

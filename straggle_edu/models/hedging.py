@@ -306,7 +306,7 @@ def fanout_quantile(dist, q, fanout):
     Returns
     -------
     float
-        Seconds.
+        The quantile of the slowest request, seconds.
 
     Examples
     --------

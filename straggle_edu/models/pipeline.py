@@ -389,7 +389,7 @@ def uniform_pipeline_time(stages, microbatches, forward, backward, chunks=1):
     Returns
     -------
     float
-        Seconds.
+        Seconds per step.
 
     Examples
     --------
