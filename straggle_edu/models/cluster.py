@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._validate import as_output, as_rng, check_memory, in_range, instance, nonnegative, positive, require, scalar, whole
+from .._validate import as_output, as_rng, check_fields, check_memory, in_range, instance, nonnegative, positive, require, scalar, whole
 from ..math.order_stats import check_dist
 from .samplers import sample_max
 from .step_time import StepTime
@@ -122,9 +122,9 @@ class AllReduce:
     latency: float = 0.0
 
     def __post_init__(self):
-        object.__setattr__(self, "nbytes", _scalar(nonnegative("nbytes", self.nbytes), "nbytes"))
-        object.__setattr__(self, "bandwidth", _scalar(positive("bandwidth", self.bandwidth), "bandwidth"))
-        object.__setattr__(self, "latency", _scalar(nonnegative("latency", self.latency), "latency"))
+        at_least_0 = lambda name, value: _scalar(nonnegative(name, value), name)
+        above_0 = lambda name, value: _scalar(positive(name, value), name)
+        check_fields(self, nbytes=at_least_0, bandwidth=above_0, latency=at_least_0)
 
     def time(self, n):
         """Seconds for n workers (see :func:`ring_allreduce_time`)."""
