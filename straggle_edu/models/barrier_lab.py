@@ -215,6 +215,7 @@ def measured_vs_predicted(step_times, measured, planned, overhead):
     Returns
     -------
     Prediction
+        The measured mean step with its error bar, E[max] + overhead, and the relative error.
 
     Examples
     --------
