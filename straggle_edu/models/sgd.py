@@ -253,6 +253,8 @@ def run_sgd(problem, dist, mode="sync", *, backups=0, wall_time=None, lr=None, b
     Returns
     -------
     SGDRun
+        The excess loss at each update's wall-clock time, the gradients used
+        and dropped, and the staleness of each update.
 
     Examples
     --------
@@ -430,6 +432,7 @@ def compare_sgd(dist, problem, backups=2, wall_time=None, *, lr=None, batch=8, s
     Returns
     -------
     SGDComparison
+        The three runs, and :meth:`~SGDComparison.summary` rows to compare them.
 
     Examples
     --------
