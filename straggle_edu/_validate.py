@@ -166,8 +166,8 @@ def whole(name, value, low=1, high=None):
 
     Examples
     --------
-    >>> whole("n", 4096)
-    4096
+    >>> whole("n", 4096), whole("n", [1.0, 2.0])
+    (4096, array([1, 2]))
     >>> whole("n", 2.5)
     Traceback (most recent call last):
     ...

@@ -102,14 +102,8 @@ def ring_allreduce_time(n, nbytes, bandwidth, latency=0.0):
 class AllReduce:
     """Synchronization by a ring all-reduce (alpha-beta model).
 
-    Parameters
-    ----------
-    nbytes : float
-        Bytes reduced per worker per step, >= 0.
-    bandwidth : float
-        Bytes per second, > 0.
-    latency : float
-        Seconds per message, >= 0.
+    ``nbytes`` (per worker per step), ``bandwidth`` and ``latency`` as in
+    :func:`ring_allreduce_time`, each a single number.
 
     Examples
     --------
