@@ -16,6 +16,8 @@ dist
 rng
     a ``numpy.random.Generator``, an int seed or None, always passed through
     ``numpy.random.default_rng``. Nothing here seeds a global generator.
+    A docstring lists ``rng`` among its parameters only when it has more to
+    say about it.
 
 The rooms
 ---------
@@ -88,29 +90,29 @@ __all__ = [
     "AllReduce",
     "backup_workers",
     "Cluster",
-    "Group",
-    "StepTime",
-    "expected_slowest",
-    "expected_step_time",
-    "ring_allreduce_time",
-    "sample_step_times",
-    "scaling_efficiency",
-    "throughput",
-    "StragglerCost",
     "cost_of_stragglers",
     "expected_max",
     "expected_order_stat",
+    "expected_slowest",
+    "expected_step_time",
+    "get_language",
+    "Group",
     "gumbel_max_approx",
     "lost_fraction_from_slowdown",
     "memory_budget",
-    "set_language",
-    "get_language",
     "p_any_slow",
     "p_none_slow",
     "per_worker_budget",
+    "ring_allreduce_time",
     "sample_max",
     "sample_order_stat",
+    "sample_step_times",
+    "scaling_efficiency",
+    "set_language",
     "set_memory_budget",
     "sqrt_2_ln_n",
+    "StepTime",
+    "StragglerCost",
+    "throughput",
     "workers_until",
 ]

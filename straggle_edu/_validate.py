@@ -31,6 +31,7 @@ __all__ = [
     "finite",
     "as_rng",
     "as_output",
+    "check_fields",
     "check_memory",
     "memory_budget",
     "set_memory_budget",
@@ -165,8 +166,8 @@ def whole(name, value, low=1, high=None):
 
     Examples
     --------
-    >>> whole("n", 4096)
-    4096
+    >>> whole("n", 4096), whole("n", [1.0, 2.0])
+    (4096, array([1, 2]))
     >>> whole("n", 2.5)
     Traceback (most recent call last):
     ...
@@ -293,6 +294,33 @@ def as_rng(rng):
     if isinstance(rng, numbers.Integral) and rng < 0:
         require(False, "rng", rng, "a seed >= 0")
     return np.random.default_rng(rng)
+
+
+def check_fields(obj, **checks):
+    """Check a frozen dataclass's fields in place, one check per field.
+
+    ``checks[name](name, value)`` is called with each field's value, in the
+    order given, and its result replaces the field: a ``__post_init__`` in
+    one table instead of a line of ``object.__setattr__`` per field.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Job:
+    ...     n: int
+    ...     p: float
+    ...     def __post_init__(self):
+    ...         check_fields(self, n=whole, p=probability)
+    >>> Job(4.0, 0.5)
+    Job(n=4, p=0.5)
+    >>> Job(4, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: p must be in [0, 1], got 2
+    """
+    for name, check in checks.items():
+        object.__setattr__(obj, name, check(name, getattr(obj, name)))
 
 
 def as_output(result, *inputs):

@@ -49,6 +49,14 @@ def _lost(lost_fraction):
     return in_range("lost_fraction", lost_fraction, 0.0, 1.0, high_open=True)
 
 
+def _planned(days, lost_fraction, late_only):
+    """``days / (1 - f)``, or with ``late_only`` just the days late, ``days * f / (1 - f)``."""
+    days = nonnegative("days", days)
+    f = _lost(lost_fraction)
+    d, lost = np.asarray(days), np.asarray(f)
+    return as_output((d * lost if late_only else d) / (1.0 - lost), days, f)
+
+
 def stretched_days(days, lost_fraction):
     """Days a run planned at ``days`` days of work takes when a fraction
     ``lost_fraction`` of its time is lost: ``days / (1 - lost_fraction)``.
@@ -67,9 +75,7 @@ def stretched_days(days, lost_fraction):
     >>> stretched_days(10, 0.5)
     20.0
     """
-    days = nonnegative("days", days)
-    f = _lost(lost_fraction)
-    return as_output(np.asarray(days) / (1.0 - np.asarray(f)), days, f)
+    return _planned(days, lost_fraction, late_only=False)
 
 
 def planned_delay(days, lost_fraction):
@@ -81,14 +87,10 @@ def planned_delay(days, lost_fraction):
 
     Examples
     --------
-    >>> round(planned_delay(10, 0.10), 4)
-    1.1111
-    >>> planned_delay(10, 0.0)
-    0.0
+    >>> round(planned_delay(10, 0.10), 4), planned_delay(10, 0.0)
+    (1.1111, 0.0)
     """
-    days = nonnegative("days", days)
-    f = _lost(lost_fraction)
-    return as_output(np.asarray(days) * np.asarray(f) / (1.0 - np.asarray(f)), days, f)
+    return _planned(days, lost_fraction, late_only=True)
 
 
 def runs_per_year(days, lost_fraction=0.0):

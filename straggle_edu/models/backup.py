@@ -375,7 +375,6 @@ def sample_backup_step_times(dist, n, backups, size, rng=None, *, sync=0.0, sync
         Number of backups b, >= 0.
     size : int
         Number of steps to draw, >= 0.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------

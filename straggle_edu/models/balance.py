@@ -215,16 +215,7 @@ def greedy_lpt(costs, workers):
     Graham (1969) proved ``makespan <= (4/3 - 1/(3 m)) * optimum``
     (:func:`lpt_bound`). O(n log n).
 
-    Parameters
-    ----------
-    costs : array_like
-        Cost of each item (seconds or tokens), >= 0.
-    workers : int
-        Number of workers, >= 1.
-
-    Returns
-    -------
-    Packing
+    Parameters and return value as in :func:`split_in_order`.
 
     Examples
     --------
@@ -255,16 +246,7 @@ def karmarkar_karp(costs, workers):
     merge them, the largest part of one with the smallest part of the other,
     and so on. The last partition left is the packing. O(n log n + n m log m).
 
-    Parameters
-    ----------
-    costs : array_like
-        Cost of each item (seconds or tokens), >= 0.
-    workers : int
-        Number of workers, >= 1.
-
-    Returns
-    -------
-    Packing
+    Parameters and return value as in :func:`split_in_order`.
 
     Examples
     --------
@@ -333,16 +315,8 @@ def best_packing(costs, workers):
     Starts from the better of LPT and Karmarkar-Karp and stops as soon as it
     meets :func:`packing_lower_bound`.
 
-    Parameters
-    ----------
-    costs : array_like
-        Cost of each item, >= 0; at most 24 items.
-    workers : int
-        Number of workers, >= 1.
-
-    Returns
-    -------
-    Packing
+    Parameters and return value as in :func:`split_in_order`, with at most
+    24 items.
 
     Examples
     --------
@@ -524,7 +498,7 @@ def split_layers_evenly(costs, stages, first_stage_extra=0.0, last_stage_extra=0
         Number of pipeline stages P, 1 <= P <= number of layers.
     first_stage_extra, last_stage_extra : float
         Extra seconds on the first stage (embedding) and on the last stage
-        (output head and loss).
+        (output head and loss), >= 0.
 
     Returns
     -------
@@ -557,20 +531,8 @@ def partition_layers(costs, stages, first_stage_extra=0.0, last_stage_extra=0.0)
     ``f_(j-1)(l)`` rises with l and ``S(i) - S(l)`` falls, so the best l is at
     their crossing, found by binary search for every i at once.
 
-    Parameters
-    ----------
-    costs : array_like
-        Per-layer cost, seconds per microbatch, >= 0.
-    stages : int
-        Number of pipeline stages P, 1 <= P <= number of layers.
-    first_stage_extra, last_stage_extra : float
-        Extra seconds on the first stage (embedding) and on the last stage
-        (output head and loss), >= 0.
-
-    Returns
-    -------
-    StagePartition
-        Every stage non-empty; the bottleneck is optimal.
+    Parameters and return value as in :func:`split_layers_evenly`; the
+    bottleneck of the partition returned is optimal.
 
     Examples
     --------
@@ -632,15 +594,11 @@ def partition_for_step(costs, stages, microbatches, first_stage_extra=0.0, last_
 
     Parameters
     ----------
-    costs : array_like
-        Per-layer cost, seconds per microbatch (forward + backward), >= 0.
-    stages : int
-        Number of pipeline stages P, 1 <= P <= number of layers.
+    costs, stages, first_stage_extra, last_stage_extra
+        As in :func:`split_layers_evenly` (a layer's cost is its forward and
+        backward together).
     microbatches : int
         Microbatches M per step, >= 1.
-    first_stage_extra, last_stage_extra : float
-        Extra seconds on the first stage (embedding) and on the last stage
-        (output head and loss), >= 0.
 
     Returns
     -------

@@ -198,6 +198,20 @@ def replaced_step_time(step_times):
     return predict_step_time([replace(t, slowdown=1.0) for t in models])
 
 
+def _prediction(measured, expected_max, overhead, drawn_max):
+    """The Prediction of ``measured`` (one step time per step) by ``expected_max + overhead``."""
+    steps = measured.size
+    return Prediction(
+        measured=float(measured.mean()),
+        stderr=float(measured.std(ddof=1) / math.sqrt(steps)),
+        predicted=expected_max + overhead,
+        expected_max=expected_max,
+        overhead=overhead,
+        drawn_max=drawn_max,
+        steps=steps,
+    )
+
+
 def measured_vs_predicted(step_times, measured, planned, overhead):
     """Compare a run's measured mean step time with the model's prediction.
 
@@ -215,6 +229,7 @@ def measured_vs_predicted(step_times, measured, planned, overhead):
     Returns
     -------
     Prediction
+        The measured mean step with its error bar, E[max] + overhead, and the relative error.
 
     Examples
     --------
@@ -231,15 +246,7 @@ def measured_vs_predicted(step_times, measured, planned, overhead):
             f"an array of shape ({steps}, workers), one row per measured step")
     overhead = finite("overhead", overhead)  # measured: noise can make it a hair below 0
     emax = predict_step_time(step_times)
-    return Prediction(
-        measured=float(measured.mean()),
-        stderr=float(measured.std(ddof=1) / math.sqrt(steps)),
-        predicted=emax + overhead,
-        expected_max=emax,
-        overhead=overhead,
-        drawn_max=float(planned.max(axis=1).mean()),
-        steps=steps,
-    )
+    return _prediction(measured, emax, overhead, drawn_max=float(planned.max(axis=1).mean()))
 
 
 def measured_max_of_k(times, k):
@@ -319,12 +326,4 @@ def measured_vs_empirical(busy, measured, overhead, slow_rank=None):
     groups = [(busy[:, healthy], len(healthy))] + ([(busy[:, slow_rank], 1)] if slow_rank is not None else [])
     emax = empirical_expected_max([g for g in groups if g[1] > 0])
     overhead = finite("overhead", overhead)
-    return Prediction(
-        measured=float(measured.mean()),
-        stderr=float(measured.std(ddof=1) / math.sqrt(steps)),
-        predicted=emax + overhead,
-        expected_max=emax,
-        overhead=overhead,
-        drawn_max=float(busy.max(axis=1).mean()),
-        steps=steps,
-    )
+    return _prediction(measured, emax, overhead, drawn_max=float(busy.max(axis=1).mean()))

@@ -119,7 +119,6 @@ def sample_barrier_overhead(n, jitter, barriers=1, segments=1, *, size=2000, rng
         As in :func:`barrier_overhead` (``barriers`` a single number).
     size : int
         Steps to draw, >= 1.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------

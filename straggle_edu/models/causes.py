@@ -101,7 +101,6 @@ def sequence_lengths(size, *, median=1024, sigma=1.0, max_len=32768, rng=None):
         Spread of log(length), in [0, 3].
     max_len : int
         Context window: the longest allowed sequence, >= 1.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------
@@ -144,7 +143,7 @@ def sequence_cost(lengths, *, per_token=PER_TOKEN, attention=ATTENTION):
     Returns
     -------
     float or numpy.ndarray
-        Seconds.
+        Seconds per sequence, shaped like ``lengths``.
 
     Examples
     --------
@@ -248,7 +247,6 @@ def sequence_imbalance(
         The length distribution; see :func:`sequence_lengths`.
     per_token, attention
         The cost model; see :func:`sequence_cost`.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------
@@ -520,7 +518,7 @@ def gc_expected_step_time(workers, *, base=1.0, pause=0.5, interval=10, planned=
     Returns
     -------
     float
-        Seconds.
+        Expected seconds per step.
 
     Examples
     --------
@@ -554,7 +552,6 @@ def gc_step_times(workers, steps, *, base=1.0, pause=0.5, interval=10, planned=F
         Steps to sample, >= 1.
     jitter : float
         Coefficient of variation of the compute time, in [0, 0.2].
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------
@@ -804,7 +801,6 @@ def straggler_scenario(
         How strong the cause is, >= 0 (0 injects nothing).
     jitter : float
         Relative noise on every op, in [0, 0.2].
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._validate import as_output, as_rng, check_memory, in_range, instance, nonnegative, positive, require, scalar, whole
+from .._validate import as_output, as_rng, check_fields, check_memory, in_range, instance, nonnegative, positive, require, scalar, whole
 from ..math.order_stats import check_dist
 from .samplers import sample_max
 from .step_time import StepTime
@@ -78,7 +78,7 @@ def ring_allreduce_time(n, nbytes, bandwidth, latency=0.0):
     Returns
     -------
     float or numpy.ndarray
-        Seconds.
+        Seconds, broadcast over the array inputs.
 
     Examples
     --------
@@ -102,14 +102,8 @@ def ring_allreduce_time(n, nbytes, bandwidth, latency=0.0):
 class AllReduce:
     """Synchronization by a ring all-reduce (alpha-beta model).
 
-    Parameters
-    ----------
-    nbytes : float
-        Bytes reduced per worker per step, >= 0.
-    bandwidth : float
-        Bytes per second, > 0.
-    latency : float
-        Seconds per message, >= 0.
+    ``nbytes`` (per worker per step), ``bandwidth`` and ``latency`` as in
+    :func:`ring_allreduce_time`, each a single number.
 
     Examples
     --------
@@ -122,9 +116,9 @@ class AllReduce:
     latency: float = 0.0
 
     def __post_init__(self):
-        object.__setattr__(self, "nbytes", _scalar(nonnegative("nbytes", self.nbytes), "nbytes"))
-        object.__setattr__(self, "bandwidth", _scalar(positive("bandwidth", self.bandwidth), "bandwidth"))
-        object.__setattr__(self, "latency", _scalar(nonnegative("latency", self.latency), "latency"))
+        at_least_0 = lambda name, value: _scalar(nonnegative(name, value), name)
+        above_0 = lambda name, value: _scalar(positive(name, value), name)
+        check_fields(self, nbytes=at_least_0, bandwidth=above_0, latency=at_least_0)
 
     def time(self, n):
         """Seconds for n workers (see :func:`ring_allreduce_time`)."""
@@ -399,16 +393,8 @@ def expected_slowest(cluster):
 
 
 def expected_step_time(cluster):
-    """Expected step time in seconds: E[max over all workers] + sync.
-
-    Parameters
-    ----------
-    cluster : Cluster
-
-    Returns
-    -------
-    float
-        Seconds per step.
+    """Expected step time of ``cluster`` (a :class:`Cluster`) in seconds:
+    E[max over all workers] + sync.
 
     Examples
     --------
@@ -478,7 +464,6 @@ def sample_step_times(cluster, size, rng=None):
     cluster : Cluster
     size : int
         Number of steps to draw, >= 0.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------

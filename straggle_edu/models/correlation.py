@@ -119,7 +119,6 @@ def sample_slow_shared(p, n, shared=0.0, group=None, size=1000, rng=None):
         As in :func:`p_any_slow_shared`.
     size : int
         Steps to draw, >= 1.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------

@@ -42,7 +42,6 @@ def sample_window_medians(n, window, dist, reports, rng=None):
         One timing, in seconds.
     reports : int
         Number of report windows, >= 1.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------

@@ -123,7 +123,7 @@ def empirical_expected_max(values, n=None):
     Returns
     -------
     float or numpy.ndarray
-        Seconds.
+        Seconds, one per ``n`` (a float for a single n or for groups).
 
     Examples
     --------
@@ -229,7 +229,6 @@ def predict_at_scale(values, n, *, boot=200, rng=None):
         Workers to predict for, >= 1.
     boot : int
         Bootstrap resamples, >= 10.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------
@@ -278,11 +277,11 @@ def empirical_growth(values, ns, size=1000, rng=None):
         Worker counts, each >= 1.
     size : int
         Sampled maxima per n, >= 2.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------
     MaxGrowth
+        Exact and Monte Carlo E[max] per n, with the normal lines beside them.
 
     Examples
     --------

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, special
 
-from .._validate import as_rng, check_memory, in_range, nonnegative, probability, require, whole
+from .._validate import as_rng, check_fields, check_memory, in_range, nonnegative, probability, require, whole
 from ..math.order_stats import check_dist
 
 __all__ = [
@@ -125,12 +125,9 @@ class RequestLatency(_Dist):
     slow_spread: float = 0.5
 
     def __post_init__(self):
-        set_ = lambda k, v: object.__setattr__(self, k, v)
-        set_("body_median", in_range("body_median", self.body_median, 1e-6, 1e3))
-        set_("body_spread", in_range("body_spread", self.body_spread, 0.01, 3.0))
-        set_("slow_prob", probability("slow_prob", self.slow_prob))
-        set_("slow_median", in_range("slow_median", self.slow_median, 1e-6, 1e3))
-        set_("slow_spread", in_range("slow_spread", self.slow_spread, 0.01, 3.0))
+        median = lambda name, value: in_range(name, value, 1e-6, 1e3)
+        spread = lambda name, value: in_range(name, value, 0.01, 3.0)
+        check_fields(self, body_median=median, body_spread=spread, slow_prob=probability, slow_median=median, slow_spread=spread)
 
     def sf(self, t):
         """P(latency > t), t in seconds; computed from both tails, never 1 - cdf."""
@@ -306,7 +303,7 @@ def fanout_quantile(dist, q, fanout):
     Returns
     -------
     float
-        Seconds.
+        The quantile of the slowest request, seconds.
 
     Examples
     --------
@@ -448,7 +445,6 @@ def sample_tied_requests(wait, service, size, rng=None, cancel_delay=0.001):
         Service time, seconds.
     size : int
         Number of requests to simulate, >= 1.
-    rng : numpy.random.Generator, int or None
     cancel_delay : float
         Seconds for the cancellation to reach the other server, >= 0.
 

@@ -188,7 +188,6 @@ def max_growth(dist, ns=None, size=2000, rng=None):
     size : int
         Monte Carlo maxima drawn per n, >= 2 (:func:`straggle_edu.sample_max`,
         which costs ``size`` draws whatever n is).
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------
@@ -308,7 +307,6 @@ def max_histograms(dist, ns, size=20_000, bins=60, rng=None, *, tail=1e-3):
         Maxima drawn per n (:func:`straggle_edu.sample_max`).
     bins : int
         Number of shared bins, 2..500.
-    rng : numpy.random.Generator, int or None
     tail : float
         Share of draws each end may leave off the axis, in (0, 0.1].
 

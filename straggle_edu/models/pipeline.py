@@ -389,7 +389,7 @@ def uniform_pipeline_time(stages, microbatches, forward, backward, chunks=1):
     Returns
     -------
     float
-        Seconds.
+        Seconds per step.
 
     Examples
     --------
@@ -476,6 +476,13 @@ def _timeline(g, fwd, bwd, link_t, v):
     return comp, delay, start, end, via_cross
 
 
+def _sizes(stages, microbatches, dp, chunks, schedule):
+    """The grid's checked sizes (P, M, D, v); then checks that ``schedule`` is one of :data:`SCHEDULES`."""
+    sizes = whole("stages", stages), whole("microbatches", microbatches), whole("dp", dp), whole("chunks", chunks)
+    require(schedule in SCHEDULES, "schedule", schedule, f"one of {', '.join(map(repr, SCHEDULES))}")
+    return sizes
+
+
 def pipeline_step_times(
     stages,
     microbatches,
@@ -514,11 +521,7 @@ def pipeline_step_times(
     >>> pipeline_step_times(2, 4, f, 2.0).tolist()
     [15.0, 19.0, 23.0]
     """
-    P = whole("stages", stages)
-    M = whole("microbatches", microbatches)
-    D = whole("dp", dp)
-    v = whole("chunks", chunks)
-    require(schedule in SCHEDULES, "schedule", schedule, f"one of {', '.join(map(repr, SCHEDULES))}")
+    P, M, D, v = _sizes(stages, microbatches, dp, chunks, schedule)
     arrays = {k: nonnegative(k, x) for k, x in
               (("forward", forward), ("backward", backward), ("p2p", p2p))}
     per_rank = {k: nonnegative(k, x) for k, x in (("allreduce", allreduce), ("optimizer", optimizer))}
@@ -636,11 +639,7 @@ def simulate_pipeline(
     >>> float(np.sum(path["end"] - path["start"]))
     33.0
     """
-    P = whole("stages", stages)
-    M = whole("microbatches", microbatches)
-    D = whole("dp", dp)
-    v = whole("chunks", chunks)
-    require(schedule in SCHEDULES, "schedule", schedule, f"one of {', '.join(map(repr, SCHEDULES))}")
+    P, M, D, v = _sizes(stages, microbatches, dp, chunks, schedule)
     n_ops = D * P * M * v * 4 + 2 * D * P
     check_memory(n_ops * 160, f"simulating dp={D} x stages={P} x microbatches={M} x chunks={v}")
     grid, axes = (D, P, M), "(dp, stages, microbatches)"

@@ -240,7 +240,6 @@ def worker_times(dist, n, steps=1, rng=None):
         Number of workers, a whole number >= 1.
     steps : int
         Number of steps, a whole number >= 1.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------

@@ -90,7 +90,6 @@ def sample_order_stat(dist, k, n, size, rng=None):
         Number of workers, >= 1.
     size : int
         Number of draws, >= 0.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------

@@ -116,7 +116,6 @@ def make_problem(workers=16, rows=64, features=10, noise=0.5, heterogeneity=0.0,
         How far apart the shards' own optima are, >= 0.
     condition : float
         Condition number of the Hessian, >= 1.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------
@@ -250,11 +249,12 @@ def run_sgd(problem, dist, mode="sync", *, backups=0, wall_time=None, lr=None, b
     slow_factor : float
         Worker 0's compute times are multiplied by this, >= 1 (a persistent
         straggler).
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------
     SGDRun
+        The excess loss at each update's wall-clock time, the gradients used
+        and dropped, and the staleness of each update.
 
     Examples
     --------
@@ -432,6 +432,7 @@ def compare_sgd(dist, problem, backups=2, wall_time=None, *, lr=None, batch=8, s
     Returns
     -------
     SGDComparison
+        The three runs, and :meth:`~SGDComparison.summary` rows to compare them.
 
     Examples
     --------

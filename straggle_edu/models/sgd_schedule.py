@@ -66,8 +66,8 @@ def counted_per_step(scheme, workers, backups=0):
 
     Examples
     --------
-    >>> counted_per_step("backup", 8, 2), counted_per_step("drop", 8, 2)
-    (8, 6)
+    >>> [(scheme, counted_per_step(scheme, 8, 2)) for scheme in SCHEMES]
+    [('sync', 8), ('backup', 8), ('drop', 6), ('local', 8), ('balanced', 8)]
     """
     require(scheme in SCHEMES, "scheme", scheme, f"one of {', '.join(SCHEMES)}")
     return workers - backups if scheme == "drop" else workers

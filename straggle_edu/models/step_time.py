@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._validate import as_rng, check_memory, in_range, nonnegative, positive, probability, scalar, whole
+from .._validate import as_rng, check_fields, check_memory, in_range, nonnegative, positive, probability, scalar, whole
 
 __all__ = ["StepTime"]
 
@@ -115,12 +115,8 @@ class StepTime:
     slowdown: float = 1.0
 
     def __post_init__(self):
-        set_ = lambda name, value: object.__setattr__(self, name, value)
-        set_("base", positive("base", self.base))
-        set_("jitter", in_range("jitter", self.jitter, 0.0, 1.0))
-        set_("pause_prob", probability("pause_prob", self.pause_prob))
-        set_("pause", nonnegative("pause", self.pause))
-        set_("slowdown", positive("slowdown", self.slowdown))
+        unit = lambda name, value: in_range(name, value, 0.0, 1.0)
+        check_fields(self, base=positive, jitter=unit, pause_prob=probability, pause=nonnegative, slowdown=positive)
         for name in ("base", "jitter", "pause_prob", "pause", "slowdown"):
             scalar(name, getattr(self, name))
         neg = self.negative_mass()
@@ -225,15 +221,17 @@ class StepTime:
             out = out + w * ((t < m) if upper else (t >= m))
         return out
 
+    def _at(self, t, tail, upper):
+        """``tail(x, upper)`` at the checked times t: scalar in, float out."""
+        return _out(tail(np.asarray(in_range("t", t), dtype=float), upper=upper), t)
+
     def cdf(self, t):
         """P(step time <= t). Vectorised; scalar in, float out."""
-        x = np.asarray(in_range("t", t), dtype=float)
-        return _out(self._tail(x, upper=False), t)
+        return self._at(t, self._tail, upper=False)
 
     def sf(self, t):
         """P(step time > t), computed directly so the far tail keeps its digits."""
-        x = np.asarray(in_range("t", t), dtype=float)
-        return _out(self._tail(x, upper=True), t)
+        return self._at(t, self._tail, upper=True)
 
     def _tail(self, x, upper):
         """P(step time > x) (upper=True) or P(step time <= x), component by component."""
@@ -244,13 +242,11 @@ class StepTime:
 
     def logcdf(self, t):
         """log P(step time <= t), accurate both when it is tiny and near 0."""
-        x = np.asarray(in_range("t", t), dtype=float)
-        return _out(self._log_tail(x, upper=False), t)
+        return self._at(t, self._log_tail, upper=False)
 
     def logsf(self, t):
         """log P(step time > t), accurate both when it is tiny and near 0."""
-        x = np.asarray(in_range("t", t), dtype=float)
-        return _out(self._log_tail(x, upper=True), t)
+        return self._at(t, self._log_tail, upper=True)
 
     def _log_tail(self, x, upper):
         if self.degenerate:

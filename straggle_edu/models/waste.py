@@ -278,6 +278,7 @@ def slow_card(n, step_time=None, slow_factor=1.05, *, sync=0.0):
     Returns
     -------
     SlowCard
+        The step with and without the card, and what it costs the job and its peers.
 
     Examples
     --------

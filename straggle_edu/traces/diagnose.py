@@ -332,6 +332,7 @@ def diagnose_job(job, *, ideal="artifact"):
     Returns
     -------
     Diagnosis
+        The analysis, the answers to the questions and their short verdicts.
 
     Examples
     --------

@@ -100,7 +100,6 @@ def synthetic_trace(
         launch delays the replay drops.
     step_gap : float
         Seconds between the end of one step and the start of the next.
-    rng : numpy.random.Generator, int or None
 
     Returns
     -------

@@ -391,6 +391,7 @@ def analyze_ops(trace, *, attribution="auto", progress=False, ideal="artifact"):
     Returns
     -------
     Analysis
+        S, the waste, M_W, M_S and S_X by op type, stage, DP rank and worker.
 
     Examples
     --------
@@ -433,6 +434,7 @@ def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, 
     Returns
     -------
     Analysis
+        As from :func:`analyze_ops` on the whole trace.
 
     Examples
     --------
