@@ -155,11 +155,11 @@ class ClaimCheck:
         figures = "".join(f"<tr><td>{e(_t(k))}</td><td style='text-align:right'><b>{e(_fmt(v))}</b></td></tr>"
                           for k, v in self.figures.items())
         readings = "".join(f"<li>{'✓' if ok else '✗'} {e(_t(k))}</li>" for k, ok in self.readings.items())
-        title = e(_("Claim {number}")).format(number=self.number)
+        title, colon = e(_("Claim {number}")).format(number=self.number), e(_(": "))
         return (
             # The claims quote dollars: keep JupyterLab's MathJax from typesetting "$2 ... $5".
             f"<div class='tex2jax_ignore mathjax_ignore' style='border-left:6px solid {color};padding:6px 12px;margin:4px 0'>"
-            f"<div><b>{title}</b>{e(_(': '))}“{e(_t(self.claim))}”</div>"
+            f"<div><b>{title}</b>{colon}“{e(_t(self.claim))}”</div>"
             f"<table style='margin:4px 0'>{figures}</table>"
             f"<ul style='margin:2px 0 4px 0;list-style:none;padding-left:0'>{readings}</ul>"
             f"<div><span style='background:{color};color:white;padding:1px 8px;border-radius:3px'>"
@@ -275,9 +275,9 @@ class VerdictTable:
         )
         total = e(_(", ")).join(e(_("{count} {verdict}")).format(count=f"<b>{n}</b>", verdict=e(_(v)))
                                 for v, n in self.counts.items())
+        claim, verdict = e(_("claim")), e(_("verdict"))
         return (
-            f"<div class='tex2jax_ignore mathjax_ignore'><table><tr><th>#</th><th>{e(_('claim'))}</th>"
-            f"<th>{e(_('verdict'))}</th></tr>"
+            f"<div class='tex2jax_ignore mathjax_ignore'><table><tr><th>#</th><th>{claim}</th><th>{verdict}</th></tr>"
             f"{rows}</table><p>{total}</p></div>"
         )
 
