@@ -94,7 +94,7 @@ def _show(x, unit=None):
 
 def _source(source, where):
     require(isinstance(source, str) and source.strip() != "", "source", source, "the work the figure comes from")
-    return _t("{source}, {where}").format(source=_t(source), where=_t(where)) if where else _t(source)
+    return f"{_t(source)}, {_t(where)}" if where else _t(source)
 
 
 def say(template, **values):
