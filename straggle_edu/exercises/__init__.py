@@ -11,12 +11,18 @@ so that the answer is computed, never typed, and a hint and a solution.
   exercise says otherwise.
 - Solutions stay hidden until ``solution()`` is called, and a student copy
   never shows them: see :func:`solutions_visible`.
+- Hints, solutions and feedback speak the reader's language
+  (:mod:`straggle_edu.i18n`): an exercise module marks its hint and solution
+  with ``N_()``, and :class:`Exercise` translates them when it prints them. A
+  solution's code stays code; only its prose and comments are translated.
 """
 
 from __future__ import annotations
 
 import math
 import os
+
+from ..i18n import _
 
 __all__ = ["Exercise", "____", "solutions_visible", "STUDENT_ENV"]
 
@@ -70,9 +76,10 @@ class Exercise:
     expected : callable
         Returns the right answer, computed with the library.
     hint : str
-        A nudge that does not give the answer away.
+        A nudge that does not give the answer away (English, marked ``N_()``:
+        translated when shown).
     solution : str
-        Code (or a sentence) that produces the answer.
+        Code (or a sentence) that produces the answer (the same).
     rel_tol, abs_tol : float
         Tolerances for numeric answers.
     compare : callable, optional
@@ -132,24 +139,23 @@ class Exercise:
         :meth:`is_correct` for the verdict as a bool.
         """
         if isinstance(answer, _Blank):
-            print("Not attempted yet: replace ____ with your answer, then run the cell again.")
+            print(_("Not attempted yet: replace ____ with your answer, then run the cell again."))
         elif self.is_correct(answer):
-            print(f"✓ {self.name}: correct.")
+            print(_("✓ {name}: correct.").format(name=self.name))
         elif solutions_visible():
-            print(f"✗ {self.name}: expected {_fmt(self.expected())}, got {_fmt(answer)}. Try {self.name}.hint().")
+            print(_("✗ {name}: expected {expected}, got {answer}. Try {name}.hint().").format(
+                name=self.name, expected=_fmt(self.expected()), answer=_fmt(answer)))
         else:
-            print(f"✗ {self.name}: not yet, got {_fmt(answer)}. Try {self.name}.hint().")
+            print(_("✗ {name}: not yet, got {answer}. Try {name}.hint().").format(name=self.name, answer=_fmt(answer)))
 
     def hint(self):
         """Print the hint."""
-        print(f"Hint: {self.hint_text}")
+        print(_("Hint: {hint}").format(hint=_(self.hint_text) if self.hint_text else ""))
 
     def solution(self):
         """Print the solution (in a student copy, where to find it instead)."""
         if not solutions_visible():
-            print(
-                "Solutions are not part of the student copy. "
-                "Ask your instructor, who has the instructor's copy of this notebook."
-            )
+            print(_("Solutions are not part of the student copy. "
+                    "Ask your instructor, who has the instructor's copy of this notebook."))
             return
-        print(f"Solution: {self.solution_text}")
+        print(_("Solution: {solution}").format(solution=_(self.solution_text) if self.solution_text else ""))

@@ -38,9 +38,10 @@ KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 
 # Calls in a notebook's code cells whose labels the library shows: the
 # first string argument (or the second, after a fact-check claim's number),
-# the keys of ``figures=`` and ``readings=``, and the ``precise=``, ``where=``
-# and ``source`` strings.
-NOTEBOOK_CALLS = ("claim", "cite", "calibrated")
+# a cited figure given as text, the keys of ``figures=`` and ``readings=``,
+# and the ``precise=``, ``where=`` and ``source`` strings. ``say(template,
+# **values)`` is a code cell's translated print.
+NOTEBOOK_CALLS = ("claim", "cite", "calibrated", "say")
 _NOTEBOOK_KEYWORDS = ("precise", "where", "source", "text")
 
 
@@ -55,8 +56,9 @@ def _call_messages(call):
         args = args[1:]
     if args:
         yield from _strings(args[0])
-    if len(args) >= 4 and isinstance(call.func, ast.Name) and call.func.id == "cite":
-        yield from _strings(args[2])
+    if isinstance(call.func, ast.Name) and call.func.id == "cite":
+        for arg in args[1:3]:
+            yield from _strings(arg)
     for kw in call.keywords:
         if kw.arg in ("figures", "readings") and isinstance(kw.value, ast.Dict):
             for key in kw.value.keys:

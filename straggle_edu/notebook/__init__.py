@@ -4,15 +4,17 @@
     check a number the prose quotes, and show a ✓ line (or raise); with
     ``readings=`` and ``verdict=``, check a claim of the article and show
     its fact-check card.
+``say``
+    a code cell's sentence, printed in the reader's language (instead of ``print(f"...")``).
 ``show``
     display a chart or an explorer, offline.
 ``factcheck``
     the fact-check notebook's claim cards and verdict table.
 
-A notebook's setup cell reads ``from straggle_edu.notebook import claim, cite, calibrated, show``.
+A notebook's setup cell reads ``from straggle_edu.notebook import claim, cite, calibrated, say, show``.
 """
 
-from .claims import calibrated, cite, claim
+from .claims import calibrated, cite, claim, say
 from .display import show
 
-__all__ = ["claim", "cite", "calibrated", "show"]
+__all__ = ["claim", "cite", "calibrated", "say", "show"]

@@ -24,6 +24,15 @@ number is when it is not that:
 ``unit=`` shows a value in the prose's unit: ``"%"`` (0.425 as 42.5%),
 ``"x"`` (1.6 as 1.6x), or any other suffix (``"ms"``, ``"s"``, ``"days"``,
 ``"GPU-hours"``); ``"$"`` is a prefix.
+
+Languages: a notebook passes English text, which is the key of the
+translation (see :mod:`straggle_edu.i18n`); these helpers translate it when
+they show it. A label that needs numbers in it is a template with named
+placeholders plus ``values=`` (``claim("layers on stage {stage}", ...,
+values={"stage": 2})``): translated first, then formatted, so that the
+catalog holds one message, not one per number. In Chinese, counts of
+10,000 and more read as prose with the exact figure beside them:
+"98.3万 (983,040)". The ✗ of an ``AssertionError`` stays English.
 """
 
 from __future__ import annotations
@@ -31,9 +40,10 @@ from __future__ import annotations
 import math
 
 from .._validate import require
-from .factcheck import _check_verdict
+from ..i18n import N_, _, format_count, get_language
+from .factcheck import _check_verdict, _t, _text
 
-__all__ = ["claim", "cite", "calibrated"]
+__all__ = ["claim", "cite", "calibrated", "say"]
 
 _UNSET = object()
 
@@ -56,12 +66,53 @@ def _fmt(x, unit=None):
     return f"{text} {unit}" if unit else text
 
 
+def _show(x, unit=None):
+    """:func:`_fmt` in the current language: text and units translated; in Chinese, 98.3万 (983,040).
+
+    Examples
+    --------
+    >>> from straggle_edu.i18n import set_language
+    >>> set_language("zh"); _show(983_040, "GPU-hours"), _show(196_608, "$"), _show(0.634, "%")
+    ('98.3万 (983,040) 卡时', '$19.7万 ($196,608)', '63.4%')
+    >>> set_language("en"); _show(983_040, "GPU-hours")
+    '983,040 GPU-hours'
+    """
+    if isinstance(x, str):
+        return _t(x)
+    shown_unit = unit if unit in (None, "%", "$", "x") else _t(unit)
+    big = (get_language() == "zh" and not isinstance(x, bool) and isinstance(x, (int, float)) and unit != "%"
+           and math.isfinite(x) and abs(x) >= 10_000)
+    if not big:
+        return _fmt(x, shown_unit)
+    pair = f"{format_count(x)} ({_fmt(x)})"
+    if unit == "$":
+        return f"${format_count(x)} (${_fmt(x)})"
+    if unit == "x":
+        return f"{format_count(x)}x ({_fmt(x)}x)"
+    return f"{pair} {shown_unit}" if unit else pair
+
+
 def _source(source, where):
     require(isinstance(source, str) and source.strip() != "", "source", source, "the work the figure comes from")
-    return f"{source}, {where}" if where else source
+    return f"{_t(source)}, {_t(where)}" if where else _t(source)
 
 
-def cite(label, figure, source, *, where=None, unit=None):
+def say(template, **values):
+    """Print a sentence from a notebook's code cell, in the reader's language.
+
+    ``template`` is the English text with named placeholders (the catalog's
+    key); it is translated, then formatted with ``values``. Use it instead of
+    ``print(f"...")`` so that a Chinese run shows Chinese.
+
+    Examples
+    --------
+    >>> say("the model: a {body:.0f} ms body, and one request in {one_in:.0f} slow", body=50.2, one_in=100)
+    the model: a 50 ms body, and one request in 100 slow
+    """
+    print(_text(template, values))
+
+
+def cite(label, figure, source, *, where=None, unit=None, values=None):
     """Show a figure quoted from a source, marked as cited (nothing is checked).
 
     Parameters
@@ -76,6 +127,8 @@ def cite(label, figure, source, *, where=None, unit=None):
         The section, table or figure of the source.
     unit : str, optional
         The prose's unit (see the module docstring).
+    values : dict, optional
+        Values for the named placeholders of ``label`` (see the module docstring).
 
     Examples
     --------
@@ -84,10 +137,11 @@ def cite(label, figure, source, *, where=None, unit=None):
     >>> cite("DistBelief, machines", "thousands", "Dean et al., NIPS 2012", where="abstract")
     cited: DistBelief, machines = thousands (Dean et al., NIPS 2012, abstract)
     """
-    print(f"cited: {label} = {_fmt(figure, unit)} ({_source(source, where)})")
+    print(_("cited: {label} = {figure} ({source})").format(label=_text(label, values), figure=_show(figure, unit),
+                                                            source=_source(source, where)))
 
 
-def calibrated(label, value, target, source, *, where=None, unit=None, rel_tol=0.05, abs_tol=0.0):
+def calibrated(label, value, target, source, *, where=None, unit=None, rel_tol=0.05, abs_tol=0.0, values=None):
     """Show a hand-calibrated model's output next to the figure it was fitted to.
 
     The agreement is by construction, so the line says "calibrated to" and
@@ -110,6 +164,8 @@ def calibrated(label, value, target, source, *, where=None, unit=None, rel_tol=0
         The prose's unit (see the module docstring).
     rel_tol, abs_tol : float
         How close the calibration holds, as in ``math.isclose``.
+    values : dict, optional
+        Values for the named placeholders of ``label``.
 
     Examples
     --------
@@ -120,15 +176,16 @@ def calibrated(label, value, target, source, *, where=None, unit=None, rel_tol=0
     ...
     AssertionError: ✗ p99.9 with hedging: the model gives 90, but it was calibrated to 74 (The Tail at Scale)
     """
-    shown = _source(source, where)
     if not math.isclose(float(value), float(target), rel_tol=rel_tol, abs_tol=abs_tol):
-        raise AssertionError(f"✗ {label}: the model gives {_fmt(value, unit)}, but it was calibrated to "
-                             f"{_fmt(target, unit)} ({shown})")
-    print(f"≈ {label} = {_fmt(value, unit)}, calibrated to {_fmt(target, unit)} ({shown})")
+        english = f"{source}, {where}" if where else source
+        raise AssertionError(f"✗ {_english(label, values)}: the model gives {_fmt(value, unit)}, but it was calibrated to "
+                             f"{_fmt(target, unit)} ({english})")
+    print(_("≈ {label} = {value}, calibrated to {target} ({source})").format(
+        label=_text(label, values), value=_show(value, unit), target=_show(target, unit), source=_source(source, where)))
 
 
 def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, unit=None, figures=None, readings=None,
-          verdict=None, precise=""):
+          verdict=None, precise="", values=None):
     """Check a number the prose quotes, or a claim of the article with its verdict.
 
     ``claim(label, value, expected)`` checks a number;
@@ -159,6 +216,10 @@ def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, unit=None
         Fact-check claim: the verdict the fact-check states.
     precise : str
         Fact-check claim: the precise statement.
+    values : dict, optional
+        Values for the named placeholders of ``label`` (a number's label) or
+        of ``precise`` (a fact-check claim), filled in after translation:
+        ``precise="1 − 0.99¹⁰⁰ = {p:.1%}", values={"p": p}``.
 
     Returns
     -------
@@ -189,12 +250,22 @@ def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, unit=None
     if readings is not None or verdict is not None:
         require(expected is _UNSET, "expected", expected, "left out for a fact-check claim (give readings and verdict)")
         return _check_verdict(label, value, figures={} if figures is None else figures, readings=readings,
-                              verdict=verdict, precise=precise)
+                              verdict=verdict, precise=precise, values=values)
     require(expected is not _UNSET, "expected", "missing", "the figure the prose quotes (or readings= and verdict=)")
     if isinstance(expected, bool):
         ok = bool(value) is expected
     else:
         ok = math.isclose(float(value), float(expected), rel_tol=rel_tol, abs_tol=abs_tol)
     if not ok:
-        raise AssertionError(f"✗ {label}: computed {_fmt(value, unit)}, but the text says {_fmt(expected, unit)}")
-    print(f"✓ {label} = {_fmt(value, unit)} (quoted: {_fmt(expected, unit)})")
+        raise AssertionError(f"✗ {_english(label, values)}: computed {_fmt(value, unit)}, but the text says "
+                             f"{_fmt(expected, unit)}")
+    print(_("✓ {label} = {value} (quoted: {expected})").format(label=_text(label, values), value=_show(value, unit),
+                                                             expected=_show(expected, unit)))
+
+
+def _english(template, values):
+    return template.format(**values) if values else template
+
+
+# The units the notebooks name, for the catalog (shown through _show).
+_UNITS = (N_("GPU-hours"), N_("layers"))

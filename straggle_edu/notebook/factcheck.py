@@ -14,6 +14,11 @@ readings, and raises ``AssertionError`` when they disagree, so a wrong
 library, or a wrong verdict, fails the notebook run (the private
 ``_check_verdict`` here does the work). The result renders as a card in a notebook (HTML) and
 as plain text elsewhere.
+
+The card speaks the reader's language: the notebook's English texts (the
+claim, the figures' and readings' labels, the precise statement) are the
+catalog's keys, translated when the card is shown; ``values=`` fills the
+named placeholders of ``precise`` after translation.
 """
 
 from __future__ import annotations
@@ -23,10 +28,11 @@ import math
 from dataclasses import dataclass, field
 
 from .._validate import require, whole
+from ..i18n import N_, _, format_count, get_language
 
 __all__ = ["VERDICTS", "ClaimCheck", "VerdictTable", "verdict_from_readings", "verdict_table"]
 
-VERDICTS = ("right", "right but loose", "wrong")
+VERDICTS = (N_("right"), N_("right but loose"), N_("wrong"))
 _COLORS = {"right": "#2f7d32", "right but loose": "#b26a00", "wrong": "#c62828"}
 
 
@@ -48,20 +54,45 @@ def verdict_from_readings(readings):
     return "right but loose" if any(values) else "wrong"
 
 
+def _t(text):
+    """``text`` translated, when it is a non-empty string (``_("")`` would give the catalog's header)."""
+    return _(text) if isinstance(text, str) and text else text
+
+
+def _text(template, values=None):
+    """``template`` translated, then filled with ``values`` (strings among them translated too).
+
+    Examples
+    --------
+    >>> _text("layers on stage {stage}", {"stage": 2})
+    'layers on stage 2'
+    >>> _text("E[max] rises with n")
+    'E[max] rises with n'
+    """
+    if not values:
+        return _t(template)
+    return _t(template).format(**{k: _t(v) if isinstance(v, str) else v for k, v in values.items()})
+
+
 def _fmt(x):
     if isinstance(x, bool):
-        return "yes" if x else "no"
+        return _("yes") if x else _("no")
     if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float):
+        text = f"{x:,}"
+    elif isinstance(x, float):
         if x == 0 or not math.isfinite(x):
             return f"{x}"
         if abs(x) >= 1e4 or (abs(x) >= 1e3 and x == round(x)):
-            return f"{x:,.0f}"
-        if abs(x) >= 1e-3:
+            text = f"{x:,.0f}"
+        elif abs(x) >= 1e-3:
             return f"{x:,.4g}"
-        return f"{x:.3g}"
-    return str(x)
+        else:
+            return f"{x:.3g}"
+    else:
+        return _t(x) if isinstance(x, str) else str(x)
+    if get_language() == "zh" and abs(x) >= 10_000:
+        return f"{format_count(x)} ({text})"
+    return text
 
 
 @dataclass(frozen=True)
@@ -81,7 +112,9 @@ class ClaimCheck:
     verdict : str
         One of :data:`VERDICTS`, as stated and as the readings support.
     precise : str
-        The precise statement.
+        The precise statement (English; a template when ``values`` is given).
+    values : dict
+        Values for the named placeholders of ``precise``.
 
     Examples
     --------
@@ -98,12 +131,19 @@ class ClaimCheck:
     readings: dict = field(default_factory=dict)
     verdict: str = "right"
     precise: str = ""
+    values: dict = field(default_factory=dict)
+
+    @property
+    def precise_text(self):
+        """The precise statement in the reader's language, its placeholders filled."""
+        return _text(self.precise, self.values)
 
     def __str__(self):
-        lines = [f"Claim {self.number}: {self.claim}"]
-        lines += [f"  {k} = {_fmt(v)}" for k, v in self.figures.items()]
-        lines += [f"  {'✓' if ok else '✗'} {k}" for k, ok in self.readings.items()]
-        lines += [f"  Verdict: {self.verdict.upper()}", f"  Precisely: {self.precise}"]
+        lines = [_("Claim {number}: {claim}").format(number=self.number, claim=_t(self.claim))]
+        lines += [f"  {_t(k)} = {_fmt(v)}" for k, v in self.figures.items()]
+        lines += [f"  {'✓' if ok else '✗'} {_t(k)}" for k, ok in self.readings.items()]
+        lines += ["  " + _("Verdict: {verdict}").format(verdict=_(self.verdict).upper()),
+                  "  " + _("Precisely: {precise}").format(precise=self.precise_text)]
         return "\n".join(lines)
 
     def __repr__(self):
@@ -112,21 +152,22 @@ class ClaimCheck:
     def _repr_html_(self):
         e = html.escape
         color = _COLORS[self.verdict]
-        figures = "".join(f"<tr><td>{e(k)}</td><td style='text-align:right'><b>{e(_fmt(v))}</b></td></tr>"
+        figures = "".join(f"<tr><td>{e(_t(k))}</td><td style='text-align:right'><b>{e(_fmt(v))}</b></td></tr>"
                           for k, v in self.figures.items())
-        readings = "".join(f"<li>{'✓' if ok else '✗'} {e(k)}</li>" for k, ok in self.readings.items())
+        readings = "".join(f"<li>{'✓' if ok else '✗'} {e(_t(k))}</li>" for k, ok in self.readings.items())
+        title, colon = e(_("Claim {number}")).format(number=self.number), e(_(": "))
         return (
             # The claims quote dollars: keep JupyterLab's MathJax from typesetting "$2 ... $5".
             f"<div class='tex2jax_ignore mathjax_ignore' style='border-left:6px solid {color};padding:6px 12px;margin:4px 0'>"
-            f"<div><b>Claim {self.number}</b>: “{e(self.claim)}”</div>"
+            f"<div><b>{title}</b>{colon}“{e(_t(self.claim))}”</div>"
             f"<table style='margin:4px 0'>{figures}</table>"
             f"<ul style='margin:2px 0 4px 0;list-style:none;padding-left:0'>{readings}</ul>"
             f"<div><span style='background:{color};color:white;padding:1px 8px;border-radius:3px'>"
-            f"{e(self.verdict.upper())}</span> {e(self.precise)}</div></div>"
+            f"{e(_(self.verdict).upper())}</span> {e(self.precise_text)}</div></div>"
         )
 
 
-def _check_verdict(number, claim, *, figures, readings, verdict, precise):
+def _check_verdict(number, claim, *, figures, readings, verdict, precise, values=None):
     """Check a claim's stated verdict against its computed readings.
 
     Called as :func:`straggle_edu.notebook.claim` (the same arguments), the
@@ -146,7 +187,9 @@ def _check_verdict(number, claim, *, figures, readings, verdict, precise):
     verdict : {"right", "right but loose", "wrong"}
         The verdict the fact-check states.
     precise : str
-        The precise statement.
+        The precise statement (a template when ``values`` is given).
+    values : dict, optional
+        Values for the named placeholders of ``precise``, filled in after translation.
 
     Returns
     -------
@@ -179,6 +222,7 @@ def _check_verdict(number, claim, *, figures, readings, verdict, precise):
     require(isinstance(figures, dict), "figures", figures, "a dict of {label: value}")
     require(verdict in VERDICTS, "verdict", verdict, "'right', 'right but loose' or 'wrong'")
     require(isinstance(precise, str), "precise", precise, "a string")
+    require(values is None or isinstance(values, dict), "values", values, "a dict of {placeholder: value}")
     computed = verdict_from_readings(readings)
     readings = {str(k): bool(v) for k, v in readings.items()}
     if computed != verdict:
@@ -187,7 +231,7 @@ def _check_verdict(number, claim, *, figures, readings, verdict, precise):
             f"✗ claim {number}: stated verdict {verdict!r}, but the computed readings say {computed!r} ({detail})"
         )
     return ClaimCheck(number=number, claim=claim, figures=dict(figures), readings=readings, verdict=verdict,
-                      precise=precise)
+                      precise=precise, values=dict(values or {}))
 
 
 @dataclass(frozen=True)
@@ -213,8 +257,9 @@ class VerdictTable:
         return {v: sum(c.verdict == v for c in self.checks) for v in VERDICTS}
 
     def __str__(self):
-        lines = [f"{c.number:>3}  {c.verdict:<16} {c.claim}" for c in self.checks]
-        lines.append(", ".join(f"{n} {v}" for v, n in self.counts.items()))
+        width = max(16, *(_width(_(v)) + 1 for v in VERDICTS))
+        lines = [f"{c.number:>3}  {_pad(_(c.verdict), width)} {_t(c.claim)}" for c in self.checks]
+        lines.append(_(", ").join(_("{count} {verdict}").format(count=n, verdict=_(v)) for v, n in self.counts.items()))
         return "\n".join(lines)
 
     def __repr__(self):
@@ -223,16 +268,27 @@ class VerdictTable:
     def _repr_html_(self):
         e = html.escape
         rows = "".join(
-            f"<tr><td style='text-align:right'>{c.number}</td><td>{e(c.claim)}</td>"
+            f"<tr><td style='text-align:right'>{c.number}</td><td>{e(_t(c.claim))}</td>"
             f"<td><span style='background:{_COLORS[c.verdict]};color:white;padding:1px 6px;border-radius:3px'>"
-            f"{e(c.verdict)}</span></td></tr>"
+            f"{e(_(c.verdict))}</span></td></tr>"
             for c in self.checks
         )
-        total = ", ".join(f"<b>{n}</b> {e(v)}" for v, n in self.counts.items())
+        total = e(_(", ")).join(e(_("{count} {verdict}")).format(count=f"<b>{n}</b>", verdict=e(_(v)))
+                                for v, n in self.counts.items())
+        claim, verdict = e(_("claim")), e(_("verdict"))
         return (
-            f"<div class='tex2jax_ignore mathjax_ignore'><table><tr><th>#</th><th>claim</th><th>verdict</th></tr>"
+            f"<div class='tex2jax_ignore mathjax_ignore'><table><tr><th>#</th><th>{claim}</th><th>{verdict}</th></tr>"
             f"{rows}</table><p>{total}</p></div>"
         )
+
+
+def _width(text):
+    """Columns ``text`` takes in a terminal: two for a CJK character."""
+    return sum(2 if ord(ch) >= 0x1100 else 1 for ch in text)
+
+
+def _pad(text, width):
+    return text + " " * max(0, width - _width(text))
 
 
 def verdict_table(checks):
