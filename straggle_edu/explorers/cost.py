@@ -160,8 +160,8 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
     >>> round(ex.charts["bill"].params.lost_fraction, 4)
     0.0943
     """
-    choices = [v for _, v in PAUSE_CHOICES]
-    require(pause_prob in choices, "pause_prob", pause_prob, "one of " + ", ".join(f"{v:g}" for v in choices))
+    stops = [v for __, v in PAUSE_CHOICES]
+    require(pause_prob in stops, "pause_prob", pause_prob, "one of " + ", ".join(f"{v:g}" for v in stops))
     controls = {
         "n": n_slider(n, POWERS_OF_TWO),
         "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.0025, _("jitter"), ".2%"),
