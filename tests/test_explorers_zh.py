@@ -148,3 +148,39 @@ def test_the_barrier_labs_run_readout_is_chinese_without_starting_processes():
     assert _prediction_text(p) == str(p)  # English: the model's own line
     set_language("zh")
     assert _prediction_text(p).startswith("实测每步 50.00 ± 1.00 ms") and "屏障开销 4.00 ms" in _prediction_text(p)
+
+
+@pytest.mark.parametrize("clicked", ["dp 2 · stage 0", "dp 2 · 第 0 级"])
+def test_a_click_on_the_heatmap_finds_the_worker_in_either_language(clicked):
+    set_language("zh")
+    ex = explorers.debug_job_explorer()
+    assert ex.controls["worker"].label.startswith("dp ") and "级" in ex.controls["worker"].label
+    ex.charts["heatmap"]._vl_selections = {"worker": {"value": {"vlPoint": {"or": [{"worker": clicked}]}}, "store": []}}
+    assert ex.controls["worker"].value == (2, 0)
+    assert ex.charts["ops"].spec["title"] == "dp 2 · 第 0 级，第 {} 步：实录与理想".format(ex.controls["step"].value)
+
+
+# Explorers whose every control can be moved to its far end in well under a second.
+QUICK = ["backup_explorer", "barrier_explorer", "barriers_explorer", "budget_explorer", "cost_explorer",
+         "detector_explorer", "dp_scaling_explorer", "gc_explorer", "hedging_explorer", "independence_explorer",
+         "lost_fraction_explorer", "packing_explorer", "partition_explorer", "percentile_explorer", "pipeline_explorer",
+         "restaurant_explorer", "slow_card_explorer", "speedup_explorer", "stage_imbalance_explorer",
+         "start_here_explorer", "tail_explorer"]
+
+
+def _far_end(control):
+    """Move ``control`` to its last option or its maximum (controls without a range stay)."""
+    if getattr(control, "_options_values", None):
+        control.value = control._options_values[-1]
+    elif control.has_trait("max") and control.has_trait("value") and not control.disabled:
+        control.value = control.max if not isinstance(control, widgets.FloatLogSlider) else control.base**control.max
+
+
+@pytest.mark.parametrize("name", QUICK)
+def test_readouts_stay_chinese_after_every_control_moves(name):
+    set_language("zh")
+    ex = _build(name)
+    for control in ex.controls.values():
+        _far_end(control)
+    bad = [(where, text) for where, text in _texts(ex) if untranslated(text)]
+    assert not bad, f"{name}: {bad}"

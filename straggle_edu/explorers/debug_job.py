@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 
 import ipywidgets as widgets
 import numpy as np
@@ -49,9 +50,15 @@ def _label(w):
     return _("rank {rank}").format(rank=w)
 
 
-def _english_label(w):
-    """The label in English, as the heatmap may name a clicked worker."""
-    return f"dp {w[0]} · stage {w[1]}" if isinstance(w, tuple) else f"rank {w}"
+def _numbers(label):
+    """The whole numbers in a worker's label, in order: (dp, stage) or (rank,), whatever the language.
+
+    Examples
+    --------
+    >>> _numbers("dp 3 · stage 1"), _numbers("dp 3 · 第 1 级"), _numbers("rank 12")
+    ((3, 1), (3, 1), (12,))
+    """
+    return tuple(int(k) for k in re.findall(r"\d+", str(label)))
 
 
 def _first_worker(analysis):
@@ -149,9 +156,9 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
         points = getattr(change["new"], "value", None) or []
         if not points:
             return
-        label = points[0].get("worker")
+        label = points[0].get("worker")  # the heatmap's label, in the language the chart was built in
         for text, w in controls["worker"].options:
-            if label in (text, _english_label(w)):
+            if label == text or _numbers(label) == (w if isinstance(w, tuple) else (w,)):
                 controls["worker"].value = w
                 break
 
