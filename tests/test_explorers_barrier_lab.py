@@ -93,7 +93,7 @@ def test_barrier_lab_explorer_stop_button_draws_the_partial_run(tmp_path):
 def test_barrier_lab_explorer_fixed_work_ignores_the_drawn_knobs(tmp_path):
     ex = barrier_lab_explorer(workers=1, steps=3, step_seconds=0.01, jitter=0.2, slow_rank=None, out=tmp_path / "lab.csv")
     c = ex.controls
-    assert "fixed" in c["work"].options and not c["jitter"].disabled
+    assert "fixed" in [v for __, v in c["work"].options] and not c["jitter"].disabled
     c["work"].value = "fixed"
     assert c["jitter"].disabled and c["pause_prob"].disabled and c["pause_ms"].disabled
     assert c["workers"].max == min(LAB_MAX_WORKERS, cpu_cores())

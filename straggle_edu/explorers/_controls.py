@@ -9,7 +9,12 @@ clamping it silently, and returns an ipywidgets control with the house style:
   on release);
 - :func:`n_slider`: the workers slider, a selection slider over
   :func:`worker_counts` (round numbers and powers of two) or over given counts;
-- :func:`dropdown`: a menu whose starting value must be one of its options.
+- :func:`dropdown`: a menu whose starting value must be one of its options;
+- :func:`choices`: ``(label, value)`` pairs whose labels are translated and
+  whose values stay the stable English keys.
+
+Labels are shown as given: an explorer passes ``_("text")``, built when the
+explorer is, so a language change applies to explorers built after it.
 
 ``STYLE`` (labels at their natural width) and ``ROW`` (a fixed-width slider,
 for explorers with many controls) are the only style objects explorers use.
@@ -20,9 +25,10 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from .._validate import in_range, require, whole
+from ..i18n import _
 
 __all__ = ["STYLE", "ROW", "N_MAX", "worker_counts", "int_slider", "float_slider", "log_slider", "n_slider",
-           "dropdown"]
+           "dropdown", "choices"]
 
 STYLE = {"description_width": "initial"}
 ROW = widgets.Layout(width="300px")
@@ -128,7 +134,7 @@ def log_slider(name, value, lo_exp, hi_exp, label, fmt=".2", *, base=10, step=0.
                                   readout_format=fmt, style=STYLE, continuous_update=continuous, **_layout(layout))
 
 
-def n_slider(value, options=None, *, name="n", label="workers n", continuous=True, layout=None):
+def n_slider(value, options=None, *, name="n", label=None, continuous=True, layout=None):
     """The workers slider: a ``SelectionSlider`` whose value is the int n.
 
     Parameters
@@ -140,7 +146,8 @@ def n_slider(value, options=None, *, name="n", label="workers n", continuous=Tru
         The counts to offer (powers of two read best); default
         :func:`worker_counts`.
     name, label : str
-        The parameter's name in error messages, and the slider's text.
+        The parameter's name in error messages, and the slider's text
+        (default: "workers n", translated).
     continuous, layout
         As in :func:`int_slider`.
 
@@ -161,6 +168,7 @@ def n_slider(value, options=None, *, name="n", label="workers n", continuous=Tru
     else:
         value = whole(name, value)
         require(value in options, name, value, f"one of {options[0]}, {options[1]}, ..., {options[-1]}")
+    label = _("workers n") if label is None else label
     return widgets.SelectionSlider(options=[(f"{m:,}", m) for m in options], value=value, description=label,
                                    style=STYLE, continuous_update=continuous, **_layout(layout))
 
@@ -183,3 +191,19 @@ def dropdown(name, value, options, label, **kwargs):
     values = [o[1] if isinstance(o, tuple) else o for o in options]
     require(value in values, name, value, "one of " + ", ".join(map(repr, values)))
     return widgets.Dropdown(options=list(options), value=value, description=label, style=STYLE, **kwargs)
+
+
+def choices(values):
+    """``(label, value)`` pairs for a menu: each label is ``_(str(value))``, each value stays the key.
+
+    The English option names are the catalog's msgids (marked with ``N_``
+    where the explorer lists them); a value the catalog does not know, such
+    as a number, shows as it is.
+
+    Examples
+    --------
+    >>> from straggle_edu.i18n import set_language
+    >>> set_language("en"); choices(["normal", 4096])
+    [('normal', 'normal'), ('4096', 4096)]
+    """
+    return [(_(str(v)), v) for v in values]

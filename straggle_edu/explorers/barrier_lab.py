@@ -19,13 +19,15 @@ import numpy as np
 from .._validate import in_range, require
 from ..instruments.barrier_lab import WORK_KINDS, LabSettings, max_workers, run_barrier_lab
 from ..charts.barrier_lab import lab_gantt_chart, lab_prediction_chart
+from ..i18n import N_, _
 from ._base import Explorer
-from ._controls import STYLE, float_slider, int_slider
+from ._controls import STYLE, choices, float_slider, int_slider
 
 __all__ = ["barrier_lab_explorer", "LAB_MAX_WORKERS"]
 
 LAB_MAX_WORKERS = 16
 _NONE = -1
+N_("sleep"), N_("compute"), N_("fixed")  # the work kinds, shown translated
 
 
 def _int(name, value, lo, hi, label, step=1):
@@ -37,7 +39,7 @@ def _float(name, value, lo, hi, step, label, fmt):
 
 
 def _rank_options(workers):
-    return [("none", _NONE)] + [(str(r), r) for r in range(workers)]
+    return [(_("none"), _NONE)] + [(str(r), r) for r in range(workers)]
 
 
 def _lab_controls(start):
@@ -45,23 +47,32 @@ def _lab_controls(start):
     step_ms = round(1e3 * in_range("step_seconds", start.step_seconds, 0.005, 0.2))
     pause_ms = round(1e3 * in_range("pause_seconds", start.pause_seconds, 0.0, 0.2))
     controls = {
-        "workers": _int("workers", start.workers, 1, min(LAB_MAX_WORKERS, max_workers(start.work)), "workers"),
-        "steps": _int("steps", start.steps, 2, 100, "steps"),
-        "step_ms": _int("step_ms", step_ms, 5, 200, "step (ms)", step=5),
-        "jitter": _float("jitter", start.jitter, 0.0, 0.3, 0.01, "jitter", ".2f"),
-        "pause_prob": _float("pause_prob", start.pause_prob, 0.0, 0.3, 0.01, "pause prob.", ".2f"),
-        "pause_ms": _int("pause_ms", pause_ms, 0, 200, "pause (ms)", step=5),
+        "workers": _int("workers", start.workers, 1, min(LAB_MAX_WORKERS, max_workers(start.work)), _("workers")),
+        "steps": _int("steps", start.steps, 2, 100, _("steps")),
+        "step_ms": _int("step_ms", step_ms, 5, 200, _("step (ms)"), step=5),
+        "jitter": _float("jitter", start.jitter, 0.0, 0.3, 0.01, _("jitter"), ".2f"),
+        "pause_prob": _float("pause_prob", start.pause_prob, 0.0, 0.3, 0.01, _("pause prob."), ".2f"),
+        "pause_ms": _int("pause_ms", pause_ms, 0, 200, _("pause (ms)"), step=5),
         "slow_rank": widgets.Dropdown(options=_rank_options(start.workers),
                                       value=_NONE if start.slow_rank is None else start.slow_rank,
-                                      description="slow worker", style=STYLE),
-        "slow_factor": _float("slow_factor", start.slow_factor, 1.0, 4.0, 0.1, "slow factor", ".1f"),
-        "work": widgets.ToggleButtons(options=list(WORK_KINDS), value=start.work, description="work", style=STYLE),
-        "seed": _int("seed", start.seed, 0, 999, "seed"),
-        "run_button": widgets.Button(description="Run", button_style="primary", icon="play"),
+                                      description=_("slow worker"), style=STYLE),
+        "slow_factor": _float("slow_factor", start.slow_factor, 1.0, 4.0, 0.1, _("slow factor"), ".1f"),
+        "work": widgets.ToggleButtons(options=choices(WORK_KINDS), value=start.work, description=_("work"), style=STYLE),
+        "seed": _int("seed", start.seed, 0, 999, _("seed")),
+        "run_button": widgets.Button(description=_("Run"), button_style="primary", icon="play"),
     }
     for name in ("jitter", "pause_prob", "pause_ms"):
         controls[name].disabled = start.work == "fixed"  # fixed work draws nothing
     return controls
+
+
+def _prediction_text(p):
+    """The prediction's one line (as ``str(p)`` writes it in English), in the current language."""
+    return _("measured {measured:.2f} ± {stderr:.2f} ms per step (mean of {steps} steps ± 1 standard error); "
+             "predicted {predicted:.2f} ms = E[max] {expected_max:.2f} ms + barrier overhead {overhead:.2f} ms; "
+             "error {error:+.1%}").format(
+        measured=p.measured * 1e3, stderr=p.stderr * 1e3, steps=p.steps, predicted=p.predicted * 1e3,
+        expected_max=p.expected_max * 1e3, overhead=p.overhead * 1e3, error=p.error)
 
 
 def _settings(c):
@@ -122,8 +133,8 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=None, pa
     c = controls
     zeros = np.zeros((1, start.workers))
     charts = {"gantt": lab_gantt_chart(zeros, zeros), "prediction": lab_prediction_chart(0.0, 0.0, 0.0, 0.0)}
-    progress = widgets.IntProgress(value=0, min=0, max=start.steps, description="steps", style=STYLE)
-    readout = widgets.HTML("Press <b>Run</b> to start the workers.")
+    progress = widgets.IntProgress(value=0, min=0, max=start.steps, description=_("steps"), style=STYLE)
+    readout = widgets.HTML(_("Press <b>Run</b> to start the workers."))
     ex = Explorer(controls, charts, extra=[progress, readout])
     ex.progress, ex.readout, ex.out = progress, readout, out
     ex.result = ex.prediction = None
@@ -151,26 +162,28 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=None, pa
         if result.steps_done >= 2:
             p = ex.prediction = result.prediction()
             ex.charts["prediction"].chart = lab_prediction_chart(p.measured, p.stderr, p.expected_max, p.overhead)
-            readout.value = (f"{note}{html.escape(str(p))}<br>slowest worker: rank <b>{result.slowest_rank}</b>; "
-                             f"per-rank slowdown <b>{result.slowdown():.3f}</b>; trace: <code>{html.escape(str(out))}</code>")
+            readout.value = note + _("{prediction}<br>slowest worker: rank <b>{rank}</b>; per-rank slowdown "
+                                     "<b>{slowdown:.3f}</b>; trace: <code>{trace}</code>").format(
+                prediction=html.escape(_prediction_text(p)), rank=result.slowest_rank, slowdown=result.slowdown(),
+                trace=html.escape(str(out)))
 
     def run():
         kwargs = _settings(c)
         progress.max, progress.value, progress.bar_style = kwargs["steps"], 0, ""
         c["run_button"].disabled = True
-        readout.value = "running..."
+        readout.value = _("running...")
         try:
             result = run_barrier_lab(out=out, progress=tick, **kwargs)
         except KeyboardInterrupt as exc:
             progress.bar_style = "warning"
             partial = getattr(exc, "lab_result", None)
-            readout.value = "Interrupted: the workers were stopped and the trace marked incomplete."
+            readout.value = _("Interrupted: the workers were stopped and the trace marked incomplete.")
             if partial is not None:
-                draw(partial, "<b>Interrupted</b> (partial run): ")
+                draw(partial, _("<b>Interrupted</b> (partial run): "))
             raise
         except (ValueError, RuntimeError, TimeoutError) as exc:
             progress.bar_style = "danger"
-            readout.value = f"<b>Error:</b> {html.escape(str(exc))}"
+            readout.value = _("<b>Error:</b> {error}").format(error=html.escape(str(exc)))
             return None
         finally:
             c["run_button"].disabled = False
@@ -178,7 +191,7 @@ def barrier_lab_explorer(workers=4, steps=20, step_seconds=0.04, jitter=None, pa
         draw(result)
         return result
 
-    def on_click(_):
+    def on_click(button):
         try:
             run()
         except KeyboardInterrupt:  # the stop button: already cleaned up and shown

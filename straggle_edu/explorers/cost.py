@@ -17,6 +17,7 @@ import numpy as np
 
 from .._validate import require, whole
 from ..charts.cost import bill_chart, delay_framings_chart, lost_dollars_chart, lost_fraction_chart, milestones_chart
+from ..i18n import N_, _, format_count
 from ..math.cost import cost_of_stragglers
 from ..math.delay import planned_delay
 from ..models.cluster import Cluster
@@ -31,10 +32,18 @@ from .expected_max import POWERS_OF_TWO, _error, _values, _your_times
 __all__ = ["cost_explorer", "lost_fraction_explorer", "PAUSE_CHOICES"]
 
 #: The curve's label when the lost fraction comes from the reader's own step times.
-YOURS = "your step times"
+YOURS = N_("your step times")
+#: The model's curves (English keys; the chart shows them translated).
+THIS_CLUSTER, NO_PAUSES = N_("this cluster"), N_("same jitter, no pauses")
 
-PAUSE_CHOICES = (("never", 0.0), ("1 in 100,000", 1e-5), ("1 in 10,000", 1e-4), ("1 in 1,000", 1e-3),
-                 ("1 in 100", 1e-2), ("1 in 20", 0.05))
+#: The pause slider's stops: (label, probability); the labels are msgids, shown translated.
+PAUSE_CHOICES = ((N_("never"), 0.0), (N_("1 in 100,000"), 1e-5), (N_("1 in 10,000"), 1e-4), (N_("1 in 1,000"), 1e-3),
+                 (N_("1 in 100"), 1e-2), (N_("1 in 20"), 0.05))
+
+
+def _shown(rows):
+    """The curve's rows as the chart shows them: scenario names in the current language."""
+    return [{**r, "scenario": _(r["scenario"])} for r in rows]
 
 
 def cost_explorer(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0):
@@ -67,11 +76,11 @@ def cost_explorer(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0
     (5.0, 491520.0)
     """
     controls = {
-        "gpus": widgets.BoundedIntText(value=whole("gpus", gpus, high=10**6), min=1, max=10**6, description="GPUs",
+        "gpus": widgets.BoundedIntText(value=whole("gpus", gpus, high=10**6), min=1, max=10**6, description=_("GPUs"),
                                        style=STYLE, layout=widgets.Layout(width="170px")),
-        "days": float_slider("days", days, 1.0, 120.0, 0.5, "days", ".1f"),
-        "lost_fraction": float_slider("lost_fraction", lost_fraction, 0.0, 0.5, 0.005, "lost fraction", ".1%"),
-        "usd_per_gpu_hour": float_slider("usd_per_gpu_hour", usd_per_gpu_hour, 0.25, 12.0, 0.25, "$ per GPU-hour"),
+        "days": float_slider("days", days, 1.0, 120.0, 0.5, _("days"), ".1f"),
+        "lost_fraction": float_slider("lost_fraction", lost_fraction, 0.0, 0.5, 0.005, _("lost fraction"), ".1%"),
+        "usd_per_gpu_hour": float_slider("usd_per_gpu_hour", usd_per_gpu_hour, 0.25, 12.0, 0.25, _("$ per GPU-hour")),
     }
     c = controls
     charts = {
@@ -88,11 +97,13 @@ def cost_explorer(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0
         for name in params:
             ex.link(name, chart, name)
 
-    def readout(_=None):
+    def readout(change=None):
         b = ex.bill()
-        ex.readout.value = (f"<b>{b.gpu_hours_lost:,.0f}</b> GPU-hours lost of {b.gpu_hours:,.0f} · <b>${b.usd_lost:,.0f}</b>"
-                            f" · a run that held {b.days:g} days waited {b.days_delay:.2f} of them · a run planned at "
-                            f"{b.days:g} days ends <b>{planned_delay(b.days, b.lost_fraction):.2f}</b> days late")
+        ex.readout.value = _("<b>{lost}</b> GPU-hours lost of {total} · <b>${usd}</b> · a run that held {days:g} days "
+                             "waited {delay:.2f} of them · a run planned at {days:g} days ends <b>{late:.2f}</b> days "
+                             "late").format(lost=format_count(round(b.gpu_hours_lost)), total=format_count(round(b.gpu_hours)),
+                                            usd=format_count(round(b.usd_lost)), days=b.days, delay=b.days_delay,
+                                            late=planned_delay(b.days, b.lost_fraction))
 
     return ex.on_change(readout)
 
@@ -149,15 +160,15 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
     >>> round(ex.charts["bill"].params.lost_fraction, 4)
     0.0943
     """
-    choices = [v for _, v in PAUSE_CHOICES]
-    require(pause_prob in choices, "pause_prob", pause_prob, "one of " + ", ".join(f"{v:g}" for v in choices))
+    stops = [v for __, v in PAUSE_CHOICES]
+    require(pause_prob in stops, "pause_prob", pause_prob, "one of " + ", ".join(f"{v:g}" for v in stops))
     controls = {
         "n": n_slider(n, POWERS_OF_TWO),
-        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.0025, "jitter", ".2%"),
-        "pause_prob": widgets.SelectionSlider(options=list(PAUSE_CHOICES), value=pause_prob, description="pause, per step",
-                                              style=STYLE),
-        "pause": float_slider("pause", pause, 0.0, 2.0, 0.05, "pause (s)"),
-        "sync": float_slider("sync", sync, 0.0, 0.5, 0.01, "sync (s)"),
+        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.0025, _("jitter"), ".2%"),
+        "pause_prob": widgets.SelectionSlider(options=[(_(label), v) for label, v in PAUSE_CHOICES], value=pause_prob,
+                                              description=_("pause, per step"), style=STYLE),
+        "pause": float_slider("pause", pause, 0.0, 2.0, 0.05, _("pause (s)")),
+        "sync": float_slider("sync", sync, 0.0, 0.5, 0.01, _("sync (s)")),
         **_your_times(),
     }
     c = controls
@@ -174,38 +185,42 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
                               "slowest": float(e)} for n, e in zip(POWERS_OF_TWO, slowest)]
             return state["rows"]
         t = step_time()
-        scenarios = {"this cluster": t}
+        scenarios = {THIS_CLUSTER: t}
         if t.pause_prob > 0 and t.pause > 0:
-            scenarios["same jitter, no pauses"] = StepTime(1.0, jitter=t.jitter)
+            scenarios[NO_PAUSES] = StepTime(1.0, jitter=t.jitter)
         state["rows"] = lost_fraction_curves(POWERS_OF_TWO, scenarios, sync=c["sync"].value)
         return state["rows"]
 
     def current():
-        return next(r for r in state["rows"] if r["n"] == c["n"].value and r["scenario"] in ("this cluster", YOURS))
+        return next(r for r in state["rows"] if r["n"] == c["n"].value and r["scenario"] in (THIS_CLUSTER, YOURS))
 
     state = {}
-    charts = {"curve": lost_fraction_chart(curve(), n_mark=n), "bill": bill_chart(n, days, current()["lost"], usd_per_gpu_hour)}
+    charts = {"curve": lost_fraction_chart(_shown(curve()), n_mark=n), "bill": bill_chart(n, days, current()["lost"], usd_per_gpu_hour)}
     ex = Explorer(controls, charts, extra=[widgets.HTML()])
     ex.readout, ex.cluster, ex.rows = ex.extra[0], cluster, lambda: state["rows"]
     ex.lost = lambda: lost_fraction(cluster())
     ex.link("n", "curve", "n_mark")
     ex.link("n", "bill", "gpus")
 
-    def readout(_=None):
+    def readout(change=None):
         row, sync = current(), c["sync"].value
         values = state["values"]
-        mean, whose = (step_time().mean(), "mean worker") if values is None else (values.mean(), f"mean of your {values.size:,}")
+        if values is None:
+            mean, whose = step_time().mean(), _("mean worker")
+        else:
+            mean, whose = values.mean(), _("mean of your {count}").format(count=format_count(values.size))
         ex.charts["bill"].params.lost_fraction = row["lost"]
-        ex.readout.value = (f"lost fraction <b>{row['lost']:.2%}</b> = (E[slowest] {row['slowest']:.4f} s − {whose} "
-                            f"{mean:.4f} s) / E[step] {row['slowest'] + sync:.4f} s")
+        ex.readout.value = _("lost fraction <b>{lost:.2%}</b> = (E[slowest] {slowest:.4f} s − {whose} {mean:.4f} s) / "
+                             "E[step] {step:.4f} s").format(lost=row["lost"], slowest=row["slowest"], whose=whose,
+                                                             mean=mean, step=row["slowest"] + sync)
 
-    def redraw(_=None):
+    def redraw(change=None):
         try:
             rows = curve()
         except (ValueError, OSError) as err:
             ex.readout.value = _error(err)
             return
-        patch_rows(ex.charts["curve"], {0: rows})  # same marks, new numbers
+        patch_rows(ex.charts["curve"], {0: _shown(rows)})  # same marks, new numbers
         readout()
 
     ex.on_change(redraw, "jitter", "pause_prob", "pause", "sync", "text", "csv", now=False)

@@ -17,26 +17,48 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 
 import ipywidgets as widgets
 import numpy as np
 
 from ..charts.debug_job import trace_attribution_chart, trace_heatmap_chart, worker_ops_chart
+from ..i18n import N_, _
 from ..traces import Analysis, analyze
 from ..traces.diagnose import diagnose
 from ..traces.synthetic import CAUSES, example_trace
 from ..traces.whatif import worker_timeline
 from ._base import Explorer
-from ._controls import STYLE
+from ._controls import STYLE, choices
 
 __all__ = ["debug_job_explorer", "EXAMPLE_CAUSES"]
 
 #: The generated examples the explorer offers (every injected cause, and none).
 EXAMPLE_CAUSES = tuple(CAUSES)
+N_("none"), N_("slow-worker"), N_("last-stage"), N_("seq-imbalance"), N_("gc-pauses"), N_("slow-link")
+
+# The questions diagnose() answers (traces.diagnose.QUESTIONS), shown translated; the answers stay as
+# diagnose() writes them.
+N_("Is the job straggling?"), N_("Which worker?"), N_("Which collective?"), N_("Compute or communication?")
+N_("Which parallel group?"), N_("Which pipeline stage?"), N_("Which microbatch?"), N_("Persistent or one-off?")
+N_("Same worker every step?"), N_("A few bad machines?")
 
 
 def _label(w):
-    return f"dp {w[0]} · stage {w[1]}" if isinstance(w, tuple) else f"rank {w}"
+    if isinstance(w, tuple):
+        return _("dp {dp} · stage {stage}").format(dp=w[0], stage=w[1])
+    return _("rank {rank}").format(rank=w)
+
+
+def _numbers(label):
+    """The whole numbers in a worker's label, in order: (dp, stage) or (rank,), whatever the language.
+
+    Examples
+    --------
+    >>> _numbers("dp 3 · stage 1"), _numbers("dp 3 · 第 1 级"), _numbers("rank 12")
+    ((3, 1), (3, 1), (12,))
+    """
+    return tuple(int(k) for k in re.findall(r"\d+", str(label)))
 
 
 def _first_worker(analysis):
@@ -58,7 +80,7 @@ def _example_analysis(cause):
 
 
 def _readout(analysis):
-    items = "".join(f"<li><b>{html.escape(q)}</b> {html.escape(a)}</li>" for q, a in diagnose(analysis))
+    items = "".join(f"<li><b>{html.escape(_(q))}</b> {html.escape(a)}</li>" for q, a in diagnose(analysis))
     return f"<ul style='margin:0'>{items}</ul>"
 
 
@@ -101,13 +123,13 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
     a = load(_example_analysis(example) if source is None else source)
     controls = {}
     if source is None:
-        controls["example"] = widgets.Dropdown(options=list(EXAMPLE_CAUSES), value=example, description="example",
+        controls["example"] = widgets.Dropdown(options=choices(EXAMPLE_CAUSES), value=example, description=_("example"),
                                                style=STYLE)
     first = _first_worker(a)
     controls["worker"] = widgets.Dropdown(options=[(_label(w), w) for w in a.workers], value=first,
-                                          description="worker", style=STYLE)
+                                          description=_("worker"), style=STYLE)
     controls["step"] = widgets.Dropdown(options=[int(s) for s in a.steps], value=_worst_step(a, first),
-                                        description="step", style=STYLE)
+                                        description=_("step"), style=STYLE)
     op_level = a.format == "op-level"
 
     def detail_chart():
@@ -115,7 +137,7 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
         w, step = controls["worker"].value, controls["step"].value
         if op_level:
             ops = worker_timeline(an, w[0], w[1], step)
-            return worker_ops_chart(ops, title=f"{_label(w)}, step {step}: recorded and ideal")
+            return worker_ops_chart(ops, title=_("{worker}, step {step}: recorded and ideal").format(worker=_label(w), step=step))
         return trace_attribution_chart(an, "by_rank")
 
     charts = {"heatmap": trace_heatmap_chart(a), ("ops" if op_level else "ranks"): detail_chart()}
@@ -125,7 +147,7 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
     detail = "ops" if op_level else "ranks"
     busy = {"on": False}
 
-    def redraw_detail(*_):
+    def redraw_detail(*args):
         if busy["on"]:
             return
         explorer.charts[detail].chart = detail_chart()
@@ -134,9 +156,9 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
         points = getattr(change["new"], "value", None) or []
         if not points:
             return
-        label = points[0].get("worker")
+        label = points[0].get("worker")  # the heatmap's label, in the language the chart was built in
         for text, w in controls["worker"].options:
-            if text == label:
+            if label == text or _numbers(label) == (w if isinstance(w, tuple) else (w,)):
                 controls["worker"].value = w
                 break
 

@@ -14,13 +14,14 @@ import ipywidgets as widgets
 from ..charts.detector import alarm_rows, alarms_vs_n_chart, alarms_vs_threshold_chart, threshold_rows
 from ..math.detector import alarms_per_day, lognormal_timing, p_false_alarm, p_rank_flagged, threshold_for_alarms
 from ..charts.tail import log_grid
+from ..i18n import N_, _
 from ._base import Explorer
 from ._controls import dropdown, float_slider, int_slider, n_slider
 from ._patch import patch_rows
 
 __all__ = ["detector_explorer", "detector_readout"]
 
-_INTERVALS = [("30 s", 30), ("60 s", 60), ("120 s", 120), ("300 s", 300), ("600 s", 600), ("1 h", 3600)]
+_INTERVALS = [("30 s", 30), ("60 s", 60), ("120 s", 120), ("300 s", 300), ("600 s", 600), (N_("1 h"), 3600)]
 N_MAX = 100_000
 
 
@@ -38,20 +39,25 @@ def detector_readout(n, window, cv, threshold, interval):
     dist = lognormal_timing(cv)
     p = p_false_alarm(n, threshold, window, dist)
     q = p_rank_flagged(n, threshold, window, dist)
-    flagged = f"1 in {1 / q:.2g} ranks flagged per report" if q > 0 else "no rank flagged, to float precision"
+    if q > 0:
+        flagged = _("1 in {ranks:.2g} ranks flagged per report").format(ranks=1 / q)
+    else:
+        flagged = _("no rank flagged, to float precision")
     best = threshold_for_alarms(n, window, dist, interval) if n > 1 else 1.0
-    return (f"P(false alarm per report) = <b>{p:.3g}</b> · <b>{alarms_per_day(p, interval):.3g}</b> false alarms a day "
-            f"(expected; {flagged}) · threshold for ≤ 1 a day: <b>{best:.3g}</b>")
+    return _("P(false alarm per report) = <b>{p:.3g}</b> · <b>{per_day:.3g}</b> false alarms a day "
+             "(expected; {flagged}) · threshold for ≤ 1 a day: <b>{best:.3g}</b>").format(
+        p=p, per_day=alarms_per_day(p, interval), flagged=flagged, best=best)
 
 
 def _controls(n, window, cv, threshold, interval):
-    intervals = _INTERVALS + ([] if interval in dict(_INTERVALS).values() else [(f"{interval:g} s", interval)])
+    intervals = [(_(label), v) for label, v in _INTERVALS]
+    intervals += [] if interval in dict(_INTERVALS).values() else [(f"{interval:g} s", interval)]
     return {
-        "n": n_slider(n, label="ranks n", continuous=False, layout=widgets.Layout(width="360px")),
-        "window": int_slider("window", window, 1, 1000, "timings per report", continuous=False),
-        "cv": float_slider("cv", cv, 0.01, 0.5, 0.01, "timing CV", continuous=False),
-        "threshold": float_slider("threshold", threshold, 0.5, 0.95, 0.01, "threshold", continuous=False),
-        "interval": dropdown("interval", interval, intervals, "report every"),
+        "n": n_slider(n, label=_("ranks n"), continuous=False, layout=widgets.Layout(width="360px")),
+        "window": int_slider("window", window, 1, 1000, _("timings per report"), continuous=False),
+        "cv": float_slider("cv", cv, 0.01, 0.5, 0.01, _("timing CV"), continuous=False),
+        "threshold": float_slider("threshold", threshold, 0.5, 0.95, 0.01, _("threshold"), continuous=False),
+        "interval": dropdown("interval", interval, intervals, _("report every")),
     }
 
 
@@ -91,15 +97,16 @@ def detector_explorer(n=4096, window=30, cv=0.2, threshold=0.7, interval=300):
         args = (c["window"].value, lognormal_timing(c["cv"].value), c["interval"].value)
         m, t = c["n"].value, c["threshold"].value
         pick = threshold_for_alarms(m, *args)
-        spot = [{"threshold": pick, "per_day": 1.0, "label": f"highest within budget: {pick:.3f}"}] if m > 1 else []
+        label = _("highest within budget: {pick:.3f}").format(pick=pick)
+        spot = [{"threshold": pick, "per_day": 1.0, "label": label}] if m > 1 else []
         per_n = alarm_rows(log_grid(N_MAX, 24), sorted({0.7, 0.75, t}), *args)
-        return threshold_rows(m, *args), spot, per_n, f"at n = {m:,}"
+        return threshold_rows(m, *args), spot, per_n, _("at n = {n}").format(n=f"{m:,}")
 
     per_t, spot, per_n, title = rows()
     charts = {
         "per_threshold": alarms_vs_threshold_chart(per_t, pick=spot[0]["threshold"] if spot else 1.0).properties(
             title=title),
-        "per_n": alarms_vs_n_chart(per_n).properties(title="against n"),
+        "per_n": alarms_vs_n_chart(per_n).properties(title=_("against n")),
     }
     readout = widgets.HTML()
     ex = Explorer(controls, charts, extra=[readout])
@@ -109,7 +116,7 @@ def detector_explorer(n=4096, window=30, cv=0.2, threshold=0.7, interval=300):
         readout.value = detector_readout(c["n"].value, c["window"].value, c["cv"].value, c["threshold"].value,
                                          c["interval"].value)
 
-    def update(_=None):
+    def update(change=None):
         per_t, spot, per_n, title = rows()
         patch_rows(ex.charts["per_threshold"], {0: per_t, 2: spot, 3: spot}, title=title)
         patch_rows(ex.charts["per_n"], {0: per_n})

@@ -22,6 +22,7 @@ import numpy as np
 
 from .._validate import require, whole
 from ..charts.expected_max import expected_max_chart, max_vs_one_chart, slow_card_chart, speedup_chart
+from ..i18n import N_, _, format_count
 from ..math.order_stats import expected_max, gumbel_max_approx, sqrt_2_ln_n
 from ..models.cluster import Cluster, expected_step_time, scaling_efficiency
 from ..models.empirical import empirical_growth
@@ -30,29 +31,30 @@ from ..models.samplers import sample_max
 from ..models.step_time import StepTime
 from ..models.waste import slow_card, slow_card_curves
 from ._base import Explorer
-from ._controls import STYLE, float_slider, int_slider, n_slider
+from ._controls import STYLE, choices, float_slider, int_slider, n_slider
 from ._patch import patch_rows, replace_spec
 from .independence import step_times_from
 
 __all__ = ["expected_max_explorer", "max_histogram_explorer", "slow_card_explorer", "speedup_explorer"]
 
 POWERS_OF_TWO = tuple(2**k for k in range(15))  # 1 .. 16,384 workers
+N_("normal"), N_("log-normal"), N_("exponential"), N_("pareto")  # the step-time shapes, shown translated
 
 
 def _shape(value):
     require(value in STEP_TIME_SHAPES, "shape", value, "one of " + ", ".join(map(repr, STEP_TIME_SHAPES)))
-    return widgets.Dropdown(options=list(STEP_TIME_SHAPES), value=value, description="step time", style=STYLE)
+    return widgets.Dropdown(options=choices(STEP_TIME_SHAPES), value=value, description=_("step time"), style=STYLE)
 
 
 def _jitter(value):
-    return float_slider("jitter", value, 0.01, 0.5, 0.01, "jitter (σ / mean)", ".0%", continuous=False)
+    return float_slider("jitter", value, 0.01, 0.5, 0.01, _("jitter (σ / mean)"), ".0%", continuous=False)
 
 
 def _your_times():
-    return {"text": widgets.Textarea(value="", description="your step times (s)", placeholder="1.02, 0.98, 1.10 ...",
+    return {"text": widgets.Textarea(value="", description=_("your step times (s)"), placeholder="1.02, 0.98, 1.10 ...",
                                      style=STYLE, continuous_update=False),
-            "csv": widgets.Text(value="", description="or per-rank CSV", placeholder="path/to/ranks.csv", style=STYLE,
-                                continuous_update=False)}
+            "csv": widgets.Text(value="", description=_("or per-rank CSV"), placeholder=_("path/to/ranks.csv"),
+                                style=STYLE, continuous_update=False)}
 
 
 def _values(controls):
@@ -116,9 +118,9 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
         "shape": _shape(shape),
         "jitter": _jitter(jitter),
         "n": n_slider(n, POWERS_OF_TWO),
-        "size": int_slider("size", size, 100, 10_000, "Monte Carlo draws per n", step=100, continuous=False),
+        "size": int_slider("size", size, 100, 10_000, _("Monte Carlo draws per n"), step=100, continuous=False),
         "seed": widgets.BoundedIntText(value=whole("seed", seed, low=0, high=10**6), min=0, max=10**6,
-                                       description="seed", style=STYLE, layout=widgets.Layout(width="150px")),
+                                       description=_("seed"), style=STYLE, layout=widgets.Layout(width="150px")),
         **_your_times(),
     }
     c = controls
@@ -134,7 +136,7 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
     ex.readout, ex.growth, ex.dist = ex.extra[0], first, dist
     ex.link("n", "growth", "n_mark")
 
-    def readout(_=None):
+    def readout(change=None):
         if ex.values is not None:
             return your_readout(ex.values, c["n"].value)
         d, m = dist(), c["n"].value
@@ -142,17 +144,20 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
         mc = sample_max(d, m, c["size"].value, rng=c["seed"].value).mean()
         gumbel = float(d.mean()) if m == 1 else gumbel_max_approx(d, m)
         z = (exact - 1.0) / c["jitter"].value
-        ex.readout.value = (f"slowest of {m:,}: exact <b>{exact:.4f} s</b> (mean + <b>{z:.2f} σ</b>) · Monte Carlo "
-                            f"{mc:.4f} s · Gumbel {gumbel:.4f} s · mean + σ√(2 ln n) {1.0 + c['jitter'].value * sqrt_2_ln_n(m):.4f} s")
+        ex.readout.value = _("slowest of {n}: exact <b>{exact:.4f} s</b> (mean + <b>{z:.2f} σ</b>) · Monte Carlo "
+                             "{mc:.4f} s · Gumbel {gumbel:.4f} s · mean + σ√(2 ln n) {bound:.4f} s").format(
+            n=f"{m:,}", exact=exact, z=z, mc=mc, gumbel=gumbel, bound=1.0 + c["jitter"].value * sqrt_2_ln_n(m))
 
     def your_readout(values, m):
         g = ex.growth
         i = int(np.argmin(np.abs(g.n - m)))
-        ex.readout.value = (f"your {values.size:,} step times, slowest of {int(g.n[i]):,}: resampled <b>{g.exact[i]:.4f} s</b>"
-                            f" · Monte Carlo {g.monte_carlo[i]:.4f} s · normal fit: Gumbel {g.gumbel[i]:.4f} s · your largest "
-                            f"<b>{values.max():.4f} s</b>: resampling never goes past it, the fitted lines do")
+        ex.readout.value = _("your {count} step times, slowest of {n}: resampled <b>{exact:.4f} s</b> · Monte Carlo "
+                             "{mc:.4f} s · normal fit: Gumbel {gumbel:.4f} s · your largest <b>{largest:.4f} s</b>: "
+                             "resampling never goes past it, the fitted lines do").format(
+            count=format_count(values.size), n=f"{int(g.n[i]):,}", exact=g.exact[i], mc=g.monte_carlo[i],
+            gumbel=g.gumbel[i], largest=values.max())
 
-    def redraw(_=None):
+    def redraw(change=None):
         try:
             values = _values(c)
             new = growth(values)
@@ -211,13 +216,14 @@ def max_histogram_explorer(shape="normal", jitter=0.1, n=256, size=20_000, seed=
     ex.readout, ex.hist, ex.dist = ex.extra[0], first, dist
     ex.link("n", "pair", "n")
 
-    def readout(_=None):
+    def readout(change=None):
         h, m = ex.hist, c["n"].value
         i = ns.index(m)
-        ex.readout.value = (f"slowest of {m:,}: mean <b>{h.mean[i]:.3f} s</b> (exact E[max] {expected_max(dist(), m):.3f} s)"
-                            f" · spread σ <b>{h.std[i]:.3f} s</b>, {h.std[i] / h.std[0]:.0%} of one worker's")
+        ex.readout.value = _("slowest of {n}: mean <b>{mean:.3f} s</b> (exact E[max] {exact:.3f} s) · spread σ "
+                             "<b>{std:.3f} s</b>, {share:.0%} of one worker's").format(
+            n=f"{m:,}", mean=h.mean[i], exact=expected_max(dist(), m), std=h.std[i], share=h.std[i] / h.std[0])
 
-    def redraw(_=None):
+    def redraw(change=None):
         ex.hist = hist()
         replace_spec(ex.charts["pair"], max_vs_one_chart(ex.hist, n=c["n"].value))
         readout()
@@ -265,9 +271,9 @@ def slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10.0):
     ns = POWERS_OF_TWO[1:]
     controls = {
         "n": n_slider(n, ns),
-        "jitter": float_slider("jitter", jitter, 0.0, 0.1, 0.0025, "peers' jitter", ".2%", continuous=False),
-        "slow_factor": float_slider("slow_factor", slow_factor, 1.0, 1.5, 0.01, "slow card ×", continuous=False),
-        "days": float_slider("days", days, 1.0, 90.0, 1.0, "run (days)", ".0f"),
+        "jitter": float_slider("jitter", jitter, 0.0, 0.1, 0.0025, _("peers' jitter"), ".2%", continuous=False),
+        "slow_factor": float_slider("slow_factor", slow_factor, 1.0, 1.5, 0.01, _("slow card ×"), continuous=False),
+        "days": float_slider("days", days, 1.0, 90.0, 1.0, _("run (days)"), ".0f"),
     }
     c = controls
     card = lambda: slow_card(c["n"].value, StepTime(1.0, jitter=c["jitter"].value), c["slow_factor"].value)
@@ -277,15 +283,17 @@ def slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10.0):
     ex.readout, ex.card = ex.extra[0], card
     ex.link("n", "slowdown", "n_mark")
 
-    def readout(_=None):
+    def readout(change=None):
         k, d = card(), c["days"].value
-        ex.readout.value = (
-            f"job slowdown <b>{k.job_slowdown:.2%}</b> (the card alone: {k.slow_factor - 1:.0%}) · the other "
-            f"{k.n - 1:,} GPUs wait <b>{k.gpu_hours_wasted(d):,.0f} GPU-hours</b> on it in {d:.0f} days, "
-            f"<b>{k.amplification:,.1f}×</b> the card's own shortfall · in all they idle "
-            f"{k.peer_wait / ((k.n - 1) * k.step_with):.1%} of each step")
+        ex.readout.value = _(
+            "job slowdown <b>{slowdown:.2%}</b> (the card alone: {alone:.0%}) · the other {others} GPUs wait "
+            "<b>{wasted} GPU-hours</b> on it in {days:.0f} days, <b>{amplification:,.1f}×</b> the card's own shortfall "
+            "· in all they idle {idle:.1%} of each step").format(
+            slowdown=k.job_slowdown, alone=k.slow_factor - 1, others=f"{k.n - 1:,}",
+            wasted=format_count(round(k.gpu_hours_wasted(d))), days=d, amplification=k.amplification,
+            idle=k.peer_wait / ((k.n - 1) * k.step_with))
 
-    def redraw(_=None):
+    def redraw(change=None):
         # Same marks, new numbers: the curve (layer 0) and the card's own slowdown (layer 1).
         patch_rows(ex.charts["slowdown"], {0: curve(), 1: [{"y": c["slow_factor"].value - 1.0}]})
         readout()
@@ -324,7 +332,7 @@ def speedup_explorer(jitter=0.05, n=1024):
     ns = np.array(POWERS_OF_TWO[:14])
     sigmas = normal_max_sigmas(np.r_[ns, 2 * ns])
     controls = {
-        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.005, "jitter", ".1%"),
+        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.005, _("jitter"), ".1%"),
         "n": n_slider(n, tuple(ns.tolist())),
     }
     c = controls
@@ -333,11 +341,12 @@ def speedup_explorer(jitter=0.05, n=1024):
     ex.link("jitter", "speedup", "jitter")
     ex.link("n", "speedup", "n_mark")
 
-    def readout(_=None):
+    def readout(change=None):
         m, t = c["n"].value, StepTime(1.0, jitter=c["jitter"].value)
         eff = scaling_efficiency(Cluster.uniform(m, t))
         ratio = expected_step_time(Cluster.uniform(2 * m, t)) / (2 * expected_step_time(Cluster.uniform(m, t)))
-        ex.readout.value = (f"{m:,} workers: speed-up <b>{m * eff:,.0f}</b>, not {m:,} (efficiency {eff:.1%}) · "
-                            f"doubling to {2 * m:,}: time × <b>{ratio:.3f}</b>, not × 0.5")
+        ex.readout.value = _("{n} workers: speed-up <b>{speedup:,.0f}</b>, not {n} (efficiency {eff:.1%}) · "
+                             "doubling to {doubled}: time × <b>{ratio:.3f}</b>, not × 0.5").format(
+            n=f"{m:,}", speedup=m * eff, eff=eff, doubled=f"{2 * m:,}", ratio=ratio)
 
     return ex.on_change(readout)

@@ -14,6 +14,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..charts.independence import independence_chart, scale_prediction_chart
+from ..i18n import _, format_count
 from ..math.tail import p_any_slow
 from ..models.correlation import expected_max_correlated, p_any_slow_shared
 from ..models.empirical import parse_step_times, predict_at_scale
@@ -75,24 +76,24 @@ def independence_explorer(p=0.01, shared=0.5, group=8, rho=0.3, n=4096):
     True
     """
     controls = {
-        "p": log_slider("p", p, -4, -1, "P(worker slow)", fmt=".2"),
-        "shared": float_slider("shared", shared, 0.0, 1.0, 0.05, "shared share", continuous=False),
-        "group": int_slider("group", group, 1, 4096, "group size", continuous=False),
-        "rho": float_slider("rho", rho, 0.0, 0.95, 0.05, "jitter ρ", continuous=False),
+        "p": log_slider("p", p, -4, -1, _("P(worker slow)"), fmt=".2"),
+        "shared": float_slider("shared", shared, 0.0, 1.0, 0.05, _("shared share"), continuous=False),
+        "group": int_slider("group", group, 1, 4096, _("group size"), continuous=False),
+        "rho": float_slider("rho", rho, 0.0, 0.95, 0.05, _("jitter ρ"), continuous=False),
         "n": n_slider(n, options=_NS),
     }
     readout = widgets.HTML()
     ex = Explorer(controls, {"independence": independence_chart(independence_rows(p, shared, group, rho))}, [readout])
     ex.readout = readout
 
-    def update(_=None):
+    def update(change=None):
         c = {k: v.value for k, v in controls.items()}
         g = min(c["group"], c["n"])
         ex.charts["independence"].chart = independence_chart(independence_rows(c["p"], c["shared"], c["group"], c["rho"]))
-        readout.value = (f"n = {c['n']:,}: P(some slow) <b>{p_any_slow_shared(c['p'], c['n'], c['shared'], g):.1%}</b> "
-                         f"(independent {p_any_slow(c['p'], c['n']):.1%}) · E[slowest] "
-                         f"<b>{expected_max_correlated(c['n'], c['rho'], g):.2f} σ</b> "
-                         f"(independent {expected_max_correlated(c['n']):.2f} σ)")
+        readout.value = _("n = {n}: P(some slow) <b>{p_any:.1%}</b> (independent {p_ind:.1%}) · E[slowest] "
+                          "<b>{e_max:.2f} σ</b> (independent {e_ind:.2f} σ)").format(
+            n=f"{c['n']:,}", p_any=p_any_slow_shared(c["p"], c["n"], c["shared"], g), p_ind=p_any_slow(c["p"], c["n"]),
+            e_max=expected_max_correlated(c["n"], c["rho"], g), e_ind=expected_max_correlated(c["n"]))
 
     return ex.on_change(update)
 
@@ -143,8 +144,8 @@ def scale_up_explorer(text="", n=4096, csv_path="", seed=0):
     True
     """
     controls = {
-        "text": widgets.Textarea(value=text, description="step times (s)", continuous_update=False),
-        "csv": widgets.Text(value=csv_path, description="or CSV path", continuous_update=False),
+        "text": widgets.Textarea(value=text, description=_("step times (s)"), continuous_update=False),
+        "csv": widgets.Text(value=csv_path, description=_("or CSV path"), continuous_update=False),
         "n": n_slider(n, options=_NS, continuous=False),
     }
     readout = widgets.HTML()
@@ -152,7 +153,7 @@ def scale_up_explorer(text="", n=4096, csv_path="", seed=0):
                   [readout])
     ex.readout = readout
 
-    def update(_=None):
+    def update(change=None):
         try:
             values = step_times_from(controls["text"].value, controls["csv"].value)
             pred = predict_at_scale(values, controls["n"].value, rng=seed)
@@ -160,9 +161,11 @@ def scale_up_explorer(text="", n=4096, csv_path="", seed=0):
             readout.value = f"<span style='color:#b00'>{err}</span>"
             return
         ex.charts["prediction"].chart = scale_prediction_chart(pred)
-        note = (f" · n is beyond your {pred.m:,} measurements: the sample cannot show the 1-in-{pred.n:,} tail, "
-                "so the range is set by the tail model, not by data") if pred.extrapolating else ""
-        readout.value = (f"slowest of {pred.n:,}: resampled <b>{pred.empirical:.4f} s</b> · range "
-                         f"<b>{pred.low:.4f}–{pred.high:.4f} s</b> · your largest {pred.sample_max:.4f} s{note}")
+        note = _(" · n is beyond your {m} measurements: the sample cannot show the 1-in-{n} tail, "
+                 "so the range is set by the tail model, not by data").format(
+            m=format_count(pred.m), n=f"{pred.n:,}") if pred.extrapolating else ""
+        readout.value = _("slowest of {n}: resampled <b>{empirical:.4f} s</b> · range <b>{low:.4f}–{high:.4f} s</b> "
+                          "· your largest {largest:.4f} s").format(
+            n=f"{pred.n:,}", empirical=pred.empirical, low=pred.low, high=pred.high, largest=pred.sample_max) + note
 
     return ex.on_change(update)

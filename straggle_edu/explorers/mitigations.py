@@ -33,9 +33,10 @@ from ..charts.mitigations import (
     stage_partition_chart,
     stage_partition_datasets,
 )
-from ..models.backup import backup_workers
 import math
 
+from ..i18n import N_, _
+from ..models.backup import backup_workers
 from ..models.balance import pack_sequences, partition_for_step, partition_layers, split_layers_evenly
 from ..models.causes import sequence_cost, sequence_lengths, stage_imbalance
 from ..models.hedging import HedgedLatency, RequestLatency, fanout_quantile, hedging_tradeoff, tail_at_scale_latency
@@ -93,10 +94,10 @@ def packing_explorer(workers=16, per_worker=32, sigma=1.0, seed=0):
     8
     """
     controls = {
-        "workers": _int("workers", workers, 2, 32, "workers"),
-        "per_worker": _int("per_worker", per_worker, 2, 64, "sequences per worker"),
-        "sigma": _float("sigma", sigma, 0.0, 2.0, 0.1, "length spread σ", ".1f"),
-        "seed": _int("seed", seed, 0, 999, "batch (seed)"),
+        "workers": _int("workers", workers, 2, 32, _("workers")),
+        "per_worker": _int("per_worker", per_worker, 2, 64, _("sequences per worker")),
+        "sigma": _float("sigma", sigma, 0.0, 2.0, 0.1, _("length spread σ"), ".1f"),
+        "seed": _int("seed", seed, 0, 999, _("batch (seed)")),
     }
     c = controls
     state = {}
@@ -114,13 +115,13 @@ def packing_explorer(workers=16, per_worker=32, sigma=1.0, seed=0):
     ex = Explorer(controls, {"packing": packing_chart(*packings())}, extra=[readout])
     ex.readout, ex.packings = readout, packings
 
-    def update(_=None):
+    def update(change=None):
         compute()
         before, lpt, kk = packings()
         patch_rows(ex.charts["packing"], packing_datasets(before, lpt, kk))
-        readout.value = (f"step (the most loaded worker): in order <b>{before.makespan:.3f} s</b> · "
-                         f"LPT <b>{lpt.makespan:.3f} s</b> · Karmarkar-Karp <b>{kk.makespan:.3f} s</b> · "
-                         f"perfect balance {before.mean_load:.3f} s")
+        readout.value = _("step (the most loaded worker): in order <b>{before:.3f} s</b> · LPT <b>{lpt:.3f} s</b> · "
+                          "Karmarkar-Karp <b>{kk:.3f} s</b> · perfect balance {mean:.3f} s").format(
+            before=before.makespan, lpt=lpt.makespan, kk=kk.makespan, mean=before.mean_load)
 
     return ex.on_change(update)
 
@@ -132,11 +133,12 @@ _SEARCH_WORK = 500_000
 def _shortest_step(L, P, M, extra):
     """The readout's last part: the split with the shortest 1F1B step, when the search is small."""
     if math.comb(L - 1, P - 1) * P * M > _SEARCH_WORK:
-        return " · shortest-step search: too many splits"
+        return _(" · shortest-step search: too many splits")
     fast = partition_for_step(np.ones(L), P, M, last_stage_extra=extra)
     t = stage_imbalance(L, P, M, output_layers=extra, layers_per_stage=fast.layers_per_stage)
     split = "/".join(str(int(k)) for k in fast.layers_per_stage)
-    return f" · shortest step <b>{t.step_time:.1f}</b> ({t.slowdown:.3f}×) with {split}"
+    return _(" · shortest step <b>{step:.1f}</b> ({slowdown:.3f}×) with {split}").format(
+        step=t.step_time, slowdown=t.slowdown, split=split)
 
 
 def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
@@ -175,10 +177,10 @@ def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
     True
     """
     controls = {
-        "layers": _int("layers", layers, 4, 96, "layers"),
-        "stages": _int("stages", stages, 2, 16, "stages"),
-        "output_layers": _float("output_layers", output_layers, 0.0, 8.0, 0.1, "output layer (layers)", ".1f"),
-        "microbatches": _int("microbatches", microbatches, 1, 64, "microbatches"),
+        "layers": _int("layers", layers, 4, 96, _("layers")),
+        "stages": _int("stages", stages, 2, 16, _("stages")),
+        "output_layers": _float("output_layers", output_layers, 0.0, 8.0, 0.1, _("output layer (layers)"), ".1f"),
+        "microbatches": _int("microbatches", microbatches, 1, 64, _("microbatches")),
     }
     c = controls
 
@@ -192,15 +194,16 @@ def partition_explorer(layers=32, stages=4, output_layers=2.3, microbatches=8):
     ex = Explorer(controls, {"stages": stage_partition_chart(*splits(), unit="layers")}, extra=[readout])
     ex.readout, ex.splits = readout, splits
 
-    def update(_=None):
+    def update(change=None):
         even, best = splits()
         patch_rows(ex.charts["stages"], stage_partition_datasets(even, best, unit="layers"))
         L, P, M, extra = c["layers"].value, even.stages, c["microbatches"].value, c["output_layers"].value
         t_even = stage_imbalance(L, P, M, output_layers=extra)
         t_best = stage_imbalance(L, P, M, output_layers=extra, layers_per_stage=best.layers_per_stage)
-        readout.value = (f"1F1B step: even split <b>{t_even.step_time:.1f}</b> layer-times "
-                         f"({t_even.slowdown:.3f}× the ideal) · DP split <b>{t_best.step_time:.1f}</b> "
-                         f"({t_best.slowdown:.3f}×)" + _shortest_step(L, P, M, extra))
+        readout.value = _("1F1B step: even split <b>{even:.1f}</b> layer-times ({even_slowdown:.3f}× the ideal) · "
+                          "DP split <b>{best:.1f}</b> ({best_slowdown:.3f}×)").format(
+            even=t_even.step_time, even_slowdown=t_even.slowdown, best=t_best.step_time,
+            best_slowdown=t_best.slowdown) + _shortest_step(L, P, M, extra)
 
     return ex.on_change(update)
 
@@ -251,13 +254,13 @@ def backup_explorer(n=50, jitter=0.02, pause_prob=0.03, pause=0.55, sync=0.1, sy
     0.0
     """
     controls = {
-        "n": _int("n", n, 4, 512, "N (gradients needed)"),
-        "jitter": _float("jitter", jitter, 0.005, 0.2, 0.005, "jitter", ".3f"),
-        "pause_prob": _float("pause_prob", pause_prob, 0.0, 0.2, 0.005, "pause prob.", ".3f"),
-        "pause": _float("pause", pause, 0.0, 3.0, 0.05, "pause (s)"),
-        "sync_per_worker": _float("sync_per_worker", sync_per_worker, 0.0, 0.1, 0.001, "sync per worker (s)", ".3f",
+        "n": _int("n", n, 4, 512, _("N (gradients needed)")),
+        "jitter": _float("jitter", jitter, 0.005, 0.2, 0.005, _("jitter"), ".3f"),
+        "pause_prob": _float("pause_prob", pause_prob, 0.0, 0.2, 0.005, _("pause prob."), ".3f"),
+        "pause": _float("pause", pause, 0.0, 3.0, 0.05, _("pause (s)")),
+        "sync_per_worker": _float("sync_per_worker", sync_per_worker, 0.0, 0.1, 0.001, _("sync per worker (s)"), ".3f",
                                   continuous=True),
-        "price": _float("price", price, 0.0, 2.0, 0.05, "price of a backup", continuous=True),
+        "price": _float("price", price, 0.0, 2.0, 0.05, _("price of a backup"), continuous=True),
     }
     c = controls
     sync = in_range("sync", sync, 0, 2)
@@ -282,18 +285,19 @@ def backup_explorer(n=50, jitter=0.02, pause_prob=0.03, pause=0.55, sync=0.1, sy
         ex.link("sync_per_worker", chart, "sync_per_worker")
         ex.link("price", chart, "price")
 
-    def rebuild(_=None):
+    def rebuild(change=None):
         compute()
         data = backup_datasets(state["plan"])
         patch_rows(ex.charts["step"], {"backup_plan": data["backup_plan"]})
         patch_rows(ex.charts["margin"], {"backup_margin": data["backup_margin"]})
         update()
 
-    def update(_=None):
+    def update(change=None):
         p = plan()
-        readout.value = (f"shortest step with <b>b = {p.best_step}</b> · least GPU-time with "
-                         f"<b>b = {p.best_normalized}</b> (normalized speedup {p.normalized_speedup.max():.3f}) · "
-                         f"a backup pays while it saves more than its communication plus its price")
+        readout.value = _("shortest step with <b>b = {best_step}</b> · least GPU-time with <b>b = {best_normalized}</b> "
+                          "(normalized speedup {speedup:.3f}) · a backup pays while it saves more than its "
+                          "communication plus its price").format(
+            best_step=p.best_step, best_normalized=p.best_normalized, speedup=p.normalized_speedup.max())
 
     ex.on_change(rebuild, "n", "jitter", "pause_prob", "pause", now=False)
     return ex.on_change(update, "sync_per_worker", "price")
@@ -332,10 +336,10 @@ def hedging_explorer(delay_ms=10.0, fanout=1000, slow_prob=None):
     base = tail_at_scale_latency()
     slow_prob = base.slow_prob if slow_prob is None else in_range("slow_prob", slow_prob, 0, 0.05)
     controls = {
-        "delay_ms": log_slider("delay_ms", delay_ms, -1, 3, "hedge after (ms)", ".3g"),
-        "fanout": log_slider("fanout", whole("fanout", fanout, 1, 10_000), 0, 4, "requests per answer", ",.0f",
+        "delay_ms": log_slider("delay_ms", delay_ms, -1, 3, _("hedge after (ms)"), ".3g"),
+        "fanout": log_slider("fanout", whole("fanout", fanout, 1, 10_000), 0, 4, _("requests per answer"), ",.0f",
                              continuous=False),
-        "slow_prob": _float("slow_prob", slow_prob, 0.0, 0.05, 0.0005, "slow-mode prob.", ".4f", continuous=True),
+        "slow_prob": _float("slow_prob", slow_prob, 0.0, 0.05, 0.0005, _("slow-mode prob."), ".4f", continuous=True),
     }
     c = controls
 
@@ -359,23 +363,26 @@ def hedging_explorer(delay_ms=10.0, fanout=1000, slow_prob=None):
     ex.link("slow_prob", "ccdf", "slow_prob")
     ex.link("delay_ms", "tradeoff", "delay_ms")
 
-    def rebuild(_=None):
+    def rebuild(change=None):
         tr = hedging_tradeoff(latency(), delays, 0.999, k())
         patch_rows(ex.charts["tradeoff"], hedging_tradeoff_datasets(tr))
         update()
 
-    def update(_=None):
+    def update(change=None):
         lat, d, m = latency(), c["delay_ms"].value, k()
         hedged = HedgedLatency(lat, d / 1000)
-        readout.value = (f"p99.9 of {m:,} requests: <b>{1e3 * fanout_quantile(lat, 0.999, m):,.0f} ms</b> plain, "
-                         f"<b>{1e3 * fanout_quantile(hedged, 0.999, m):,.0f} ms</b> hedged after {d:.3g} ms, "
-                         f"for <b>{100 * hedged.extra_load:.1f}%</b> more requests")
+        readout.value = _("p99.9 of {n} requests: <b>{plain:,.0f} ms</b> plain, <b>{hedged:,.0f} ms</b> hedged after "
+                          "{delay:.3g} ms, for <b>{extra:.1f}%</b> more requests").format(
+            n=f"{m:,}", plain=1e3 * fanout_quantile(lat, 0.999, m), hedged=1e3 * fanout_quantile(hedged, 0.999, m),
+            delay=d, extra=100 * hedged.extra_load)
 
     ex.on_change(rebuild, "fanout", "slow_prob", now=False)
     return ex.on_change(update, "delay_ms")
 
 
 # -------------------------------------------------------------------- sgd ---
+
+N_("sync"), N_("backup"), N_("async")  # the SGD modes, named in the readout
 
 
 def sgd_explorer(workers=16, backups=2, pause_prob=0.05, pause=1.0, lr_scale=0.5, slow_factor=1.0,
@@ -414,14 +421,14 @@ def sgd_explorer(workers=16, backups=2, pause_prob=0.05, pause=1.0, lr_scale=0.5
     ['sync', 'backup', 'async']
     """
     controls = {
-        "workers": _int("workers", workers, 2, 64, "workers"),
-        "backups": _int("backups", backups, 0, 8, "backups dropped"),
-        "pause_prob": _float("pause_prob", pause_prob, 0.0, 0.3, 0.01, "pause prob."),
-        "pause": _float("pause", pause, 0.0, 5.0, 0.1, "pause (s)", ".1f"),
-        "lr_scale": _float("lr_scale", lr_scale, 0.05, 1.95, 0.05, "learning rate × L"),
-        "slow_factor": _float("slow_factor", slow_factor, 1.0, 3.0, 0.1, "worker 0 slower ×", ".1f"),
-        "heterogeneity": _float("heterogeneity", heterogeneity, 0.0, 2.0, 0.1, "shard skew", ".1f"),
-        "full_batch": widgets.Checkbox(value=bool(full_batch), description="exact shard gradients", style=STYLE),
+        "workers": _int("workers", workers, 2, 64, _("workers")),
+        "backups": _int("backups", backups, 0, 8, _("backups dropped")),
+        "pause_prob": _float("pause_prob", pause_prob, 0.0, 0.3, 0.01, _("pause prob.")),
+        "pause": _float("pause", pause, 0.0, 5.0, 0.1, _("pause (s)"), ".1f"),
+        "lr_scale": _float("lr_scale", lr_scale, 0.05, 1.95, 0.05, _("learning rate × L")),
+        "slow_factor": _float("slow_factor", slow_factor, 1.0, 3.0, 0.1, _("worker 0 slower ×"), ".1f"),
+        "heterogeneity": _float("heterogeneity", heterogeneity, 0.0, 2.0, 0.1, _("shard skew"), ".1f"),
+        "full_batch": widgets.Checkbox(value=bool(full_batch), description=_("exact shard gradients"), style=STYLE),
     }
     c = controls
     wall_time = in_range("wall_time", wall_time, 10, 200)
@@ -441,12 +448,12 @@ def sgd_explorer(workers=16, backups=2, pause_prob=0.05, pause=1.0, lr_scale=0.5
     ex = Explorer(controls, {"loss": sgd_loss_chart(state["comparison"])}, extra=[readout])
     ex.readout, ex.comparison = readout, lambda: state["comparison"]
 
-    def update(_=None):
+    def update(change=None):
         compute()
         patch_rows(ex.charts["loss"], sgd_datasets(state["comparison"]))
-        parts = [f"{s['mode']}: {s['updates']} updates, {s['gradients_dropped']} dropped, "
-                 f"staleness {s['mean_staleness']:.1f}, loss <b>{s['final_loss']:.2e}</b>"
-                 for s in state["comparison"].summary()]
+        parts = [_("{mode}: {updates} updates, {dropped} dropped, staleness {staleness:.1f}, loss <b>{loss:.2e}</b>").format(
+            mode=_(s["mode"]), updates=s["updates"], dropped=s["gradients_dropped"], staleness=s["mean_staleness"],
+            loss=s["final_loss"]) for s in state["comparison"].summary()]
         readout.value = " · ".join(parts)
 
     return ex.on_change(update)

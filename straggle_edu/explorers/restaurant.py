@@ -16,6 +16,7 @@ import numpy as np
 
 from .._validate import whole
 from ..charts.restaurant import barrier_chart, barrier_datasets, restaurant_chart, restaurant_datasets
+from ..i18n import _
 from ..models.restaurant import MAX_DISHES, dish_noise, dish_times, run_with_barrier, serve_table, worker_times
 from ..models.step_time import StepTime
 from ._base import Explorer
@@ -60,13 +61,13 @@ def restaurant_explorer(dishes=8, dish=10.0, slow=14.0, random=False, spread=0.2
     seeds = np.random.SeedSequence(whole("seed", seed, low=0))
     noise = dish_noise(max_dishes, rng=np.random.default_rng(seeds.spawn(1)[0]))
     controls = {
-        "dishes": int_slider("dishes", dishes, 1, max_dishes, "dishes"),
-        "dish": float_slider("dish", dish, 1.0, 60.0, 0.5, "dish (min)", ".1f"),
-        "slow": float_slider("slow", slow, 1.0, 60.0, 0.5, "slow dish (min)", ".1f"),
-        "times": widgets.ToggleButtons(options=[("fixed", False), ("random", True)], value=bool(random),
-                                       description="dish times", style={**STYLE, "button_width": "80px"}),
-        "spread": float_slider("spread", spread, 0.0, 1.0, 0.05, "spread"),
-        "redraw": widgets.Button(description="new random draw", icon="refresh", layout=widgets.Layout(width="auto")),
+        "dishes": int_slider("dishes", dishes, 1, max_dishes, _("dishes")),
+        "dish": float_slider("dish", dish, 1.0, 60.0, 0.5, _("dish (min)"), ".1f"),
+        "slow": float_slider("slow", slow, 1.0, 60.0, 0.5, _("slow dish (min)"), ".1f"),
+        "times": widgets.ToggleButtons(options=[(_("fixed"), False), (_("random"), True)], value=bool(random),
+                                       description=_("dish times"), style={**STYLE, "button_width": "80px"}),
+        "spread": float_slider("spread", spread, 0.0, 1.0, 0.05, _("spread")),
+        "redraw": widgets.Button(description=_("new random draw"), icon="refresh", layout=widgets.Layout(width="auto")),
     }
     chart = restaurant_chart(noise, controls["dishes"].value, controls["dish"].value, controls["slow"].value,
                              controls["spread"].value, bool(random), max_dishes)
@@ -82,12 +83,12 @@ def restaurant_explorer(dishes=8, dish=10.0, slow=14.0, random=False, spread=0.2
         spread = c["spread"].value if c["times"].value else 0.0
         return serve_table(dish_times(c["dishes"].value, c["dish"].value, c["slow"].value, spread, ex.noise))
 
-    def update(_=None):
+    def update(change=None):
         t = table()
-        readout.value = (f"average <b>{t.average:.1f}</b> min · table served at <b>{t.served_at:.1f}</b> min"
-                         f" · idle <b>{t.idle_fraction:.0%}</b>")
+        readout.value = _("average <b>{average:.1f}</b> min · table served at <b>{served:.1f}</b> min · idle "
+                          "<b>{idle:.0%}</b>").format(average=t.average, served=t.served_at, idle=t.idle_fraction)
 
-    def redraw(_=None):
+    def redraw(change=None):
         ex.noise = dish_noise(max_dishes, rng=np.random.default_rng(seeds.spawn(1)[0]))
         if not ex.controls["times"].value:
             ex.controls["times"].value = True  # a new draw only shows with random times
@@ -136,12 +137,12 @@ def barrier_explorer(n=8, steps=6, jitter=0.05, pause_prob=0.02, pause=0.5, seed
     16
     """
     controls = {
-        "n": int_slider("n", n, 1, 32, "workers", continuous=False),
-        "steps": int_slider("steps", steps, 1, 20, "steps", continuous=False),
-        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.01, "jitter", continuous=False),
-        "pause_prob": float_slider("pause_prob", pause_prob, 0.0, 0.2, 0.005, "pause prob.", ".3f", continuous=False),
-        "pause": float_slider("pause", pause, 0.0, 2.0, 0.1, "pause (s)", ".1f", continuous=False),
-        "seed": int_slider("seed", seed, 0, 999, "seed", continuous=False),
+        "n": int_slider("n", n, 1, 32, _("workers"), continuous=False),
+        "steps": int_slider("steps", steps, 1, 20, _("steps"), continuous=False),
+        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.01, _("jitter"), continuous=False),
+        "pause_prob": float_slider("pause_prob", pause_prob, 0.0, 0.2, 0.005, _("pause prob."), ".3f", continuous=False),
+        "pause": float_slider("pause", pause, 0.0, 2.0, 0.1, _("pause (s)"), ".1f", continuous=False),
+        "seed": int_slider("seed", seed, 0, 999, _("seed"), continuous=False),
     }
     c = controls
 
@@ -155,10 +156,11 @@ def barrier_explorer(n=8, steps=6, jitter=0.05, pause_prob=0.02, pause=0.5, seed
     ex.readout, ex.run = readout, run
 
     def show_numbers(r):
-        readout.value = (f"job <b>{r.job_time:.2f}</b> s · average worker's pace <b>{r.average_time:.2f}</b> s"
-                         f" · slower by <b>{r.slowdown - 1:.1%}</b> · idle <b>{r.idle_fraction:.1%}</b>")
+        readout.value = _("job <b>{job:.2f}</b> s · average worker's pace <b>{average:.2f}</b> s · slower by "
+                          "<b>{slower:.1%}</b> · idle <b>{idle:.1%}</b>").format(
+            job=r.job_time, average=r.average_time, slower=r.slowdown - 1, idle=r.idle_fraction)
 
-    def update(_=None):
+    def update(change=None):
         r = run()
         patch_rows(ex.charts["timeline"], barrier_datasets(r))  # same look, new data: no rebuild
         show_numbers(r)

@@ -48,9 +48,10 @@ from ..models.causes import (
     straggler_scenario,
 )
 from .._validate import whole
+from ..i18n import N_, _
 from ..traces.diagnose import OP_QUESTIONS, STRAGGLING, diagnose_job
 from ._base import Explorer
-from ._controls import ROW, STYLE, dropdown, float_slider, int_slider, log_slider
+from ._controls import ROW, STYLE, choices, dropdown, float_slider, int_slider, log_slider
 from ._patch import patch_rows
 
 __all__ = [
@@ -62,7 +63,9 @@ __all__ = [
 ]
 
 #: The checklist's "guess the cause" choice.
-MYSTERY = "mystery job"
+MYSTERY = N_("mystery job")
+N_("none"), N_("slow worker"), N_("last stage"), N_("sequence length"), N_("random GC"), N_("slow link")  # the causes
+N_("whole sequences"), N_("packed")  # the batching toggle
 _HIDDEN_SIZES = (1024, 2048, 4096, 5120, 8192)
 _VOCABULARIES = (32000, 50257, 128256, 131072, 151936, 256000)
 
@@ -148,15 +151,15 @@ def sequence_imbalance_explorer(workers=64, median=1024, sigma=1.0, packed=False
     1.0
     """
     c = {
-        "workers": _log2("workers", workers, 1, 10, "workers n"),
-        "median": _log2("median", median, 6, 13, "median length", step=0.5),
-        "sigma": _fs("sigma", sigma, 0.0, 2.0, 0.05, "length spread (sigma)"),
-        "batching": widgets.ToggleButtons(options=["whole sequences", "packed"],
+        "workers": _log2("workers", workers, 1, 10, _("workers n")),
+        "median": _log2("median", median, 6, 13, _("median length"), step=0.5),
+        "sigma": _fs("sigma", sigma, 0.0, 2.0, 0.05, _("length spread (sigma)")),
+        "batching": widgets.ToggleButtons(options=choices(["whole sequences", "packed"]),
                                           value="packed" if packed else "whole sequences", style=STYLE),
-        "sequences": _is("sequences", sequences, 1, 64, "sequences / worker"),
-        "token_budget": _log2("token_budget", token_budget, 10, 16, "tokens / worker"),
-        "attention": _fs("attention", attention, 0.0, 4.0, 0.25, "attention weight"),
-        "seed": _is("seed", seed, 0, 99, "seed"),
+        "sequences": _is("sequences", sequences, 1, 64, _("sequences / worker")),
+        "token_budget": _log2("token_budget", token_budget, 10, 16, _("tokens / worker")),
+        "attention": _fs("attention", attention, 0.0, 4.0, 0.25, _("attention weight")),
+        "seed": _is("seed", seed, 0, 99, _("seed")),
     }
 
     def result():
@@ -178,7 +181,7 @@ def sequence_imbalance_explorer(workers=64, median=1024, sigma=1.0, packed=False
     ex.readout, ex.result = readout, result
     labelled = {"few": r.worker_times.shape[1] <= 32}
 
-    def refresh(_=None):
+    def refresh(change=None):
         r = result()
         few = r.worker_times.shape[1] <= 32
         if few != labelled["few"]:  # axis labels on or off: a new layout
@@ -192,8 +195,9 @@ def sequence_imbalance_explorer(workers=64, median=1024, sigma=1.0, packed=False
         c["sequences"].disabled = c["batching"].value == "packed"
         c["token_budget"].disabled = c["batching"].value != "packed"
         waste = round(r.waste, 2) + 0.0  # + 0.0 turns a rounded -0.0 into 0.0: never "waste -0%"
-        readout.value = (f"slowdown S = <b>{r.slowdown:.2f}x</b> (waste {waste:.0%}) · busiest worker has "
-                         f"{r.token_spread:.2f}x the mean tokens · attention is {r.attention_share:.0%} of the work")
+        readout.value = _("slowdown S = <b>{slowdown:.2f}x</b> (waste {waste:.0%}) · busiest worker has "
+                          "{spread:.2f}x the mean tokens · attention is {attention:.0%} of the work").format(
+            slowdown=r.slowdown, waste=waste, spread=r.token_spread, attention=r.attention_share)
 
     return ex.on_change(refresh)
 
@@ -232,12 +236,12 @@ def stage_imbalance_explorer(layers=32, stages=4, microbatches=8, hidden=4096, v
     ([9, 9, 8, 6], 1.014)
     """
     c = {
-        "layers": _is("layers", layers, 4, 96, "layers"),
-        "stages": _is("stages", stages, 2, 16, "stages"),
-        "microbatches": _is("microbatches", microbatches, 1, 64, "microbatches"),
-        "hidden": dropdown("hidden", hidden, list(_HIDDEN_SIZES), "hidden size"),
-        "vocab": dropdown("vocab", vocab, list(_VOCABULARIES), "vocabulary"),
-        "moved": _is("moved", moved, 0, 7, "layers moved off the last stage"),
+        "layers": _is("layers", layers, 4, 96, _("layers")),
+        "stages": _is("stages", stages, 2, 16, _("stages")),
+        "microbatches": _is("microbatches", microbatches, 1, 64, _("microbatches")),
+        "hidden": dropdown("hidden", hidden, list(_HIDDEN_SIZES), _("hidden size")),
+        "vocab": dropdown("vocab", vocab, list(_VOCABULARIES), _("vocabulary")),
+        "moved": _is("moved", moved, 0, 7, _("layers moved off the last stage")),
     }
     seq = whole("seq_len", seq_len)
 
@@ -260,16 +264,16 @@ def stage_imbalance_explorer(layers=32, stages=4, microbatches=8, hidden=4096, v
     ex = Explorer(c, {"stages": stage_costs_chart(result())}, extra=[readout])
     ex.readout, ex.result = readout, result
 
-    def refresh(_=None):
+    def refresh(change=None):
         P = min(c["stages"].value, c["layers"].value)
         c["moved"].max = max(1, c["layers"].value // P - 1)
         r = result()
         bars, rule = stage_costs_rows(r)
-        patch_rows(ex.charts["stages"], {0: bars, 1: rule}, title=f"slowdown {r.slowdown:.3f}x")
+        patch_rows(ex.charts["stages"], {0: bars, 1: rule}, title=_("slowdown {slowdown:.3f}x").format(slowdown=r.slowdown))
         out = output_layer_cost(c["hidden"].value, c["vocab"].value, seq)
-        readout.value = (f"output layer = <b>{out:.2f} layers</b> of work · layers per stage "
-                         f"{r.layers_per_stage.tolist()} · step {r.step_time:.4g} vs balanced {r.ideal_step_time:.4g} "
-                         f"(layer-times) · slowdown <b>{r.slowdown:.3f}x</b>")
+        readout.value = _("output layer = <b>{out:.2f} layers</b> of work · layers per stage {counts} · step "
+                          "{step:.4g} vs balanced {ideal:.4g} (layer-times) · slowdown <b>{slowdown:.3f}x</b>").format(
+            out=out, counts=r.layers_per_stage.tolist(), step=r.step_time, ideal=r.ideal_step_time, slowdown=r.slowdown)
 
     return ex.on_change(refresh)
 
@@ -310,11 +314,11 @@ def gc_explorer(workers=64, pause=0.3, interval=10, jitter=0.02, seed=0):
     0.0
     """
     c = {
-        "workers": _log2("workers", workers, 0, 12, "workers n"),
-        "pause": _fs("pause", pause, 0.0, 2.0, 0.05, "GC pause (s)"),
-        "interval": _fs("interval", interval, 1.0, 100.0, 1.0, "steps between GCs", ".0f"),
-        "jitter": _fs("jitter", jitter, 0.0, 0.1, 0.005, "jitter", ".3f"),
-        "seed": _is("seed", seed, 0, 99, "seed"),
+        "workers": _log2("workers", workers, 0, 12, _("workers n")),
+        "pause": _fs("pause", pause, 0.0, 2.0, 0.05, _("GC pause (s)")),
+        "interval": _fs("interval", interval, 1.0, 100.0, 1.0, _("steps between GCs"), ".0f"),
+        "jitter": _fs("jitter", jitter, 0.0, 0.1, 0.005, _("jitter"), ".3f"),
+        "seed": _is("seed", seed, 0, 99, _("seed")),
     }
 
     def args():
@@ -334,13 +338,14 @@ def gc_explorer(workers=64, pause=0.3, interval=10, jitter=0.02, seed=0):
     ex = Explorer(c, {"steps": gc_chart(*steps(), max_points=100)}, extra=[readout])
     ex.readout, ex.gain = readout, gain
 
-    def refresh(_=None):
+    def refresh(change=None):
         rows, means = gc_rows(*steps(), max_points=100)
         patch_rows(ex.charts["steps"], {0: rows, 1: means})
         n = int(c["workers"].value)
         r, p = gc_expected_step_time(n, **args()), gc_expected_step_time(n, planned=True, **args())
-        readout.value = (f"E[step]: random GC <b>{r:.3f} s</b>, planned GC <b>{p:.3f} s</b> · planned GC gives "
-                         f"<b>{gain():+.1%}</b> throughput (no jitter; the chart adds it)")
+        readout.value = _("E[step]: random GC <b>{random:.3f} s</b>, planned GC <b>{planned:.3f} s</b> · planned GC "
+                          "gives <b>{gain:+.1%}</b> throughput (no jitter; the chart adds it)").format(
+            random=r, planned=p, gain=gain())
 
     return ex.on_change(refresh)
 
@@ -381,9 +386,9 @@ def debug_checklist_explorer(cause=MYSTERY, seed=0, severity=1.0):
     """
     options = [MYSTERY, *CAUSES]
     c = {
-        "cause": dropdown("cause", cause, options, "job"),
-        "seed": _is("seed", seed, 0, 99, "seed"),
-        "severity": _fs("severity", severity, 0.0, 3.0, 0.25, "severity"),
+        "cause": dropdown("cause", cause, choices(options), _("job")),
+        "seed": _is("seed", seed, 0, 99, _("seed")),
+        "severity": _fs("severity", severity, 0.0, 3.0, 0.25, _("severity")),
     }
 
     def scenario():
@@ -402,19 +407,21 @@ def debug_checklist_explorer(cause=MYSTERY, seed=0, severity=1.0):
         a = f"<b>{html.escape(dx.answers[q])}</b>"
         if q in ("Which worker?", "Which parallel group?"):
             d, s = np.unravel_index(int(np.argmax(dx.by_worker)), dx.by_worker.shape)
-            return f"{a} (largest S_worker {dx.by_worker[d, s]:.3f} at dp {d}, stage {s})"
+            return _("{answer} (largest S_worker {s_worker:.3f} at dp {dp}, stage {stage})").format(
+                answer=a, s_worker=dx.by_worker[d, s], dp=d, stage=s)
         if q == "Which pipeline stage?":
             return f"{a} (S_stage {np.array2string(dx.by_stage, precision=3)})"
         if q in ("Which collective?", "Compute or communication?"):
             top = sorted(dx.by_op.items(), key=lambda kv: -kv[1])[:3]
             return a + " (" + ", ".join(f"S_{html.escape(k)} {v:.3f}" for k, v in top) + ")"
         if q == "Persistent or one-off?":
-            return f"{a} ({float(np.mean(dx.per_step >= STRAGGLING)):.0%} of steps at S >= {STRAGGLING:.2f})"
+            return _("{answer} ({share:.0%} of steps at S >= {line:.2f})").format(
+                answer=a, share=float(np.mean(dx.per_step >= STRAGGLING)), line=STRAGGLING)
         return a
 
-    checks = {q: widgets.Checkbox(value=False, description=q, indent=False, layout=widgets.Layout(width="230px"))
+    checks = {q: widgets.Checkbox(value=False, description=_(q), indent=False, layout=widgets.Layout(width="230px"))
               for q in OP_QUESTIONS}
-    checks["cause"] = widgets.Checkbox(value=False, description="Reveal the cause", indent=False,
+    checks["cause"] = widgets.Checkbox(value=False, description=_("Reveal the cause"), indent=False,
                                        layout=widgets.Layout(width="230px"))
     answers = {q: widgets.HTML() for q in checks}
     rows = [widgets.HBox([checks[q], answers[q]]) for q in checks]
@@ -430,20 +437,20 @@ def debug_checklist_explorer(cause=MYSTERY, seed=0, severity=1.0):
                       "steps": per_step_chart(dx)}, extra=[summary, widgets.VBox(rows)])
     ex.checks, ex.answers, ex.diagnosis, ex.scenario = checks, answers, diagnosis, lambda: state["sc"]
 
-    def reveal(_=None):
+    def reveal(change=None):
         dx, sc = state["dx"], state["sc"]
         for q in OP_QUESTIONS:
             answers[q].value = evidence(q, dx, sc) if checks[q].value else ""
-        answers["cause"].value = f"<b>{html.escape(sc.cause)}</b> {html.escape(str(sc.truth))}" if checks["cause"].value else ""
+        answers["cause"].value = f"<b>{html.escape(_(sc.cause))}</b> {html.escape(str(sc.truth))}" if checks["cause"].value else ""
 
-    def refresh(_=None):
+    def refresh(change=None):
         compute()
         dx = state["dx"]
         patch_rows(ex.charts["attribution"], {None: attribution_rows(dx)})
         patch_rows(ex.charts["workers"], {None: heatmap_rows(dx)})
         patch_rows(ex.charts["steps"], {0: per_step_rows(dx)})
-        summary.value = (f"job slowdown S = <b>{dx.slowdown:.3f}x</b> (waste {dx.waste:.1%}); "
-                         "tick a question to check your answer")
+        summary.value = _("job slowdown S = <b>{slowdown:.3f}x</b> (waste {waste:.1%}); tick a question to check your "
+                          "answer").format(slowdown=dx.slowdown, waste=dx.waste)
         reveal()
 
     for box in checks.values():

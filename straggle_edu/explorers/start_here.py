@@ -13,6 +13,7 @@ import numpy as np
 
 from .._validate import require, whole
 from ..charts.start_here import job_vs_average_chart
+from ..i18n import _
 from ..math.order_stats import check_dist, expected_max
 from ..models.step_time import StepTime
 from ._base import Explorer
@@ -57,16 +58,17 @@ def start_here_explorer(step_time=None, max_workers=4096, n=4096):
     require(n & (n - 1) == 0, "n", n, "a power of two")
     ns = 2 ** np.arange(int(np.log2(max_workers)) + 1)
     job, average = expected_max(dist, ns), float(dist.mean())
-    slider = n_slider(n, [int(m) for m in ns], label="workers", layout=widgets.Layout(width="420px"))
+    slider = n_slider(n, [int(m) for m in ns], label=_("workers"), layout=widgets.Layout(width="420px"))
     readout = widgets.HTML()
     ex = Explorer({"n": slider}, {"steps": job_vs_average_chart(ns, job, average, n=n)}, extra=[readout])
     ex.link("n", "steps", "n")
     ex.readout, ex.ns, ex.job, ex.average = readout, ns, job, average
 
-    def update(_=None):
+    def update(change=None):
         m = slider.value
         t = float(job[list(ns).index(m)])
-        readout.value = (f"job <b>{t:.3f}</b> s · average worker <b>{average:.3f}</b> s · "
-                         f"{m:,} workers do the work of <b>{m * average / t:,.{1 if m < 100 else 0}f}</b>")
+        readout.value = _("job <b>{job:.3f}</b> s · average worker <b>{average:.3f}</b> s · "
+                          "{n} workers do the work of <b>{equivalent}</b>").format(
+            job=t, average=average, n=f"{m:,}", equivalent=f"{m * average / t:,.{1 if m < 100 else 0}f}")
 
     return ex.on_change(update)

@@ -16,6 +16,7 @@ import math
 import ipywidgets as widgets
 
 from ..charts.tail import tail_budget_chart, tail_percentile_chart, tail_probability_chart
+from ..i18n import _
 from ..math.tail import p_any_slow, per_worker_budget, workers_until
 from ..models.step_time import StepTime
 from ._base import Explorer
@@ -59,9 +60,9 @@ def tail_explorer(p=0.01, n=100, target=0.5):
     'P(at least one slow) = <b>100.0%</b> at n = 4,096 · 50% at <b>69</b> workers'
     """
     controls = {
-        "p": log_slider("p", p, -5, -0.30103, "p per worker", limits=(1e-5, 0.5)),
+        "p": log_slider("p", p, -5, -0.30103, _("p per worker"), limits=(1e-5, 0.5)),
         "n": _n(n),
-        "target": float_slider("target", target, 0.05, 0.95, 0.05, "mark level", ".0%"),
+        "target": float_slider("target", target, 0.05, 0.95, 0.05, _("mark level"), ".0%"),
     }
     chart = tail_probability_chart(p, controls["n"].value, target, n_max=N_MAX)
     readout = widgets.HTML()
@@ -70,11 +71,12 @@ def tail_explorer(p=0.01, n=100, target=0.5):
     for name in controls:
         ex.link(name, "tail", name)
 
-    def update(_=None):
+    def update(change=None):
         c = ex.controls
         p_, m, level = c["p"].value, _workers(c["n"].value), c["target"].value
-        readout.value = (f"P(at least one slow) = <b>{p_any_slow(p_, m):.1%}</b> at n = {m:,} · "
-                         f"{level:.0%} at <b>{workers_until(p_, level):,}</b> workers")
+        readout.value = _("P(at least one slow) = <b>{p_any:.1%}</b> at n = {n} · {level:.0%} at <b>{until}</b> "
+                          "workers").format(p_any=p_any_slow(p_, m), n=f"{m:,}", level=level,
+                                            until=f"{workers_until(p_, level):,}")
 
     return ex.on_change(update)
 
@@ -102,7 +104,7 @@ def budget_explorer(n=4096, target=0.01):
     """
     controls = {
         "n": _n(n),
-        "target": log_slider("target", target, -4, -0.30103, "slow steps allowed", limits=(1e-4, 0.5)),
+        "target": log_slider("target", target, -4, -0.30103, _("slow steps allowed"), limits=(1e-4, 0.5)),
     }
     readout = widgets.HTML()
     ex = Explorer(controls, {"budget": tail_budget_chart(controls["n"].value, target, n_max=N_MAX)}, extra=[readout])
@@ -110,11 +112,11 @@ def budget_explorer(n=4096, target=0.01):
     for name in controls:
         ex.link(name, "budget", name)
 
-    def update(_=None):
+    def update(change=None):
         m, level = _workers(ex.controls["n"].value), ex.controls["target"].value
         b = per_worker_budget(m, level)
-        readout.value = (f"n = {m:,}, slow on at most {100 * level:.3g}% of steps: each worker at most "
-                         f"<b>{b:.4g}</b> (1 step in <b>{1 / b:,.0f}</b>)")
+        readout.value = _("n = {n}, slow on at most {percent:.3g}% of steps: each worker at most <b>{budget:.4g}</b> "
+                          "(1 step in <b>{one_in:,.0f}</b>)").format(n=f"{m:,}", percent=100 * level, budget=b, one_in=1 / b)
 
     return ex.on_change(update)
 
@@ -152,9 +154,9 @@ def percentile_explorer(n=100, jitter=0.05, pause_prob=0.005, pause=0.5):
     """
     controls = {
         "n": _n(n),
-        "jitter": float_slider("jitter", jitter, 0.02, 0.2, 0.01, "jitter"),
-        "pause_prob": float_slider("pause_prob", pause_prob, 0.0, 0.2, 0.005, "pause prob.", ".3f"),
-        "pause": float_slider("pause", pause, 0.0, 2.0, 0.1, "pause (s)", ".1f"),
+        "jitter": float_slider("jitter", jitter, 0.02, 0.2, 0.01, _("jitter")),
+        "pause_prob": float_slider("pause_prob", pause_prob, 0.0, 0.2, 0.005, _("pause prob."), ".3f"),
+        "pause": float_slider("pause", pause, 0.0, 2.0, 0.1, _("pause (s)"), ".1f"),
     }
     c = controls
 
@@ -167,10 +169,10 @@ def percentile_explorer(n=100, jitter=0.05, pause_prob=0.005, pause=0.5):
     for name in controls:
         ex.link(name, "percentiles", name)
 
-    def update(_=None):
+    def update(change=None):
         level = 1 - per_worker_budget(_workers(c["n"].value), 0.5)
         digits = max(2, math.ceil(-math.log10(1 - level)) - 1) if level < 1 else 6
-        readout.value = (f"worker p99 <b>{step_time().ppf(0.99):.3f}</b> s · "
-                         f"the job's median step = the worker's <b>p{100 * level:.{digits}f}</b>")
+        readout.value = _("worker p99 <b>{p99:.3f}</b> s · the job's median step = the worker's <b>p{level}</b>").format(
+            p99=step_time().ppf(0.99), level=f"{100 * level:.{digits}f}")
 
     return ex.on_change(update)

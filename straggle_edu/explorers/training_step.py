@@ -34,6 +34,7 @@ from ..charts.training_step import (
     gantt_size,
     pipeline_gantt_chart,
 )
+from ..i18n import N_, _
 from ..models.barriers import barrier_overhead, barrier_overhead_rows
 from ..models.cluster import AllReduce
 from ..models.pipeline import simulate_pipeline
@@ -49,14 +50,19 @@ from ..models.training_step import (
     slowed_ops,
 )
 from ._base import Explorer
-from ._controls import ROW, STYLE, dropdown, float_slider, int_slider, n_slider
+from ._controls import ROW, STYLE, choices, dropdown, float_slider, int_slider, n_slider
 from ._patch import patch_rows, replace_spec, set_color_scale
 
 __all__ = ["SLOW_TARGETS", "SCHEDULE_CHOICES", "pipeline_explorer", "dp_scaling_explorer", "barriers_explorer",
            "slow_mask"]
 
 #: Schedules offered, and the (schedule, chunks) each one means.
-SCHEDULE_CHOICES = {"1F1B": ("1f1b", 1), "GPipe": ("gpipe", 1), "interleaved 1F1B (2 chunks)": ("1f1b", 2)}
+SCHEDULE_CHOICES = {"1F1B": ("1f1b", 1), "GPipe": ("gpipe", 1), N_("interleaved 1F1B (2 chunks)"): ("1f1b", 2)}
+# The menus' option names (the values stay these English keys).
+N_("nothing"), N_("one worker"), N_("one stage"), N_("one replica"), N_("one microbatch's op")
+N_("forward"), N_("backward"), N_("both"), N_("microbatch"), N_("op"), N_("efficiency"), N_("speedup")
+#: The scaling chart's two curves.
+YOUR_SETTING, QUIET = N_("your setting"), N_("no jitter, no pauses")
 FORWARD, BACKWARD = 1.0, 2.0  # seconds per stage and microbatch, easy to check by hand
 _OPTIMIZER = 0.5  # seconds
 
@@ -66,20 +72,20 @@ def _pipeline_controls(dp, stages, microbatches, target, factor, slow_dp, slow_s
     fslider = lambda name, v, lo, hi, step, label: float_slider(name, v, lo, hi, step, label, continuous=False,
                                                                 layout=ROW)
     return {
-        "dp": islider("dp", dp, 1, 4, "DP replicas"),
-        "stages": islider("stages", stages, 1, 8, "PP stages"),
-        "microbatches": islider("microbatches", microbatches, 1, 16, "microbatches"),
-        "schedule": dropdown("schedule", "1F1B", list(SCHEDULE_CHOICES), "schedule"),
-        "target": dropdown("target", target, list(SLOW_TARGETS), "slow down"),
-        "slow_dp": islider("slow_dp", slow_dp, 0, 3, "replica"),
-        "slow_stage": islider("slow_stage", slow_stage, 0, 7, "stage"),
-        "slow_microbatch": islider("slow_microbatch", slow_microbatch, 0, 15, "microbatch"),
-        "op": dropdown("op", op, list(SLOW_OPS), "op"),
-        "factor": fslider("factor", factor, 1.0, 6.0, 0.25, "x slower"),
-        "p2p": fslider("p2p", 0.0, 0.0, 1.0, 0.05, "p2p (s)"),
-        "allreduce": fslider("allreduce", 1.0, 0.0, 4.0, 0.25, "all-reduce (s)"),
-        "color": widgets.ToggleButtons(options=["microbatch", "op"], value="microbatch", description="colour by",
-                                       style=STYLE),
+        "dp": islider("dp", dp, 1, 4, _("DP replicas")),
+        "stages": islider("stages", stages, 1, 8, _("PP stages")),
+        "microbatches": islider("microbatches", microbatches, 1, 16, _("microbatches")),
+        "schedule": dropdown("schedule", "1F1B", choices(SCHEDULE_CHOICES), _("schedule")),
+        "target": dropdown("target", target, choices(SLOW_TARGETS), _("slow down")),
+        "slow_dp": islider("slow_dp", slow_dp, 0, 3, _("replica")),
+        "slow_stage": islider("slow_stage", slow_stage, 0, 7, _("stage")),
+        "slow_microbatch": islider("slow_microbatch", slow_microbatch, 0, 15, _("microbatch")),
+        "op": dropdown("op", op, choices(SLOW_OPS), _("op")),
+        "factor": fslider("factor", factor, 1.0, 6.0, 0.25, _("x slower")),
+        "p2p": fslider("p2p", 0.0, 0.0, 1.0, 0.05, _("p2p (s)")),
+        "allreduce": fslider("allreduce", 1.0, 0.0, 4.0, 0.25, _("all-reduce (s)")),
+        "color": widgets.ToggleButtons(options=choices(["microbatch", "op"]), value="microbatch",
+                                       description=_("colour by"), style=STYLE),
     }
 
 
@@ -120,7 +126,7 @@ class _Pipeline:
 
     def label(self):
         target = self.c["target"].value
-        return target if target != "nothing" else "nothing (pick a target)"
+        return _(target) if target != "nothing" else _("nothing (pick a target)")
 
     def response_rows(self):
         r = self.response()
@@ -131,13 +137,13 @@ class _Pipeline:
         base = self.run(1.0).step_time
         note = ""
         if SCHEDULE_CHOICES[self.c["schedule"].value][1] > 1 and self.schedule()[1] == 1:
-            note = " · interleaving needs microbatches to be a multiple of stages: showing 1F1B"
+            note = _(" · interleaving needs microbatches to be a multiple of stages: showing 1F1B")
         added, grew = float(self.added_work()), r.step_time - base
-        text = f"step <b>{r.step_time:.4g} s</b> (unslowed {base:.4g} s)"
+        text = _("step <b>{step:.4g} s</b> (unslowed {base:.4g} s)").format(step=r.step_time, base=base)
         if added > 0:
-            text += (f" · work added {added:.4g} s, step longer by <b>{grew:.4g} s</b>, "
-                     f"absorbed by slack {max(added - grew, 0):.4g} s")
-        return text + f" · devices busy {r.utilization:.0%}{note}"
+            text += _(" · work added {added:.4g} s, step longer by <b>{grew:.4g} s</b>, absorbed by slack "
+                      "{absorbed:.4g} s").format(added=added, grew=grew, absorbed=max(added - grew, 0))
+        return text + _(" · devices busy {busy:.0%}").format(busy=r.utilization) + note
 
     def added_work(self):
         fwd, bwd = slowed_durations(self.mask(), self.c["factor"].value, self.c["op"].value, forward=FORWARD,
@@ -211,7 +217,7 @@ def pipeline_explorer(dp=2, stages=4, microbatches=8, target="one microbatch's o
         replace_spec(ex.charts["gantt"], pipeline_gantt_chart(r, color=mode, slowed=model.slowed(r), width=width()))
         templates[mode] = ex.charts["gantt"].spec
 
-    def refresh(_=None):
+    def refresh(change=None):
         model.follow_grid()
         mode, r = c["color"].value, model.run()
         if mode not in templates:
@@ -220,9 +226,9 @@ def pipeline_explorer(dp=2, stages=4, microbatches=8, target="one microbatch's o
         w, h = gantt_size(r, width())
         spec = set_color_scale(templates[mode], 0, *gantt_colors(rows, mode))
         patch_rows(ex.charts["gantt"], {None: rows}, base=spec, width=w, height=h,
-                   title=f"step time {r.step_time:.4g} s")
+                   title=_("step time {step:.4g} s").format(step=r.step_time))
         patch_rows(ex.charts["response"], {None: delay_response_rows(*model.response_rows())},
-                   title=f"delaying {model.label()}")
+                   title=_("delaying {target}").format(target=model.label()))
         readout.value = model.describe(r)
 
     return ex.on_change(refresh)
@@ -278,13 +284,13 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
     fs = lambda name, v, lo, hi, step, label, fmt=".2f": float_slider(name, v, lo, hi, step, label, fmt,
                                                                       continuous=False, layout=ROW)
     c = {
-        "jitter": fs("jitter", jitter, 0.0, 0.2, 0.005, "jitter", ".3f"),
-        "pause_prob": fs("pause_prob", pause_prob, 0.0, 0.1, 0.001, "pause prob.", ".3f"),
-        "pause": fs("pause", pause, 0.0, 2.0, 0.05, "pause (s)"),
-        "gradient_gb": fs("gradient_gb", gradient_gb, 0.0, 20.0, 0.5, "gradients (GB)", ".1f"),
-        "bandwidth_gbs": fs("bandwidth_gbs", bandwidth_gbs, 10.0, 400.0, 10.0, "bandwidth (GB/s)", ".0f"),
-        "measure": widgets.ToggleButtons(options=["efficiency", "speedup"], value="efficiency", description="show",
-                                         style=STYLE),
+        "jitter": fs("jitter", jitter, 0.0, 0.2, 0.005, _("jitter"), ".3f"),
+        "pause_prob": fs("pause_prob", pause_prob, 0.0, 0.1, 0.001, _("pause prob."), ".3f"),
+        "pause": fs("pause", pause, 0.0, 2.0, 0.05, _("pause (s)")),
+        "gradient_gb": fs("gradient_gb", gradient_gb, 0.0, 20.0, 0.5, _("gradients (GB)"), ".1f"),
+        "bandwidth_gbs": fs("bandwidth_gbs", bandwidth_gbs, 10.0, 400.0, 10.0, _("bandwidth (GB/s)"), ".0f"),
+        "measure": widgets.ToggleButtons(options=choices(["efficiency", "speedup"]), value="efficiency",
+                                         description=_("show"), style=STYLE),
         # Stops at round counts and powers of two: a log slider would miss 1,024 and 4,096.
         "n": n_slider(n, layout=ROW),
     }
@@ -299,7 +305,7 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
 
     def charts():
         s = scaling()
-        scen = {"your setting": s, "no jitter, no pauses": scaling(quiet=True)}
+        scen = {_(YOUR_SETTING): s, _(QUIET): scaling(quiet=True)}
         return s, dp_scaling_chart(scen, measure=c["measure"].value, n=c["n"].value), dp_breakdown_chart(s, decades)
 
     s0, chart, bars = charts()
@@ -308,27 +314,28 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
     ex.readout, ex.scaling = readout, scaling
     ex.link("n", "scaling", "n_mark")
 
-    def describe(_=None):
+    def describe(change=None):
         k = max(1, round(c["n"].value))
         one = data_parallel_scaling(k, StepTime(1.0, jitter=c["jitter"].value, pause_prob=c["pause_prob"].value,
                                                 pause=c["pause"].value),
                                     sync=AllReduce(c["gradient_gb"].value * 1e9, c["bandwidth_gbs"].value * 1e9, 5e-6))
-        readout.value = (f"n = {k:,}: step <b>{one.step_time[0]:.3f} s</b> = compute {one.compute:.3f} + wait for the "
-                         f"slowest {one.wait[0]:.3f} + all-reduce {one.sync[0]:.3f} · speed-up {one.speedup[0]:,.0f}x · "
-                         f"efficiency <b>{one.efficiency[0]:.1%}</b>")
+        readout.value = _("n = {n}: step <b>{step:.3f} s</b> = compute {compute:.3f} + wait for the slowest {wait:.3f} "
+                          "+ all-reduce {sync:.3f} · speed-up {speedup:,.0f}x · efficiency <b>{eff:.1%}</b>").format(
+            n=f"{k:,}", step=one.step_time[0], compute=one.compute, wait=one.wait[0], sync=one.sync[0],
+            speedup=one.speedup[0], eff=one.efficiency[0])
 
     templates = {c["measure"].value: ex.charts["scaling"].spec}  # one spec per measure
 
-    def rebuild(_=None):
+    def rebuild(change=None):
         measure = c["measure"].value
         if measure not in templates:  # same params: the n slider stays linked
             replace_spec(ex.charts["scaling"], charts()[1])
             templates[measure] = ex.charts["scaling"].spec
         update(base=templates[measure])
 
-    def update(_=None, base=None):
+    def update(change=None, base=None):
         s = scaling()
-        scen = {"your setting": s, "no jitter, no pauses": scaling(quiet=True)}
+        scen = {_(YOUR_SETTING): s, _(QUIET): scaling(quiet=True)}
         patch_rows(ex.charts["scaling"], {1: dp_scaling_rows(scen, c["measure"].value)}, base=base)
         patch_rows(ex.charts["breakdown"], {None: dp_breakdown_rows(s, decades)})
         describe()
@@ -377,10 +384,10 @@ def barriers_explorer(barriers=1, jitter=0.05, n=8):
     """
     ks = tuple(k for k in range(1, SEGMENTS + 1) if SEGMENTS % k == 0)
     c = {
-        "barriers": n_slider(barriers, ks, name="barriers", label="barriers / step", layout=ROW),
-        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.005, "jitter / segment", ".1%", continuous=False,
+        "barriers": n_slider(barriers, ks, name="barriers", label=_("barriers / step"), layout=ROW),
+        "jitter": float_slider("jitter", jitter, 0.0, 0.2, 0.005, _("jitter / segment"), ".1%", continuous=False,
                                layout=ROW),
-        "n": n_slider(n, (2, 4, 8, 16, 32, 64), label="ranks n", continuous=False, layout=ROW),
+        "n": n_slider(n, (2, 4, 8, 16, 32, 64), label=_("ranks n"), continuous=False, layout=ROW),
     }
     rows = lambda: barrier_overhead_rows(c["n"].value, c["jitter"].value, SEGMENTS)
     readout = widgets.HTML()
@@ -388,14 +395,14 @@ def barriers_explorer(barriers=1, jitter=0.05, n=8):
     ex.readout = readout
     ex.link("barriers", "overhead", "barriers_mark")
 
-    def describe(_=None):
+    def describe(change=None):
         k, sigma, m = c["barriers"].value, c["jitter"].value, c["n"].value
         many, one = (barrier_overhead(m, sigma, b, SEGMENTS) for b in (k, 1))
-        readout.value = (f"{m} ranks, {sigma:.1%} jitter per segment: {k} barrier(s) per step cost "
-                         f"<b>{many:.2%}</b> (a sum of {k} maxima) · one barrier costs <b>{one:.2%}</b> "
-                         f"(the maximum of the sums)")
+        readout.value = _("{n} ranks, {jitter:.1%} jitter per segment: {k} barrier(s) per step cost <b>{many:.2%}</b> "
+                          "(a sum of {k} maxima) · one barrier costs <b>{one:.2%}</b> (the maximum of the sums)").format(
+            n=m, jitter=sigma, k=k, many=many, one=one)
 
-    def update(_=None):
+    def update(change=None):
         patch_rows(ex.charts["overhead"], {0: rows()})
         describe()
 
