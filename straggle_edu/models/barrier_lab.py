@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..i18n import _
 from .._validate import finite, nonnegative, require, whole
 from .cluster import Cluster, Group, expected_step_time
 from .empirical import empirical_expected_max
@@ -93,12 +94,13 @@ class Prediction:
         return (self.measured - self.predicted) / self.stderr if self.stderr > 0 else math.inf
 
     def __str__(self):
-        return (
-            f"measured {self.measured * 1e3:.2f} ± {self.stderr * 1e3:.2f} ms per step "
-            f"(mean of {self.steps} steps ± 1 standard error); predicted {self.predicted * 1e3:.2f} ms "
-            f"= E[max] {self.expected_max * 1e3:.2f} ms + barrier overhead {self.overhead * 1e3:.2f} ms; "
-            f"error {self.error:+.1%}"
-        )
+        return _(
+            "measured {measured:.2f} ± {stderr:.2f} ms per step "
+            "(mean of {steps} steps ± 1 standard error); predicted {predicted:.2f} ms "
+            "= E[max] {expected_max:.2f} ms + barrier overhead {overhead:.2f} ms; "
+            "error {error:+.1%}"
+        ).format(measured=self.measured * 1e3, stderr=self.stderr * 1e3, steps=self.steps, predicted=self.predicted * 1e3,
+                 expected_max=self.expected_max * 1e3, overhead=self.overhead * 1e3, error=self.error)
 
 
 def _models(step_times):

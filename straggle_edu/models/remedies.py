@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..i18n import N_, _
 from .._validate import finite, in_range, nonnegative, one_of, positive, require, whole
 
 __all__ = ["Remedy", "RemedyTable", "REMEDIES", "remedy_for", "RestartChoice", "restart_or_keep",
@@ -60,6 +61,10 @@ class Remedy:
     remedy: str
     notebook: str = ""
 
+    def __str__(self):
+        """The remedy, in the reader's language (the fields stay English: they are the catalog's keys)."""
+        return _(self.remedy)
+
 
 @dataclass(frozen=True)
 class RemedyTable:
@@ -82,35 +87,35 @@ class RemedyTable:
         return str(self)
 
     def __str__(self):
-        lines = ["| The debugging answers say | Remedy | Where |", "|---|---|---|"]
+        lines = ["| {} | {} | {} |".format(_("The debugging answers say"), _("Remedy"), _("Where")), "|---|---|---|"]
         for r in self.rows:
             where = f"[{r.notebook[:3].rstrip('_')}]({r.notebook})" if r.notebook else ""
-            lines.append(f"| {r.answer} | {r.remedy} | {where} |")
+            lines.append(f"| {_(r.answer)} | {_(r.remedy)} | {where} |")
         return "\n".join(lines)
 
 
 #: Each debugging answer and its remedy, in the order of the issue's table.
 REMEDIES = RemedyTable((
     Remedy("slow-worker",
-           "One worker, persistent: the same worker is slowest step after step; fixing it (M_W) removes the slowdown.",
-           "Cordon or replace it: restart from the last checkpoint without it, when the remaining work pays "
-           "for the restart (`restart_or_keep`).",
+           N_("One worker, persistent: the same worker is slowest step after step; fixing it (M_W) removes the slowdown."),
+           N_("Cordon or replace it: restart from the last checkpoint without it, when the remaining work pays "
+              "for the restart (`restart_or_keep`)."),
            "06b_diagnose_and_act.ipynb"),
     Remedy("last-stage",
-           "The last pipeline stage, persistent, compute: fixing the last stage (M_S) removes the slowdown.",
-           "Repartition: move layers off the last stage, which also runs the output layer and the loss.",
+           N_("The last pipeline stage, persistent, compute: fixing the last stage (M_S) removes the slowdown."),
+           N_("Repartition: move layers off the last stage, which also runs the output layer and the loss."),
            "07_mitigations.ipynb"),
     Remedy("seq-imbalance",
-           "Compute, on many workers in turn: the microbatches of one worker vary a lot.",
-           "Balance the sequences: pack documents by their cost (tokens and attention), not by count.",
+           N_("Compute, on many workers in turn: the microbatches of one worker vary a lot."),
+           N_("Balance the sequences: pack documents by their cost (tokens and attention), not by count."),
            "07_mitigations.ipynb"),
     Remedy("gc-pauses",
-           "Transient: a few steps spike, on a different worker each time; the `gc` op.",
-           "Planned GC: turn automatic GC off and collect on every worker at the same step.",
+           N_("Transient: a few steps spike, on a different worker each time; the `gc` op."),
+           N_("Planned GC: turn automatic GC off and collect on every worker at the same step."),
            "06_root_causes.ipynb"),
     Remedy("slow-communication",
-           "Communication: a send/receive or a collective explains the slowdown, in one group.",
-           "Placement: put the group's ranks on healthy, nearby links (one host or switch), away from the slow one.",
+           N_("Communication: a send/receive or a collective explains the slowdown, in one group."),
+           N_("Placement: put the group's ranks on healthy, nearby links (one host or switch), away from the slow one."),
            ""),
 ))
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..i18n import N_, _
 from .result import Analysis
 
 __all__ = [
@@ -35,16 +36,16 @@ __all__ = [
 
 #: Short keys for :func:`answer`, and the questions they stand for.
 QUESTIONS = {
-    "straggling": "Is the job straggling?",
-    "worker": "Which worker?",
-    "collective": "Which collective?",
-    "compute-or-comm": "Compute or communication?",
-    "group": "Which parallel group?",
-    "stage": "Which pipeline stage?",
-    "microbatch": "Which microbatch?",
-    "persistence": "Persistent or one-off?",
-    "same-worker": "Same worker every step?",
-    "machines": "A few bad machines?",
+    "straggling": N_("Is the job straggling?"),
+    "worker": N_("Which worker?"),
+    "collective": N_("Which collective?"),
+    "compute-or-comm": N_("Compute or communication?"),
+    "group": N_("Which parallel group?"),
+    "stage": N_("Which pipeline stage?"),
+    "microbatch": N_("Which microbatch?"),
+    "persistence": N_("Persistent or one-off?"),
+    "same-worker": N_("Same worker every step?"),
+    "machines": N_("A few bad machines?"),
 }
 
 #: The questions :func:`diagnose` answers for an op-level trace, in its order.
@@ -138,14 +139,16 @@ def _explains(value, S):
 
 def _share_text(value, S):
     if _explains(value, S):
-        return "which explains the slowdown"
+        return _("which explains the slowdown")
     if S > 1.0 and value - 1.0 >= LARGE_PART * (S - 1.0):
-        return "a large part of the slowdown, not all of it"
-    return "not enough to explain the slowdown alone"
+        return _("a large part of the slowdown, not all of it")
+    return _("not enough to explain the slowdown alone")
 
 
 def _fmt_worker(key):
-    return f"DP rank {key[0]}, stage {key[1]}" if isinstance(key, tuple) else f"rank {key}"
+    if isinstance(key, tuple):
+        return _("DP rank {dp}, stage {stage}").format(dp=key[0], stage=key[1])
+    return _("rank {rank}").format(rank=key)
 
 
 def diagnose(result):
@@ -160,13 +163,19 @@ def diagnose(result):
     >>> qa[1][1]
     'rank 0: S_X = 1.600 on its own, which explains the slowdown.'
     """
+    return [(_(question), text) for question, text in _answers(result)]
+
+
+def _answers(result):
+    """:func:`diagnose`'s answers (in the current language), each with its question in English, the key."""
     S = result.slowdown
     out = []
-    verdict = "Yes" if S >= STRAGGLING else "Not much"
+    verdict = _("Yes") if S >= STRAGGLING else _("Not much")
     out.append(
         (
             "Is the job straggling?",
-            f"{verdict}: S = {S:.3f}, so {100 * result.waste:.1f}% of its time is waste (the line is S >= {STRAGGLING:.2f}).",
+            _("{verdict}: S = {S:.3f}, so {waste:.1f}% of its time is waste (the line is S >= {line:.2f}).").format(
+                verdict=verdict, S=S, waste=100 * result.waste, line=STRAGGLING),
         )
     )
     # which worker
@@ -174,7 +183,7 @@ def diagnose(result):
     if workers:
         out.append(("Which worker?", _worker_answer(result)))
     elif result.by_stage is not None:
-        out.append(("Which worker?", "not computed for this size (run with --attribution full)."))
+        out.append(("Which worker?", _("not computed for this size (run with --attribution full).")))
     if result.format != "op-level":
         out.extend(_rank_questions(result))
         return out
@@ -188,7 +197,7 @@ def _stage_wide(result):
     S = result.slowdown
     if result.by_worker is None or not result.by_stage:
         return None
-    (d, s), _ = result.ranking("by_worker")[0]
+    (d, s), __ = result.ranking("by_worker")[0]
     others = [x for (dd, ss), x in result.by_worker.items() if ss == s and dd != d]
     if others and min(others) - 1.0 >= LARGE_PART * (S - 1.0) and _explains(result.by_stage[s], S):
         return s, result.by_stage[s]
@@ -201,10 +210,12 @@ def _worker_answer(result):
     wide = _stage_wide(result) if result.format == "op-level" else None
     if wide is not None:
         s, v = wide
-        n = sum(1 for (_, ss) in result.by_worker if ss == s)
-        return (f"no single worker: stage {s} as a whole (all {n} of its DP ranks) gives S_X = {v:.3f}, "
-                f"{_share_text(v, S)}; its top worker, {_fmt_worker(key)}, gives {value:.3f}.")
-    return f"{_fmt_worker(key)}: S_X = {value:.3f} on its own, {_share_text(value, S)}."
+        n = sum(1 for (__, ss) in result.by_worker if ss == s)
+        return _("no single worker: stage {stage} as a whole (all {n} of its DP ranks) gives S_X = {v:.3f}, "
+                 "{share}; its top worker, {worker}, gives {value:.3f}.").format(
+            stage=s, n=n, v=v, share=_share_text(v, S), worker=_fmt_worker(key), value=value)
+    return _("{worker}: S_X = {value:.3f} on its own, {share}.").format(
+        worker=_fmt_worker(key), value=value, share=_share_text(value, S))
 
 
 def _persistence_kind(result):
@@ -265,7 +276,8 @@ class Diagnosis:
     analysis : Analysis
         The op-level what-if analysis (S, S_X by optype, DP rank, stage, worker; M_W, M_S).
     answers : dict
-        ``{question: answer}``, as :func:`diagnose` words them.
+        ``{question: answer}``: the question in English (a value of :data:`QUESTIONS`, the key),
+        the answer as :func:`diagnose` words it, in the language of the call.
     verdicts : dict
         Short labels, see :func:`verdicts`.
     truth : dict or None
@@ -353,7 +365,7 @@ def diagnose_job(job, *, ideal="artifact"):
     result = job if isinstance(job, Analysis) else analyze(job, attribution="full", ideal=ideal)
     if result.format != "op-level":
         raise ValueError(f"job must be an op-level trace, a scenario or its analysis, got a {result.format} trace")
-    return Diagnosis(analysis=result, answers=dict(diagnose(result)), verdicts=verdicts(result), truth=truth)
+    return Diagnosis(analysis=result, answers=dict(_answers(result)), verdicts=verdicts(result), truth=truth)
 
 
 def answer(result, question):
@@ -366,7 +378,8 @@ def answer(result, question):
     'rank 1: S_X = 1.500 on its own, which explains the slowdown.'
     """
     text = QUESTIONS.get(question, question)
-    answers = dict(diagnose(result))
+    text = {_(q): q for q in QUESTIONS.values()}.get(text, text)  # a question in the reader's language
+    answers = dict(_answers(result))
     if text not in answers:
         have = [k for k, q in QUESTIONS.items() if q in answers]
         raise ValueError(f"question must be one of {', '.join(map(repr, have))} for a {result.format} trace, got {question!r}")
@@ -383,13 +396,13 @@ def _rank_questions(result):
         out.append(
             (
                 "Compute or communication?",
-                f"compute: the slowdown comes from the ranks' compute; of all rank-time, "
-                f"{100 * wait_share:.1f}% is waiting at the barrier for the slowest and "
-                f"{100 * comm_share:.1f}% is transfer.",
+                _("compute: the slowdown comes from the ranks' compute; of all rank-time, "
+                  "{wait:.1f}% is waiting at the barrier for the slowest and "
+                  "{comm:.1f}% is transfer.").format(wait=100 * wait_share, comm=100 * comm_share),
             )
         )
     else:
-        out.append(("Compute or communication?", "compute (this trace records compute only)."))
+        out.append(("Compute or communication?", _("compute (this trace records compute only).")))
     out.append(_persistence(result))
     if result.by_rank:
         worst = np.argmax(result.worker_step_slowdown, axis=0)
@@ -399,8 +412,9 @@ def _rank_questions(result):
         out.append(
             (
                 "Same worker every step?",
-                f"rank {top} is the slowest in {100 * share:.0f}% of the steps"
-                + (" (a persistent straggler)." if share >= 0.5 and S >= STRAGGLING else "."),
+                (_("rank {rank} is the slowest in {share:.0f}% of the steps (a persistent straggler).")
+                 if share >= 0.5 and S >= STRAGGLING else
+                 _("rank {rank} is the slowest in {share:.0f}% of the steps.")).format(rank=top, share=100 * share),
             )
         )
     return out
@@ -409,12 +423,12 @@ def _rank_questions(result):
 def _persistence(result):
     share = persistent_share(result)
     per = np.array(list(result.per_step.values()))
-    kind = {"neither": "neither: the slowdown is small", "persistent": "persistent",
-            "transient": "transient (one-off spikes)"}[_persistence_kind(result)]
+    kind = {"neither": _("neither: the slowdown is small"), "persistent": _("persistent"),
+            "transient": _("transient (one-off spikes)")}[_persistence_kind(result)]
     return (
         "Persistent or one-off?",
-        f"{kind}: {100 * share:.0f}% of steps carry at least half the job's excess slowdown "
-        f"(per-step S from {per.min():.3f} to {per.max():.3f}).",
+        _("{kind}: {share:.0f}% of steps carry at least half the job's excess slowdown "
+          "(per-step S from {low:.3f} to {high:.3f}).").format(kind=kind, share=100 * share, low=per.min(), high=per.max()),
     )
 
 
@@ -427,55 +441,58 @@ def _op_questions(result):
         if comm:
             k, v = comm[0]
             if S > 1.0 and v - 1.0 >= LARGE_PART * (S - 1.0):
-                text = f"{k}: S_X = {v:.3f}, {_share_text(v, S)}."
+                text = _("{op}: S_X = {v:.3f}, {share}.").format(op=k, v=v, share=_share_text(v, S))
             else:
-                text = f"none stands out: the worst communication op, {k}, gives S_X = {v:.3f}."
+                text = _("none stands out: the worst communication op, {op}, gives S_X = {v:.3f}.").format(op=k, v=v)
             out.append(("Which collective?", text))
         top_comp = comp[0][1] if comp else 1.0
         top_comm = comm[0][1] if comm else 1.0
-        kind = "compute" if top_comp >= top_comm else "communication"
+        kind = _("compute") if top_comp >= top_comm else _("communication")
         out.append(
             (
                 "Compute or communication?",
-                f"{kind}: the worst compute optype gives S_X = {top_comp:.3f}, the worst communication "
-                f"optype {top_comm:.3f}.",
+                _("{kind}: the worst compute optype gives S_X = {comp:.3f}, the worst communication "
+                  "optype {comm:.3f}.").format(kind=kind, comp=top_comp, comm=top_comm),
             )
         )
     if result.by_dp_rank:
         k, v = result.ranking("by_dp_rank")[0]
         out.append(("Which parallel group?",
-                    f"DP rank {k} (one pipeline, its model-parallel group): S_X = {v:.3f}, {_share_text(v, S)}."))
+                    _("DP rank {dp} (one pipeline, its model-parallel group): S_X = {v:.3f}, {share}.").format(
+                        dp=k, v=v, share=_share_text(v, S))))
     if result.by_stage:
         k, v = result.ranking("by_stage")[0]
-        ms = "" if result.m_s is None else f"; M_S = {result.m_s:.2f} for the last stage"
+        ms = "" if result.m_s is None else _("; M_S = {m_s:.2f} for the last stage").format(m_s=result.m_s)
         via = ""
         if result.by_worker and result.by_dp_rank:
             (w_dp, w_stage), w = result.ranking("by_worker")[0]
             others = [x for (dd, ss), x in result.by_worker.items() if ss == k and dd != w_dp]
             if w_stage == k and _explains(w, S) and (not others or max(others) - 1.0 < LARGE_PART * (S - 1.0)):
-                via = f", all of it through one worker, DP rank {w_dp}"
-        out.append(("Which pipeline stage?", f"stage {k}: S_X = {v:.3f}, {_share_text(v, S)}{via}{ms}."))
+                via = _(", all of it through one worker, DP rank {dp}").format(dp=w_dp)
+        out.append(("Which pipeline stage?", _("stage {stage}: S_X = {v:.3f}, {share}{via}{ms}.").format(
+            stage=k, v=v, share=_share_text(v, S), via=via, ms=ms)))
     mb = d.get("microbatch")
     if mb is not None:
         out.append(
             (
                 "Which microbatch?",
-                f"step {mb['step']}, microbatch {mb['mb']} on DP rank {mb['dp_rank']} is the longest compute "
-                f"({mb['ratio']:.2f}x its group's mean); within a worker-step, microbatches vary by "
-                f"{100 * mb['cv']:.0f}% (coefficient of variation, the worker's own speed divided out)"
-                + (" (uneven sequence lengths are likely)." if mb["cv"] >= 0.1 else "."),
+                _("step {step}, microbatch {mb} on DP rank {dp} is the longest compute "
+                  "({ratio:.2f}x its group's mean); within a worker-step, microbatches vary by "
+                  "{cv:.0f}% (coefficient of variation, the worker's own speed divided out){end}").format(
+                    step=mb["step"], mb=mb["mb"], dp=mb["dp_rank"], ratio=mb["ratio"], cv=100 * mb["cv"],
+                    end=_(" (uneven sequence lengths are likely).") if mb["cv"] >= 0.1 else _(".")),
             )
         )
     out.append(_persistence(result))
     if result.m_w is None:
-        out.append(("A few bad machines?", "no: there is no slowdown to share (M_W needs S > 1)."))
+        out.append(("A few bad machines?", _("no: there is no slowdown to share (M_W needs S > 1).")))
     else:
         out.append(
             (
                 "A few bad machines?",
-                f"M_W = {result.m_w:.2f}: fixing the slowest {d.get('mw_workers', '?')} worker(s) removes "
-                f"{100 * result.m_w:.0f}% of the slowdown"
-                + (" (individual worker issue)." if result.m_w >= 0.5 else "."),
+                _("M_W = {m_w:.2f}: fixing the slowest {workers} worker(s) removes {share:.0f}% of the slowdown{end}").format(
+                    m_w=result.m_w, workers=d.get("mw_workers", "?"), share=100 * result.m_w,
+                    end=_(" (individual worker issue).") if result.m_w >= 0.5 else _(".")),
             )
         )
     return out
