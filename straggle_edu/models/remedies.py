@@ -171,6 +171,20 @@ class RestartChoice:
     break_even_hours: float
     choice: str
 
+    def __str__(self):
+        """The choice as a sentence, in the reader's language (``choice`` stays the English key).
+
+        Examples
+        --------
+        >>> print(restart_or_keep(240, 1.1, restart=0.5, lost=1.0, gpus=128))
+        replace: 264 h keeping the slow worker, 241.5 h after a restart (saves 2,880 GPU-hours)
+        """
+        template = {"replace": N_("replace: {keep:,.6g} h keeping the slow worker, {restart:,.6g} h after a restart "
+                                  "(saves {gpu_hours:,.6g} GPU-hours)"),
+                    "keep running": N_("keep running: {keep:,.6g} h keeping the slow worker, {restart:,.6g} h after a "
+                                       "restart (a restart would cost {gpu_hours:,.6g} GPU-hours)")}[self.choice]
+        return _(template).format(keep=self.keep_hours, restart=self.restart_hours, gpu_hours=abs(self.saved_gpu_hours))
+
 
 def restart_or_keep(remaining, speedup, restart, lost=0.0, gpus=1):
     """The restart-against-keep-running arithmetic for one persistent slow worker.
