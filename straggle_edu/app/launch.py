@@ -35,10 +35,10 @@ def start_page(notebooks, lang="en"):
     --------
     >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
-    >>> (root / "zh").mkdir(); _ = (root / START).write_text("{}")
+    >>> (root / "zh").mkdir(); __ = (root / START).write_text("{}")
     >>> start_page(root, "zh")
     '00_start_here.ipynb'
-    >>> _ = (root / "zh" / START).write_text("{}")
+    >>> __ = (root / "zh" / START).write_text("{}")
     >>> start_page(root, "zh"), start_page(root)
     ('zh/00_start_here.ipynb', '00_start_here.ipynb')
     """

@@ -344,7 +344,7 @@ def _to_precision(value, p):
 
 
 def _trim(text):
-    mantissa, _, exponent = text.partition("e")
+    mantissa, __, exponent = text.partition("e")
     if "." in mantissa:
         mantissa = mantissa.rstrip("0").rstrip(".")
     return mantissa + ("e" + exponent if exponent else "")
@@ -906,12 +906,14 @@ def page_script():
 
 
 def _nav(names, prev, nxt):
-    parts = [f'<nav class="se-nav"><a class="se-home" href="index.html">{_esc(_("straggle-edu: all notebooks"))}</a>']
+    # (the _() calls stay out of f-strings, where the catalog's extractor would not see them)
+    home, hint = _esc(_("straggle-edu: all notebooks")), _esc(_("Charts are live; controls in grey need a kernel."))
+    parts = [f'<nav class="se-nav"><a class="se-home" href="index.html">{home}</a>']
     if prev is not None:
         parts.append(f'<a href="{_esc(names[prev.name])}">&larr; {_esc(prev.stem)}</a>')
     if nxt is not None:
         parts.append(f'<a href="{_esc(names[nxt.name])}">{_esc(nxt.stem)} &rarr;</a>')
-    parts.append(f'<span class="se-hint">{_esc(_("Charts are live; controls in grey need a kernel."))}</span></nav>')
+    parts.append(f'<span class="se-hint">{hint}</span></nav>')
     return "".join(parts)
 
 
@@ -948,7 +950,7 @@ def _write_page(nb, path, out, names, prev, nxt, lang="en"):
                             language_code=lang)
     resources = {"metadata": {"name": path.stem, "path": str(path.parent)}, "se_mathjax_pre": _MATHJAX_PRE,
                  "se_css": _CSS, "se_nav": _nav(names, prev, nxt), "se_script": SCRIPT}
-    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    body, __ = exporter.from_notebook_node(nb, resources=resources)
     body = _rewrite_links(body, names)
     # nbconvert takes an ISO 639-1 code only ("zh"); the page says which Chinese: zh-CN.
     body = body.replace(f'<html lang="{lang}">', f'<html lang="{_HTML_LANG[lang]}">', 1)
@@ -991,12 +993,13 @@ def _index_html(pages, lang="en"):
     run_it = _esc(_("The charts are live in these pages. Sliders next to a closed-form chart move it with no kernel; "
                     "controls in grey need Python: run the notebook in JupyterLab ({command}) to use them."))
     run_it = run_it.replace("{command}", f"<code>{_esc(lab)}</code>")
+    title = _esc(_("straggle-edu: the notebooks"))
     return f"""<!DOCTYPE html>
 <html lang="{_HTML_LANG[lang]}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>{_esc(_("straggle-edu: the notebooks"))}</title>
+<title>{title}</title>
 <style>{_INDEX_CSS}</style>
 </head>
 <body>
