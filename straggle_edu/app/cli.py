@@ -13,6 +13,7 @@ CSV, and not the ``--help`` text, which stays English like the options it names.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import signal
@@ -84,16 +85,34 @@ def main(argv=None):
 
 
 def _main(argv):
-    from .. import i18n
-
     parser = _parser()
     args = parser.parse_args(argv)
     if getattr(args, "lang", None) is None:
         return _dispatch(parser, args)
-    previous = i18n._state["lang"]  # restored after the command: main() may run inside a notebook or a test
-    i18n.set_language(args.lang)
-    try:
+    # --lang holds for this command only: main() may run inside a notebook or a test.
+    with speaking(args.lang):
         return _dispatch(parser, args)
+
+
+@contextlib.contextmanager
+def speaking(lang):
+    """The library speaks ``lang`` inside the block, and what it spoke before (an explicit choice or the environment) after it.
+
+    Examples
+    --------
+    >>> from straggle_edu.i18n import get_language
+    >>> with speaking("zh"):
+    ...     get_language()
+    'zh'
+    >>> get_language()
+    'en'
+    """
+    from .. import i18n
+
+    previous = i18n._state["lang"]  # None: the environment decides
+    i18n.set_language(lang)
+    try:
+        yield
     finally:
         i18n.set_language(previous)
 

@@ -51,7 +51,6 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -188,19 +187,6 @@ def _execute(path, workdir, timeout, allow_errors, lang="en"):
     return nb
 
 
-@contextmanager
-def _speaking(lang):
-    """The library speaks ``lang`` inside the block, and what it spoke before after it."""
-    from .. import i18n
-
-    previous = i18n._state["lang"]
-    i18n.set_language(lang)
-    try:
-        yield
-    finally:
-        i18n.set_language(previous)
-
-
 def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0, jobs=1, allow_errors=False,
                log=print, lang=None):
     """Execute every notebook and write the static site into ``out_dir``, in ``lang``.
@@ -234,7 +220,9 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
     list of SitePage
     """
     lang = get_language() if lang is None else lang
-    with _speaking(lang):
+    from .cli import speaking
+
+    with speaking(lang):
         return _build_site(out_dir, notebooks, pattern, timeout, jobs, allow_errors, log, lang)
 
 
