@@ -6,8 +6,10 @@ newest patch release of the Python that ``binder/runtime.txt`` names. These
 tests do the same in a fresh
 virtual environment (no system site-packages, nothing from the development
 environment), on a copy of the repository so the work tree is never touched,
-and then execute every notebook in ``notebooks/`` there with a kernel of that
-environment. Executed copies go to a temporary folder; the notebooks
+and then execute every notebook in ``notebooks/`` and every Chinese twin in
+``notebooks/zh/`` there with a kernel of that environment (the twins run the
+same code in Chinese: this is where a catalog that fails to load in an
+installed package would show). Executed copies go to a temporary folder; the notebooks
 themselves are never modified.
 
 The interpreter: the newest patch release of runtime.txt's version among the
@@ -39,7 +41,8 @@ except ImportError:  # Python 3.10: the test extra installs tomli
 
 REPO = Path(__file__).resolve().parent.parent
 BINDER = REPO / "binder"
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb")) + sorted((REPO / "notebooks" / "zh").glob("*.ipynb"))
+IDS = [p.relative_to(REPO / "notebooks").as_posix() for p in NOTEBOOKS]
 
 _IGNORE = shutil.ignore_patterns(
     ".venv", ".git", "__pycache__", "*.egg-info", "build", "dist", "_site", ".pytest_cache",
@@ -216,12 +219,13 @@ def test_binder_environment_is_fresh_and_complete(binder_env):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=IDS)
 def test_binder_runs_notebook(binder_env, notebook):
-    binder_env["out"].mkdir(exist_ok=True)
+    rel = notebook.relative_to(REPO / "notebooks")
     before = notebook.read_bytes()
-    src = binder_env["repo"] / "notebooks" / notebook.name
-    dst = binder_env["out"] / notebook.name
+    src = binder_env["repo"] / "notebooks" / rel
+    dst = binder_env["out"] / rel
+    dst.parent.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
         [str(binder_env["python"]), "-c", _RUNNER, str(src), str(dst), binder_env["prefix"], str(src.parent)],
         env=binder_env["env"], cwd=src.parent, capture_output=True, text=True, timeout=1200,
@@ -229,6 +233,6 @@ def test_binder_runs_notebook(binder_env, notebook):
     assert done.returncode == 0, f"the runner failed:\n{done.stderr[-3000:]}"
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["kernel_prefix"] == binder_env["prefix"], "the kernel did not run in the fresh environment"
-    assert report["error"] is None, f"{notebook.name} failed in the Binder environment:\n{report['error']}"
-    print(f"{notebook.name}: Run-All {report['seconds']:.1f} s in the Binder environment")
+    assert report["error"] is None, f"{rel} failed in the Binder environment:\n{report['error']}"
+    print(f"{rel}: Run-All {report['seconds']:.1f} s in the Binder environment")
     assert notebook.read_bytes() == before, "the original notebook was modified"

@@ -38,6 +38,9 @@ from pathlib import Path
 
 import pytest
 
+# English notebooks only: this test reads every notebook's code, and a Chinese twin in notebooks/zh/ has
+# the same code (tests/test_zh_notebooks.py checks the twin structure with check_twin), so
+# checking the twins' structure is enough and their values are not checked twice.
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 #: Calls that only convert or round: constant when their arguments are.
 _PURE = {"float", "int", "round", "abs", "min", "max", "sum", "len", "dict", "list", "tuple", "set", "sorted", "str"}

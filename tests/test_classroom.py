@@ -71,15 +71,38 @@ def test_solution_is_hidden_with_the_environment_variable(monkeypatch, capsys):
 
 
 def _notebooks():
-    return sorted(NOTEBOOKS.glob("*.ipynb"))
+    """The English notebooks, then the Chinese twins (the order student_copies writes them in)."""
+    return sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(NOTEBOOKS.glob("zh/*.ipynb"))
+
+
+def test_student_copies_copy_the_chinese_twins_into_their_own_folder(tmp_path, capsys):
+    src = tmp_path / "notebooks"
+    (src / "zh").mkdir(parents=True)
+    for folder, words in ((src, "The answer is 14."), (src / "zh", "答案是 14。")):
+        nb = nbformat.v4.new_notebook(cells=[
+            nbformat.v4.new_code_cell("q1.check(____)\n# q1.hint()\n# q1.solution()"),
+            nbformat.v4.new_markdown_cell(words, metadata={"tags": ["solution"]}),
+        ])
+        nbformat.write(nb, folder / "01_restaurant.ipynb")
+    from straggle_edu.app.cli import main
+
+    out = tmp_path / "students"
+    assert main(["student-copies", str(out), "--from", str(src), "--lang", "zh"]) == 0
+    printed = capsys.readouterr().out
+    assert str(out / "zh" / "01_restaurant.ipynb") in printed
+    for folder in (out, out / "zh"):
+        assert (folder / classroom.MARKER).exists(), "each folder of copies needs its own marker"
+        nb = json.loads((folder / "01_restaurant.ipynb").read_text())
+        assert ["".join(c["source"]) for c in nb["cells"]] == ["q1.check(____)\n# q1.hint()"]
 
 
 @pytest.mark.skipif(not _notebooks(), reason="no notebooks yet")
 def test_student_copies_of_the_project_notebooks(tmp_path):
     out = tmp_path / "students"
     written = classroom.student_copies(out, NOTEBOOKS)
-    assert [p.name for p in written] == [p.name for p in _notebooks()]
+    assert [p.relative_to(out) for p in written] == [p.relative_to(NOTEBOOKS) for p in _notebooks()]
     assert (out / classroom.MARKER).exists()
+    assert not (NOTEBOOKS / "zh").is_dir() or (out / "zh" / classroom.MARKER).exists()
     for path in written:
         nb = json.loads(path.read_text())
         for cell in nb["cells"]:
@@ -100,7 +123,10 @@ def test_student_copies_execute_under_nbval(tmp_path):
     classroom.student_copies(out, NOTEBOOKS)
     cmd = [
         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-        "--nbval-lax", "--nbval-current-env", "--rootdir", str(out), str(out),
+        "--nbval-lax", "--nbval-current-env", "--rootdir", str(out),
+        # The English copies only: a Chinese copy is its twin's code (tests/test_zh_notebooks.py)
+        # stripped the same way, so running it too would double a long run for nothing new.
+        *sorted(str(p) for p in out.glob("*.ipynb")),
     ]
     run = subprocess.run(cmd, cwd=out, capture_output=True, text=True, timeout=1200)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]

@@ -65,3 +65,67 @@ def test_main_barrier_stops_on_sigint_when_started_with_sigint_ignored(tmp_path)
         if proc.poll() is None or live_processes(sid=proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+# --------------------------------------------------------------------------
+# --lang: the printed output in Chinese, errors, JSON and --help in English
+
+
+def _example_trace():
+    from straggle_edu.traces.synthetic import example_trace_path
+
+    return str(example_trace_path("slow-worker"))
+
+
+def _zh(text):
+    from straggle_edu.i18n import set_language, _
+
+    set_language("zh")
+    try:
+        return _(text)
+    finally:
+        set_language(None)
+
+
+def test_lang_is_accepted_before_and_after_the_subcommand():
+    parser = cli._parser()
+    assert parser.parse_args(["--lang", "zh", "lab"]).lang == "zh"
+    assert parser.parse_args(["lab", "--lang", "zh"]).lang == "zh"
+    assert parser.parse_args(["site", "out", "--lang", "zh"]).lang == "zh"
+    assert parser.parse_args(["--lang", "en", "site", "out", "--lang", "zh"]).lang == "zh"
+    assert not hasattr(parser.parse_args(["lab"]), "lang")  # the environment decides
+
+
+def test_lang_rejects_another_language(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        cli.main(["analyze", "t.csv", "--lang", "fr"])
+    assert "invalid choice: 'fr'" in capsys.readouterr().err
+
+
+def test_analyze_report_in_chinese_json_and_errors_in_english(capsys):
+    import json
+
+    from straggle_edu.i18n import get_language
+
+    trace = _example_trace()
+    assert cli.main(["analyze", trace, "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    header = _zh("Trace: {source} ({format}, {steps} steps, {workers} workers)")
+    assert out.startswith(header.split("{source}")[0]) and "S_X = " in out
+    if header != "Trace: {source} ({format}, {steps} steps, {workers} workers)":  # the catalog is compiled
+        assert "轨迹" in out and "Trace:" not in out
+    assert get_language() == "en", "--lang applies to one command, not to the process after it"
+    assert cli.main(["--lang", "zh", "analyze", trace, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["format"] == "op-level"
+    assert cli.main(["analyze", trace, "--top", "0", "--lang", "zh"]) == 2
+    assert "--top must be a whole number >= 1, got 0" in capsys.readouterr().err
+
+
+def test_lang_from_the_environment(monkeypatch, capsys):
+    monkeypatch.setenv("STRAGGLE_EDU_LANG", "zh")
+    assert cli.main(["analyze", _example_trace(), "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith(_zh("Slowdown S = {S:.3f}: the job ran {S:.2f}x as long as it would "
+                                              "without stragglers;").split("{S:.3f}")[0])

@@ -33,6 +33,9 @@ from pathlib import Path
 
 import pytest
 
+# English notebooks only: this test executes every notebook, and a Chinese twin in notebooks/zh/ has
+# the same code (tests/test_zh_notebooks.py checks the twin structure with check_twin), so
+# checking the twins' structure is enough and their values are not checked twice.
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE]([-+]?\d+))?")
 _TAG = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.S | re.I)

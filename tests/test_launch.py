@@ -44,6 +44,44 @@ def test_lab_command_binds_localhost_with_a_token(tmp_path):
     assert any(a.startswith("--IdentityProvider.token=") and len(a) > 40 for a in launch.lab_command(tmp_path))
 
 
+def test_lab_command_in_chinese_opens_the_twin(tmp_path):
+    (tmp_path / launch.START).write_text("{}")
+    assert launch.lab_command(tmp_path, token="abc", lang="zh")[-1] == launch.START  # no twin yet: English
+    (tmp_path / "zh").mkdir()
+    (tmp_path / "zh" / launch.START).write_text("{}")
+    argv = launch.lab_command(tmp_path, token="abc", lang="zh")
+    assert argv[-1] == "zh/00_start_here.ipynb"
+    assert f"--ServerApp.root_dir={tmp_path.resolve()}" in argv
+    assert launch.lab_command(tmp_path, token="abc")[-1] == launch.START
+
+
+def test_lab_run_in_chinese_sets_the_language_for_the_server(tmp_path, monkeypatch, capsys):
+    from straggle_edu.app.cli import main
+
+    (tmp_path / "notebooks" / "zh").mkdir(parents=True)
+    (tmp_path / "notebooks" / "zh" / launch.START).write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STRAGGLE_EDU_LANG", raising=False)
+    seen = {}
+
+    class FakeServer:
+        def __init__(self, argv, cwd, env):
+            seen.update(argv=argv, cwd=cwd, env=env)
+
+        def wait(self):
+            return 0
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(launch.subprocess, "Popen", FakeServer)
+    assert main(["lab", "--lang", "zh", "--no-browser", "--port", str(_free_port())]) == 0
+    assert seen["env"]["STRAGGLE_EDU_LANG"] == "zh", "kernels inherit the server's environment"
+    assert "zh/00_start_here.ipynb" in seen["argv"]
+    assert re.search(r"Open: http://127\.0\.0\.1:\d+/lab/tree/zh/00_start_here\.ipynb\?token=[0-9a-f]{48}",
+                     capsys.readouterr().out)
+
+
 def test_lab_rejects_a_bad_port(capsys):
     from straggle_edu.app.cli import main
 

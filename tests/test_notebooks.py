@@ -1,8 +1,10 @@
 """Every notebook is stored clean, presents as slides, and links only to notebooks that exist or are planned.
 
 The notebooks are found when the tests are collected, so a notebook added
-later is covered with no change here. Executing them is nbval's job
-(``pytest notebooks/``) and, in a fresh environment, ``tests/test_binder.py``'s.
+later is covered with no change here. The Chinese twins in ``notebooks/zh/``
+are held to the same rules (their twin structure is ``tests/test_zh_notebooks.py``'s).
+Executing them is nbval's job (``pytest notebooks/``) and, in a fresh
+environment, ``tests/test_binder.py``'s.
 """
 
 import re
@@ -13,8 +15,9 @@ import nbformat
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
-IDS = [p.name for p in PATHS]
+ENGLISH = sorted(NOTEBOOKS.glob("*.ipynb"))
+PATHS = ENGLISH + sorted(NOTEBOOKS.glob("zh/*.ipynb"))
+IDS = [p.relative_to(NOTEBOOKS).as_posix() for p in PATHS]
 
 SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "skip", "notes"}
 
@@ -64,8 +67,8 @@ def notebook_links(nb):
 
 
 def test_notebooks_exist():
-    assert PATHS, f"no notebooks found in {NOTEBOOKS}"
-    unexpected = sorted(set(IDS) - set(PLANNED))
+    assert ENGLISH, f"no notebooks found in {NOTEBOOKS}"
+    unexpected = sorted({p.name for p in PATHS} - set(PLANNED))
     assert not unexpected, f"notebooks not in the planned list (add them to PLANNED): {unexpected}"
 
 
@@ -117,7 +120,7 @@ def test_notebook_links_point_to_existing_or_planned_notebooks(path):
         target = (path.parent / link).resolve()
         if target.exists():
             continue
-        if target.parent == NOTEBOOKS and target.name in PLANNED:
+        if target.parent in (NOTEBOOKS, NOTEBOOKS / "zh") and target.name in PLANNED:
             continue
         broken.append(link)
     assert not broken, f"{path.name} links to notebooks that neither exist nor are planned: {broken}"

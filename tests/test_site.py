@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from straggle_edu.app import cli
-from straggle_edu.app.site import NOTE_SOME, bind_spec, build_site, d3_format
+from straggle_edu.app.site import MATHJAX_URL, NOTE_SOME, bind_spec, build_site, d3_format
 
 EXPLORER_CELL = """\
 import altair as alt, ipywidgets as widgets
@@ -86,6 +86,7 @@ def test_build_site_writes_index_pages_and_one_bundle(small_site):
     assert "Back to the first." in index, "the summary shows a link's text, not its markdown"
     assert (out / "static" / "vega-site.js").stat().st_size > 100_000
     assert (out / ".nojekyll").exists()
+    assert '<html lang="en">' in index and '<html lang="en">' in (out / "01_first.html").read_text()
     assert any("executed 01_first.ipynb" in line for line in lines)
     assert _digest(src) == before, "the source notebooks must not change"
 
@@ -111,15 +112,30 @@ def test_build_site_binds_linked_controls_and_notes_the_rest(small_site):
     assert "draw again" in page and "disabled" in page
 
 
-def test_build_site_pages_need_no_cdn_but_mathjax(small_site):
+def test_build_site_pages_need_no_cdn_not_even_for_mathjax(small_site):
     src, before, out, pages, lines = small_site
     for page in ("01_first.html", "02_second.html"):
         text = (out / page).read_text()
         sources = re.findall(r'<script[^>]+src="([^"]+)"', text)
-        assert sources == ["static/vega-site.js"] or sorted(sources) == sorted(
-            ["static/vega-site.js"] + [s for s in sources if "mathjax" in s]), sources
+        assert sorted(sources) == sorted(["static/vega-site.js", MATHJAX_URL]), sources
+        assert not re.search(r"<script[^>]+src=[\"']?(https?:)?//", text, re.I), "a script comes from the network"
         assert "require.js" not in text and "@jupyter-widgets/html-manager" not in text
         assert "application/vnd.jupyter.widget-state+json" not in text
+        assert 'webFont: "STIX-Web"' in text
+
+
+def test_build_site_copies_the_mathjax_it_loads(small_site):
+    """The lead's browser test opens OUT/01_first.html offline; MathJax is OUT/static/mathjax/MathJax.js."""
+    src, before, out, pages, lines = small_site
+    mathjax = out / MATHJAX_URL.split("?")[0]
+    assert mathjax.is_file() and mathjax.stat().st_size > 30_000
+    config = MATHJAX_URL.split("config=")[1].split(",")
+    for name in config:
+        assert (mathjax.parent / "config" / f"{name}.js").is_file(), name
+    assert (mathjax.parent / "jax" / "output" / "HTML-CSS" / "fonts" / "STIX-Web" / "fontdata.js").is_file()
+    assert any((mathjax.parent / "fonts" / "HTML-CSS" / "STIX-Web" / "woff").glob("*.woff"))
+    size = sum(p.stat().st_size for p in mathjax.parent.rglob("*") if p.is_file())
+    assert size < 4_000_000, f"the site's MathJax copy is {size:,} bytes; copy only what the config loads"
 
 
 def test_build_site_keeps_markdown_inside_html_boxes(small_site):
@@ -196,3 +212,27 @@ def test_bind_spec_without_bindings_sets_current_values_only():
 ])
 def test_d3_format_covers_widget_readouts(value, spec, expected):
     assert d3_format(value, spec) == expected
+
+
+def test_build_site_in_chinese(tmp_path):
+    """``--lang zh``: the index, the navigation and the notes in Chinese, ``lang="zh-CN"``, math still local."""
+    import straggle_edu
+    from straggle_edu.i18n import _
+
+    src = tmp_path / "zh"
+    src.mkdir()
+    _notebook(src / "01_first.ipynb", [("md", "# 第一页\n\n作业要等最慢的卡：$1 - (1 - p)^n$。"),
+                                       ("code", 'import straggle_edu; straggle_edu.set_language("zh")\n'
+                                                'import os; print(os.environ["STRAGGLE_EDU_LANG"])')])
+    out = tmp_path / "site"
+    assert cli.main(["site", str(out), "--notebooks", str(src), "--lang", "zh", "--jobs", "1"]) == 0
+    index = (out / "index.html").read_text()
+    page = (out / "01_first.html").read_text()
+    assert '<html lang="zh-CN">' in index and '<html lang="zh-CN">' in page
+    assert "第一页" in index and "straggle-edu lab --lang zh" in index
+    assert "zh\n" in page or ">zh<" in page or "zh</pre>" in page, "the kernel ran with STRAGGLE_EDU_LANG=zh"
+    assert MATHJAX_URL in page and (out / MATHJAX_URL.split("?")[0]).is_file()
+    straggle_edu.set_language("zh")
+    if _("straggle-edu: all notebooks") != "straggle-edu: all notebooks":  # the catalog is compiled
+        assert _("straggle-edu: all notebooks") in page and _("straggle-edu: the notebooks") in index
+    straggle_edu.set_language(None)

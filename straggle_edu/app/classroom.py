@@ -8,6 +8,10 @@ A student copy is the same notebook with the exercise solutions taken out:
 - outputs, execution counts and widget state are cleared;
 - a marker file, :data:`MARKER`, is written beside the copies.
 
+The Chinese twins in ``notebooks/zh/`` get the same treatment and land in
+``OUT_DIR/zh/``, with a marker of their own (a kernel starts in its
+notebook's folder, so each folder of copies needs one).
+
 Solutions do not leak through the library either. ``Exercise.solution()``
 (see :mod:`straggle_edu.exercises`) shows a solution only when
 :func:`straggle_edu.exercises.solutions_visible` is true, which is false when
@@ -26,6 +30,7 @@ __all__ = ["student_copy", "student_copies", "MARKER"]
 
 from .._validate import require
 from ..exercises import STUDENT_MARKER as MARKER
+from ..i18n import LANGUAGES, _
 
 _SOLUTION_CALL = re.compile(r"^\s*#?\s*[A-Za-z_][A-Za-z0-9_]*\.solution\(\s*\)\s*(#.*)?$")
 
@@ -69,7 +74,9 @@ def student_copy(nb):
 
 
 def student_copies(out_dir, notebooks=None):
-    """Write a student copy of every notebook into ``out_dir``; return the paths.
+    """Write a student copy of every notebook into ``out_dir``, and of its language twins into ``out_dir/<lang>/``.
+
+    Returns the paths written, English first.
 
     Parameters
     ----------
@@ -80,8 +87,6 @@ def student_copies(out_dir, notebooks=None):
         Folder of the instructor's notebooks (default: the project's
         ``notebooks/``).
     """
-    import nbformat
-
     from .launch import find_notebooks
 
     src = Path(notebooks) if notebooks is not None else find_notebooks()
@@ -90,6 +95,18 @@ def student_copies(out_dir, notebooks=None):
     require(not (out.exists() and out.resolve() == src.resolve()), "out_dir", str(out), "a folder other than the notebooks folder")
     require(out.parent.exists(), "out_dir", str(out), "in an existing folder")
     out.mkdir(exist_ok=True)
+    written = _copy_folder(src, out)
+    for lang in LANGUAGES[1:]:
+        if any((src / lang).glob("*.ipynb")):
+            (out / lang).mkdir(exist_ok=True)
+            written += _copy_folder(src / lang, out / lang)
+    return written
+
+
+def _copy_folder(src, out):
+    """Student copies of the notebooks in ``src`` (not its subfolders) into ``out``, and the marker."""
+    import nbformat
+
     written = []
     for path in sorted(src.glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
@@ -112,5 +129,5 @@ def run(args):
     written = student_copies(args.out_dir, args.source)
     for path in written:
         print(path)
-    print(f"{len(written)} student copies written to {args.out_dir}")
+    print(_("{count} student copies written to {folder}").format(count=len(written), folder=args.out_dir))
     return 0

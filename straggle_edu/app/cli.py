@@ -3,11 +3,17 @@
 Each subcommand lives in the module that owns its work. That module exposes
 ``configure(parser)``, which adds its arguments, and ``run(args) -> int``,
 which does the work and returns the exit code. This file only dispatches.
+
+``--lang {en,zh}`` is accepted before or after the subcommand
+(``straggle-edu lab --lang zh``); without it, ``STRAGGLE_EDU_LANG`` decides.
+It changes what the commands print for a reader, not error messages, JSON or
+CSV, and not the ``--help`` text, which stays English like the options it names.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import signal
@@ -27,14 +33,26 @@ SUBCOMMANDS = {
 }
 
 
+def _language_option():
+    """A parent parser with ``--lang``; SUPPRESS lets it stand before or after the subcommand."""
+    from ..i18n import LANGUAGES
+
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS,
+                        help="language of the printed output (default: $STRAGGLE_EDU_LANG, else en)")
+    return parent
+
+
 def _parser():
+    lang = _language_option()
     parser = argparse.ArgumentParser(
         prog="straggle-edu",
         description="Why a synchronous job runs at the speed of its slowest worker.",
+        parents=[lang],
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, text) in SUBCOMMANDS.items():
-        p = sub.add_parser(name, help=text, description=text)
+        p = sub.add_parser(name, help=text, description=text, parents=[lang])
         p.set_defaults(_module=module)
         try:
             importlib.import_module(module).configure(p)
@@ -69,6 +87,39 @@ def main(argv=None):
 def _main(argv):
     parser = _parser()
     args = parser.parse_args(argv)
+    if getattr(args, "lang", None) is None:
+        return _dispatch(parser, args)
+    # --lang holds for this command only: main() may run inside a notebook or a test.
+    with speaking(args.lang):
+        return _dispatch(parser, args)
+
+
+@contextlib.contextmanager
+def speaking(lang):
+    """The library speaks ``lang`` inside the block, and what it spoke before (an explicit choice or the environment) after it.
+
+    Examples
+    --------
+    >>> from straggle_edu.i18n import get_language
+    >>> with speaking("zh"):
+    ...     get_language()
+    'zh'
+    >>> get_language()
+    'en'
+    """
+    from .. import i18n
+
+    previous = i18n._state["lang"]  # None: the environment decides
+    i18n.set_language(lang)
+    try:
+        yield
+    finally:
+        i18n.set_language(previous)
+
+
+def _dispatch(parser, args):
+    from ..i18n import _
+
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
@@ -79,7 +130,7 @@ def _main(argv):
     try:
         return int(importlib.import_module(args._module).run(args) or 0)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(_("interrupted"), file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader closed the pipe (``straggle-edu analyze t.csv | head``):

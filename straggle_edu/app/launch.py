@@ -2,7 +2,9 @@
 
 The server listens on 127.0.0.1 only and requires a fresh random token, so
 nobody else on the network can run code in your kernel. It opens
-``notebooks/00_start_here.ipynb``.
+``notebooks/00_start_here.ipynb``, or with ``--lang zh`` (or
+``STRAGGLE_EDU_LANG=zh``) its Chinese twin ``notebooks/zh/00_start_here.ipynb``;
+the server then runs with ``STRAGGLE_EDU_LANG=zh``, which its kernels inherit.
 """
 
 from __future__ import annotations
@@ -16,10 +18,34 @@ import sys
 from pathlib import Path
 
 from .._validate import require, whole
+from ..i18n import LANG_ENV, _, get_language
 
-__all__ = ["lab_command", "find_notebooks"]
+__all__ = ["lab_command", "find_notebooks", "start_page"]
 
 START = "00_start_here.ipynb"
+
+
+def start_page(notebooks, lang="en"):
+    """The notebook to open, relative to ``notebooks``: the start page in ``lang``, or "" when there is none.
+
+    English is ``00_start_here.ipynb``; another language is its twin in
+    ``notebooks/<lang>/``, when that exists (else the English one).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "zh").mkdir(); __ = (root / START).write_text("{}")
+    >>> start_page(root, "zh")
+    '00_start_here.ipynb'
+    >>> __ = (root / "zh" / START).write_text("{}")
+    >>> start_page(root, "zh"), start_page(root)
+    ('zh/00_start_here.ipynb', '00_start_here.ipynb')
+    """
+    for target in ([f"{lang}/{START}"] if lang != "en" else []) + [START]:
+        if (Path(notebooks) / target).exists():
+            return target
+    return ""
 
 
 def find_notebooks(start=None):
@@ -43,8 +69,8 @@ def find_notebooks(start=None):
     )
 
 
-def lab_command(notebooks, port=8888, token=None, open_browser=True):
-    """The argv that starts JupyterLab on localhost with a token.
+def lab_command(notebooks, port=8888, token=None, open_browser=True, lang="en"):
+    """The argv that starts JupyterLab on localhost with a token, opening :func:`start_page` in ``lang``.
 
     Examples
     --------
@@ -55,7 +81,7 @@ def lab_command(notebooks, port=8888, token=None, open_browser=True):
     (True, True)
     """
     token = token or secrets.token_hex(24)
-    target = START if (Path(notebooks) / START).exists() else ""
+    target = start_page(notebooks, lang)
     argv = [
         sys.executable, "-m", "jupyterlab",
         "--ServerApp.ip=127.0.0.1",
@@ -111,16 +137,18 @@ def run(args):
     notebooks = find_notebooks()
     port = free_port(args.port)
     token = secrets.token_hex(24)
-    argv = lab_command(notebooks, port=port, token=token, open_browser=not args.no_browser)
+    lang = get_language()
+    argv = lab_command(notebooks, port=port, token=token, open_browser=not args.no_browser, lang=lang)
     argv.append("--ServerApp.port_retries=0")  # the URL below must stay right
-    target = f"lab/tree/{START}" if (notebooks / START).exists() else "lab"
+    page = start_page(notebooks, lang)
+    target = f"lab/tree/{page}" if page else "lab"
+    # The "Open:" line keeps its English word in both languages: scripts and tests read the URL from it.
     print(
-        "JupyterLab is starting on this machine only (127.0.0.1), with a token.\n"
-        f"Open: http://127.0.0.1:{port}/{target}?token={token}\n"
-        "Stop it with Ctrl-C.",
+        _("JupyterLab is starting on this machine only (127.0.0.1), with a token.") + "\n"
+        f"Open: http://127.0.0.1:{port}/{target}?token={token}\n" + _("Stop it with Ctrl-C."),
         flush=True,
     )
-    proc = subprocess.Popen(argv, cwd=notebooks)
+    proc = subprocess.Popen(argv, cwd=notebooks, env=dict(os.environ, **{LANG_ENV: lang}))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         return proc.wait()

@@ -1,7 +1,9 @@
 """``straggle-edu site OUT_DIR``: every notebook as a static web page, charts live.
 
 The site is for readers who never start a kernel (GitHub Pages, a docs site,
-a link from the article). It works offline, except for typeset math.
+a link from the article). It works offline, typeset math included.
+``straggle-edu site OUT --lang zh`` builds the Chinese site from the twins in
+``notebooks/zh/`` (pages and index in Chinese, ``<html lang="zh-CN">``).
 
 How a page is made:
 
@@ -28,8 +30,11 @@ How a page is made:
    (require.js, the widget manager, mermaid). Links between notebooks point
    to the pages; ``index.html`` links every page.
 
-Only typeset math needs a network: the page loads MathJax from its CDN, and
-without it the TeX shows as written (``$1 - (1 - p)^n$``).
+Typeset math needs no network either: MathJax 2.7 comes from the installed
+``jupyter-server-mathjax`` package, and the files a page needs (about 2 MB:
+the TeX input, the HTML-CSS output with its STIX web fonts, the menu) are
+copied into ``OUT_DIR/static/mathjax/``; every page loads
+``static/mathjax/MathJax.js`` (:data:`MATHJAX_URL`), never a CDN.
 """
 
 from __future__ import annotations
@@ -50,37 +55,58 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["build_site", "bind_spec", "d3_format", "configure", "run", "SitePage", "NOTE"]
+from ..i18n import LANG_ENV, N_, _, get_language, ngettext
+
+__all__ = ["build_site", "bind_spec", "d3_format", "configure", "run", "SitePage", "NOTE", "MATHJAX_URL"]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
-NOTE = "Run this notebook to use this control."
-NOTE_ALL = "Run this notebook to use these controls: this page shows the values the chart was drawn with."
-NOTE_SOME = ("Controls in grey need a Python kernel: run this notebook to use them. "
-             "The others work in this page.")
-NOTE_READOUT = "The figures under the chart are as computed when this page was built."
-NOTE_WIDGET = "An interactive widget: run this notebook to use it."
+# English here; a page shows _(NOTE...) in the site's language.
+NOTE = N_("Run this notebook to use this control.")
+NOTE_ALL = N_("Run this notebook to use these controls: this page shows the values the chart was drawn with.")
+NOTE_SOME = N_("Controls in grey need a Python kernel: run this notebook to use them. "
+               "The others work in this page.")
+NOTE_READOUT = N_("The figures under the chart are as computed when this page was built.")
+NOTE_WIDGET = N_("An interactive widget: run this notebook to use it.")
 
 SCRIPT = "static/vega-site.js"
+MATHJAX_DIR = "static/mathjax"
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+#: Where every page loads MathJax from, relative to the page: a copy in the site, no CDN.
+MATHJAX_URL = f"{MATHJAX_DIR}/MathJax.js?config={MATHJAX_CONFIG}"
+# The parts of jupyter-server-mathjax's MathJax that the config above loads
+# (glob patterns under its static/ folder). Left out: the SVG output, the
+# accessibility explorer's speech rules (a11y, 3.7 MB) and other languages' menus.
+MATHJAX_FILES = (
+    "LICENSE", "MathJax.js", "config/TeX-AMS-MML_HTMLorMML-full.js", "config/Safe.js",
+    "extensions/*.js", "extensions/HTML-CSS/**/*", "extensions/MathML/**/*", "extensions/TeX/**/*",
+    "extensions/a11y/accessibility-menu.js", "jax/input/**/*", "jax/element/**/*", "jax/output/HTML-CSS/**/*",
+    "fonts/HTML-CSS/STIX-Web/woff/*", "localization/en/**/*", "localization/zh-hans/**/*",
+)
+# The package ships STIX web fonts only (no TeX fonts): HTML-CSS must use them.
+_MATHJAX_PRE = ('window.MathJax = {"HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", '
+                'imageFont: null}, menuSettings: {zoom: "None"}};')
+_HTML_LANG = {"en": "en", "zh": "zh-CN"}
 
 
 # ---------------------------------------------------------------- the command
 
 
-def _default_notebooks():
+def _default_notebooks(lang="en"):
+    """``./notebooks`` (or the checkout's), or its ``<lang>/`` folder of twins for another language."""
     here = Path.cwd() / "notebooks"
-    if here.is_dir():
-        return here
-    source = Path(__file__).resolve().parents[1] / "notebooks"
-    return source if source.is_dir() else here
+    if not here.is_dir():
+        source = Path(__file__).resolve().parents[2] / "notebooks"
+        here = source if source.is_dir() else here
+    return here if lang == "en" else here / lang
 
 
 def configure(parser):
     """Add the ``site`` arguments to ``parser``."""
     parser.add_argument("out_dir", metavar="OUT_DIR", help="folder to write the site into (created if missing)")
     parser.add_argument("--notebooks", metavar="DIR", default=None,
-                        help="folder of notebooks (default: ./notebooks)")
+                        help="folder of notebooks (default: ./notebooks, or ./notebooks/zh with --lang zh)")
     parser.add_argument("--only", metavar="GLOB", nargs="+", default=["*.ipynb"],
                         help="which notebooks, as file names or patterns (default: all)")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
@@ -92,14 +118,15 @@ def configure(parser):
 
 
 def run(args):
-    """Build the site; print one line per page and a summary. Returns 0."""
-    notebooks = Path(args.notebooks) if args.notebooks else _default_notebooks()
+    """Build the site in the current language; print one line per page and a summary. Returns 0."""
+    lang = get_language()
+    notebooks = Path(args.notebooks) if args.notebooks else _default_notebooks(lang)
     pages = build_site(args.out_dir, notebooks, pattern=args.only, timeout=args.timeout, jobs=args.jobs,
-                       allow_errors=args.allow_errors)
+                       allow_errors=args.allow_errors, lang=lang)
     charts = sum(p.charts for p in pages)
     live = sum(p.interactive_charts for p in pages)
-    print(f"wrote {len(pages)} pages to {Path(args.out_dir) / 'index.html'}: {charts} charts, "
-          f"{live} of them interactive with no kernel")
+    print(_("wrote {pages} pages to {index}: {charts} charts, {live} of them interactive with no kernel").format(
+        pages=len(pages), index=Path(args.out_dir) / "index.html", charts=charts, live=live))
     return 0
 
 
@@ -141,12 +168,12 @@ def _title_and_summary(nb, fallback):
     return title, summary
 
 
-def _execute(path, workdir, timeout, allow_errors):
+def _execute(path, workdir, timeout, allow_errors, lang="en"):
     import nbclient
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
-    env = dict(os.environ, STRAGGLE_EDU_SITE="1", PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, STRAGGLE_EDU_SITE="1", PYTHONDONTWRITEBYTECODE="1", **{LANG_ENV: lang})
     client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
                                      store_widget_state=True, record_timing=False,
                                      resources={"metadata": {"path": str(workdir)}})
@@ -161,8 +188,8 @@ def _execute(path, workdir, timeout, allow_errors):
 
 
 def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0, jobs=1, allow_errors=False,
-               log=print):
-    """Execute every notebook and write the static site into ``out_dir``.
+               log=print, lang=None):
+    """Execute every notebook and write the static site into ``out_dir``, in ``lang``.
 
     Parameters
     ----------
@@ -182,11 +209,24 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
         Write a page even when a cell raises.
     log : callable
         Called with one progress line per notebook.
+    lang : {"en", "zh"} or None
+        The language of the index, the navigation and the notes, and of the
+        kernels (``STRAGGLE_EDU_LANG``); None: the current one. The
+        notebooks themselves are whatever ``notebooks`` holds (the Chinese
+        twins are in ``notebooks/zh``).
 
     Returns
     -------
     list of SitePage
     """
+    lang = get_language() if lang is None else lang
+    from .cli import speaking
+
+    with speaking(lang):
+        return _build_site(out_dir, notebooks, pattern, timeout, jobs, allow_errors, log, lang)
+
+
+def _build_site(out_dir, notebooks, pattern, timeout, jobs, allow_errors, log, lang):
     from .._validate import positive, require, whole
 
     src = Path(notebooks)
@@ -203,6 +243,7 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
     out.mkdir(parents=True, exist_ok=True)
     (out / "static").mkdir(exist_ok=True)
     (out / SCRIPT).write_text(page_script(), encoding="utf-8")
+    copy_mathjax(out)
     (out / ".nojekyll").write_text("")
 
     names = {p.name: p.stem + ".html" for p in paths}
@@ -214,24 +255,50 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
 
         def one(path):
             t0 = time.monotonic()
-            nb = _execute(work / path.name, work, timeout, allow_errors)
+            nb = _execute(work / path.name, work, timeout, allow_errors, lang)
             return path, nb, time.monotonic() - t0
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for k, (path, nb, seconds) in enumerate(pool.map(one, paths), 1):
                 done.append((path, nb, seconds))
-                log(f"[{k}/{len(paths)}] executed {path.name} in {seconds:.1f} s")
+                log(_("[{k}/{n}] executed {name} in {seconds:.1f} s").format(k=k, n=len(paths), name=path.name,
+                                                                               seconds=seconds))
         pages = []
         for i, (path, nb, seconds) in enumerate(done):
             prev = done[i - 1][0] if i else None
             nxt = done[i + 1][0] if i + 1 < len(done) else None
-            page = _write_page(nb, path, out, names, prev, nxt)
+            page = _write_page(nb, path, out, names, prev, nxt, lang)
             page.seconds = seconds
             pages.append(page)
-        (out / "index.html").write_text(_index_html(pages), encoding="utf-8")
+        (out / "index.html").write_text(_index_html(pages, lang), encoding="utf-8")
         _copy_images(src, out)
-        log(f"site written to {out / 'index.html'} in {time.monotonic() - start:.1f} s")
+        log(_("site written to {index} in {seconds:.1f} s").format(index=out / "index.html",
+                                                                    seconds=time.monotonic() - start))
     return pages
+
+
+def _mathjax_source():
+    import jupyter_server_mathjax
+
+    return Path(jupyter_server_mathjax.__file__).resolve().parent / "static"
+
+
+def copy_mathjax(out):
+    """Copy the MathJax files the pages load (:data:`MATHJAX_FILES`) into ``out/static/mathjax``; return their number.
+
+    Raises FileNotFoundError when a needed file is missing from the package.
+    """
+    src = _mathjax_source()
+    files = sorted({p for pattern in MATHJAX_FILES for p in src.glob(pattern) if p.is_file()})
+    for needed in ("MathJax.js", "config/TeX-AMS-MML_HTMLorMML-full.js", "jax/output/HTML-CSS/fonts/STIX-Web/fontdata.js"):
+        if not (src / needed).is_file():
+            raise FileNotFoundError(f"MathJax file missing from jupyter-server-mathjax: {src / needed}")
+    target = Path(out) / MATHJAX_DIR
+    for path in files:
+        dest = target / path.relative_to(src)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, dest)
+    return len(files)
 
 
 _IMAGES = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"}
@@ -265,7 +332,7 @@ def _to_precision(value, p):
 
 
 def _trim(text):
-    mantissa, _, exponent = text.partition("e")
+    mantissa, __, exponent = text.partition("e")
     if "." in mantissa:
         mantissa = mantissa.rstrip("0").rstrip(".")
     return mantissa + ("e" + exponent if exponent else "")
@@ -450,7 +517,7 @@ class _WidgetPage:
     def output(self, view):
         mid = (view or {}).get("model_id")
         if not mid or self.model(mid) is None:
-            return f'<div class="se-widget-missing se-note">{_esc(NOTE_WIDGET)}</div>'
+            return f'<div class="se-widget-missing se-note">{_esc(_(NOTE_WIDGET))}</div>'
         return f'<div class="se-widgets">{self.render(mid, {})}</div>'
 
     def render(self, mid, ctx, depth=0):
@@ -515,9 +582,9 @@ class _WidgetPage:
         body = self.box(st, "VBoxModel", inner_ctx, depth)
         notes = []
         if inner_ctx["unbound"]:
-            notes.append(NOTE_SOME if inputs else NOTE_ALL)
+            notes.append(_(NOTE_SOME) if inputs else _(NOTE_ALL))
         if inputs and inner_ctx["readouts"]:
-            notes.append(NOTE_READOUT)
+            notes.append(_(NOTE_READOUT))
         note = f'<div class="se-note">{_esc(" ".join(notes))}</div>' if notes else ""
         live = " se-live" if inputs else ""
         return f'<div class="se-explorer{live}">{body}{note}</div>'
@@ -527,7 +594,7 @@ class _WidgetPage:
     def chart(self, mid, st, ctx):
         spec = st.get("spec")
         if not isinstance(spec, dict):
-            return f'<div class="se-note">{_esc(NOTE_WIDGET)}</div>'
+            return f'<div class="se-note">{_esc(_(NOTE_WIDGET))}</div>'
         bindings = ctx.get("bindings", {}).get(mid, [])
         spec, bound = bind_spec(spec, st.get("_params") or {}, bindings)
         div = self._next("se-chart")
@@ -639,13 +706,13 @@ class _WidgetPage:
                     f'</select></div>')
         checked = bool(st.get("value"))
         options = "".join(f'<option value="{i}"{" selected" if i == int(checked) else ""}>{t}</option>'
-                          for i, t in enumerate(("off", "on")))
+                          for i, t in enumerate((_("off"), _("on"))))
         return (f'<div class="se-control se-bound">{label}<select class="se-input" id="{element}">{options}'
                 f'</select></div>')
 
     def replica(self, st, name, in_explorer):
         """A greyed-out copy of a control that needs the kernel."""
-        title = f' title="{_esc(NOTE)}"'
+        title = f' title="{_esc(_(NOTE))}"'
         label = self._label(st)
         value = st.get("value")
         if name in _SLIDERS:
@@ -674,8 +741,8 @@ class _WidgetPage:
         elif name.endswith("RangeSliderModel"):
             widget = f'<output class="se-readout">{_esc(value)}</output>'
         else:
-            return f'<div class="se-control se-kernel se-note"{title}>{_esc(NOTE_WIDGET)}</div>'
-        note = "" if in_explorer else f'<span class="se-note">{_esc(NOTE)}</span>'
+            return f'<div class="se-control se-kernel se-note"{title}>{_esc(_(NOTE_WIDGET))}</div>'
+        note = "" if in_explorer else f'<span class="se-note">{_esc(_(NOTE))}</span>'
         return f'<div class="se-control se-kernel"{title}>{label}{widget}{note}</div>'
 
     # -- other widgets
@@ -747,9 +814,12 @@ _CSS = """
 """
 
 _TEMPLATE = """{%- extends 'index.html.j2' -%}
+{% from 'mathjax.html.j2' import mathjax %}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block html_head_js_mathjax -%}<script>{{ resources.se_mathjax_pre }}</script>
+{{ mathjax(resources.mathjax_url) }}{%- endblock html_head_js_mathjax -%}
 {% block extra_css %}<style type="text/css">{{ resources.se_css }}</style>{% endblock extra_css %}
 {%- block body_header -%}{{ super() }}{{ resources.se_nav }}{%- endblock body_header -%}
 {% block body_footer %}{{ resources.se_nav }}<script src="{{ resources.se_script }}" defer></script>
@@ -824,12 +894,14 @@ def page_script():
 
 
 def _nav(names, prev, nxt):
-    parts = ['<nav class="se-nav"><a class="se-home" href="index.html">straggle-edu: all notebooks</a>']
+    # (the _() calls stay out of f-strings, where the catalog's extractor would not see them)
+    home, hint = _esc(_("straggle-edu: all notebooks")), _esc(_("Charts are live; controls in grey need a kernel."))
+    parts = [f'<nav class="se-nav"><a class="se-home" href="index.html">{home}</a>']
     if prev is not None:
         parts.append(f'<a href="{_esc(names[prev.name])}">&larr; {_esc(prev.stem)}</a>')
     if nxt is not None:
         parts.append(f'<a href="{_esc(names[nxt.name])}">{_esc(nxt.stem)} &rarr;</a>')
-    parts.append('<span class="se-hint">Charts are live; controls in grey need a kernel.</span></nav>')
+    parts.append(f'<span class="se-hint">{hint}</span></nav>')
     return "".join(parts)
 
 
@@ -841,7 +913,7 @@ def _rewrite_links(text, names):
     return re.sub(r'(href=)"(?:\./)?([^"/:#?]+\.ipynb)(#[^"]*)?"', repl, text)
 
 
-def _write_page(nb, path, out, names, prev, nxt):
+def _write_page(nb, path, out, names, prev, nxt, lang="en"):
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
@@ -862,11 +934,14 @@ def _write_page(nb, path, out, names, prev, nxt):
     # embed_images stays off: nbconvert's image embedding re-parses each markdown
     # cell and empties a "What to remember" <div> box whose list follows a blank line.
     exporter = HTMLExporter(template_name="lab", extra_loaders=[DictLoader({"straggle_site.html.j2": _TEMPLATE})],
-                            template_file="straggle_site.html.j2", embed_images=False)
-    resources = {"metadata": {"name": path.stem, "path": str(path.parent)},
+                            template_file="straggle_site.html.j2", embed_images=False, mathjax_url=MATHJAX_URL,
+                            language_code=lang)
+    resources = {"metadata": {"name": path.stem, "path": str(path.parent)}, "se_mathjax_pre": _MATHJAX_PRE,
                  "se_css": _CSS, "se_nav": _nav(names, prev, nxt), "se_script": SCRIPT}
-    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    body, __ = exporter.from_notebook_node(nb, resources=resources)
     body = _rewrite_links(body, names)
+    # nbconvert takes an ISO 639-1 code only ("zh"); the page says which Chinese: zh-CN.
+    body = body.replace(f'<html lang="{lang}">', f'<html lang="{_HTML_LANG[lang]}">', 1)
     target = out / names[path.name]
     target.write_text(body, encoding="utf-8")
     return SitePage(name=path.name, title=title, path=target, charts=widgets.charts,
@@ -874,41 +949,53 @@ def _write_page(nb, path, out, names, prev, nxt):
                     kernel_controls=widgets.kernel_controls, summary=summary, errors=errors)
 
 
-def _index_html(pages):
-    rows = []
-    for p in pages:
-        live = (f"{p.interactive_charts} of {p.charts} charts work without a kernel" if p.interactive_charts
-                else f"{p.charts} chart{'s' if p.charts != 1 else ''}")
-        rows.append(f'<li><a href="{_esc(p.path.name)}">{_esc(p.title)}</a> <span class="file">{_esc(p.name)}</span>'
-                    f'<div class="summary">{_esc(p.summary)}</div><div class="meta">{_esc(live)}</div></li>')
+def _index_row(p):
+    if p.interactive_charts:
+        live = _("{live} of {charts} charts work without a kernel").format(live=p.interactive_charts, charts=p.charts)
+    else:
+        live = ngettext("{charts} chart", "{charts} charts", p.charts).format(charts=p.charts)
+    return (f'<li><a href="{_esc(p.path.name)}">{_esc(p.title)}</a> <span class="file">{_esc(p.name)}</span>'
+            f'<div class="summary">{_esc(p.summary)}</div><div class="meta">{_esc(live)}</div></li>')
+
+
+_INDEX_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", sans-serif;
+  max-width: 52em; margin: 2em auto; padding: 0 1em; color: #222; line-height: 1.5; }
+h1 { margin-bottom: 0.2em; }
+ol { padding-left: 1.4em; }
+li { margin: 0.9em 0; }
+li a { font-size: 1.1em; font-weight: 600; }
+.file { color: #888; font-size: 0.85em; margin-left: 0.4em; }
+.summary { color: #333; }
+.meta { color: #777; font-size: 0.85em; }
+.run { background: #f5f7fa; border-left: 3px solid #4c78a8; padding: 0.6em 1em; }
+code { background: #eee; padding: 0 0.3em; }
+"""
+
+
+def _index_html(pages, lang="en"):
+    lab = "straggle-edu lab" + ("" if lang == "en" else f" --lang {lang}")
+    intro = _esc(_("In a synchronous job every worker meets at a barrier each step, so the job runs at the speed "
+                   "of its slowest worker, not the average one. These pages are the notebooks, run once, with "
+                   "their outputs."))
+    run_it = _esc(_("The charts are live in these pages. Sliders next to a closed-form chart move it with no kernel; "
+                    "controls in grey need Python: run the notebook in JupyterLab ({command}) to use them."))
+    run_it = run_it.replace("{command}", f"<code>{_esc(lab)}</code>")
+    title = _esc(_("straggle-edu: the notebooks"))
     return f"""<!DOCTYPE html>
-<html lang="en">
+<html lang="{_HTML_LANG[lang]}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>straggle-edu: the notebooks</title>
-<style>
-body {{ font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 52em; margin: 2em auto; padding: 0 1em;
-  color: #222; line-height: 1.5; }}
-h1 {{ margin-bottom: 0.2em; }}
-ol {{ padding-left: 1.4em; }}
-li {{ margin: 0.9em 0; }}
-li a {{ font-size: 1.1em; font-weight: 600; }}
-.file {{ color: #888; font-size: 0.85em; margin-left: 0.4em; }}
-.summary {{ color: #333; }}
-.meta {{ color: #777; font-size: 0.85em; }}
-.run {{ background: #f5f7fa; border-left: 3px solid #4c78a8; padding: 0.6em 1em; }}
-code {{ background: #eee; padding: 0 0.3em; }}
-</style>
+<title>{title}</title>
+<style>{_INDEX_CSS}</style>
 </head>
 <body>
 <h1>straggle-edu</h1>
-<p>In a synchronous job every worker meets at a barrier each step, so the job runs at the speed of its
-slowest worker, not the average one. These pages are the notebooks, run once, with their outputs.</p>
-<p class="run">The charts are live in these pages. Sliders next to a closed-form chart move it with no kernel;
-controls in grey need Python: run the notebook in JupyterLab (<code>straggle-edu lab</code>) to use them.</p>
+<p>{intro}</p>
+<p class="run">{run_it}</p>
 <ol>
-{"".join(rows)}
+{"".join(_index_row(p) for p in pages)}
 </ol>
 </body>
 </html>

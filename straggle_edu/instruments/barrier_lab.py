@@ -82,6 +82,7 @@ import numpy as np
 from ._procs import reap, sigterm_as
 from .rank_csv import RankTraceWriter, check_out_path
 from .._validate import as_rng, check_memory, in_range, probability, require, whole
+from ..i18n import _
 
 __all__ = [
     "LabSettings",
@@ -470,7 +471,7 @@ def _fixed_work(units):
     """A fixed amount of real computation: ``units`` passes of the same numpy
     kernel (the one :func:`_busy_until` loops), whatever the clock says."""
     x = np.linspace(0.0, 1.0, _KERNEL_SIZE)
-    for _ in range(units):
+    for __ in range(units):
         np.sin(x, out=x)
         x += 1.0
     return float(x[0])
@@ -505,7 +506,7 @@ def calibrate_work_units(seconds, repeats=5):
     repeats = whole("repeats", repeats, 1, 100)
     probe = max(1, min(2000, round(seconds / 20e-6)))
     best = math.inf
-    for _ in range(repeats):
+    for __ in range(repeats):
         t0 = time.perf_counter()
         _fixed_work(probe)
         best = min(best, time.perf_counter() - t0)
@@ -517,7 +518,7 @@ def _worker(rank, durations, work, barrier, conn, warmup, timeout):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     _watch_parent()
     try:
-        for _ in range(warmup):
+        for __ in range(warmup):
             barrier.wait(timeout)
         prev = time.monotonic()
         conn.send(("warm", prev))
@@ -594,7 +595,7 @@ class _Recorder:
         if kind == "warm":
             self.warm[rank] = msg[1]
         elif kind == "step":
-            _, step, prev, arrived, released = msg
+            __, step, prev, arrived, released = msg
             self.begin[step, rank], self.arrive[step, rank], self.release[step, rank] = prev, arrived, released
             self.count[step] += 1
             self._flush()
@@ -855,7 +856,7 @@ def configure(parser):
 
 def _text_progress(stream):
     def progress(done, total):
-        stream.write(f"\rstep {done}/{total}")
+        stream.write("\r" + _("step {done}/{total}").format(done=done, total=total))
         if done == total:
             stream.write("\n")
         stream.flush()
@@ -925,23 +926,24 @@ def run(args):
             )
         except KeyboardInterrupt as exc:
             done = getattr(getattr(exc, "lab_result", None), "steps_done", 0)
-            print(
-                f"\nstraggle-edu barrier: interrupted after {done} steps; the workers were stopped and "
-                f"the partial trace in {args.out} is marked '# incomplete'",
-                file=sys.stderr,
-            )
+            print("\nstraggle-edu barrier: " + _("interrupted after {done} steps; the workers were stopped and the "
+                                                "partial trace in {out} is marked '# incomplete'").format(done=done, out=args.out),
+                  file=sys.stderr)
             return 130
         except (BarrierLabTimeout, RuntimeError) as exc:
             print(f"straggle-edu barrier: error: {exc}", file=sys.stderr)
             return 1
     if show:
         p = result.prediction()
-        print(f"wrote {result.steps_done} steps x {result.settings.workers} workers to {result.path}")
+        print(_("wrote {steps} steps x {workers} workers to {path}").format(
+            steps=result.steps_done, workers=result.settings.workers, path=result.path))
         if result.settings.work == "fixed":
-            print(f"fixed work: {result.settings.work_units} kernel passes per step, sized to "
-                  f"{result.settings.step_seconds * 1e3:g} ms here; E[max] predicted from the measured times "
-                  f"({p.expected_max * 1e3:.2f} ms) against the run's own mean slowest compute ({p.drawn_max * 1e3:.2f} ms)")
+            print(_("fixed work: {units} kernel passes per step, sized to {ms:g} ms here; E[max] predicted from the "
+                    "measured times ({predicted:.2f} ms) against the run's own mean slowest compute ({drawn:.2f} ms)").format(
+                units=result.settings.work_units, ms=result.settings.step_seconds * 1e3,
+                predicted=p.expected_max * 1e3, drawn=p.drawn_max * 1e3))
         print(p)
-        print(f"slowest worker: rank {result.slowest_rank}; slowdown {result.slowdown():.3f}")
-        print(f"next: straggle-edu analyze {result.path}")
+        print(_("slowest worker: rank {rank}; slowdown {slowdown:.3f}").format(rank=result.slowest_rank,
+                                                                             slowdown=result.slowdown()))
+        print(_("next: {command}").format(command=f"straggle-edu analyze {result.path}"))
     return 0

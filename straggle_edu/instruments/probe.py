@@ -245,7 +245,7 @@ class StepTimer:
         if k == 0:
             return
         mine = torch.tensor(self._pending, dtype=torch.float64, device=self._device)
-        bufs = [torch.empty_like(mine) for _ in range(self.world)]
+        bufs = [torch.empty_like(mine) for __ in range(self.world)]
         dist.all_gather(bufs, mine, group=self.group)
         self._pending = []
         if self.writer is None:
@@ -378,7 +378,7 @@ BLOCKS = 16
 def _work(torch, block, b, count):
     """``count`` row blocks of the N x N matmul; ``BLOCKS`` of them make one
     whole matmul, so a rank with factor F does F times the work."""
-    for _ in range(count):
+    for __ in range(count):
         torch.mm(block, b)
 
 
@@ -431,10 +431,10 @@ def _run_probe(args, env):
                 if buf is not None:
                     dist.all_reduce(buf)
 
-        for _ in range(args.warmup):
+        for __ in range(args.warmup):
             one_step()
         with StepTimer(args.out, barrier=True) as timer:
-            for _ in range(args.steps):
+            for __ in range(args.steps):
                 with timer.step():
                     one_step(timer)
         if rank == 0:
@@ -456,11 +456,14 @@ def _summary(args, world, path, device):
         if row["phase"] == "compute":
             by_rank[int(row["rank"])] = by_rank.get(int(row["rank"]), 0.0) + float(row["duration_s"])
     per = args.steps * world
-    parts = ", ".join(f"{ph} {sums.get(ph, 0.0) / per * 1e3:.2f} ms" for ph in ("compute", "wait", "comm"))
+    parts = ", ".join(f"{ph} {sums.get(ph, 0.0) / per * 1e3:.2f} ms" for ph in ("compute", "wait", "comm"))  # CSV phase names
     slowest = max(by_rank, key=by_rank.get)
-    print(f"wrote {args.steps} steps x {world} ranks ({device.type}) to {path}")
-    print(f"mean per rank and step: {parts}; slowest rank by compute: {slowest}")
-    print(f"next: straggle-edu analyze {path}")
+    from ..i18n import _
+
+    print(_("wrote {steps} steps x {world} ranks ({device}) to {path}").format(steps=args.steps, world=world,
+                                                                              device=device.type, path=path))
+    print(_("mean per rank and step: {parts}; slowest rank by compute: {rank}").format(parts=parts, rank=slowest))
+    print(_("next: {command}").format(command=f"straggle-edu analyze {path}"))
 
 
 def _raise_interrupt(signum, frame):

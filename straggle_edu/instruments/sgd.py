@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from .._validate import in_range, probability, require, whole
+from ..i18n import _
 from ..models import sgd_schedule as plan_
 from ..models.softmax import accuracy, init_weights, loss, make_length_data, weights_sha256
 
@@ -225,7 +226,7 @@ def reference_target(settings):
     data = make_length_data(**s.data_kwargs())
     idx = plan_.batch_plan(data, s.workers, s.steps, s.batch, s.slow, s.seed)
     stop = max(1, int(math.ceil(0.8 * s.steps)))
-    _, losses = plan_.sync_reference(data, init_weights(data, s.seed), idx[:stop], s.lr)
+    __, losses = plan_.sync_reference(data, init_weights(data, s.seed), idx[:stop], s.lr)
     return float(losses[-1])
 
 
@@ -420,7 +421,7 @@ def _flag_error(exc):
 
 
 def _text_progress(done, total):
-    sys.stderr.write(f"\rstep {done}/{total}" + ("\n" if done == total else ""))
+    sys.stderr.write("\r" + _("step {done}/{total}").format(done=done, total=total) + ("\n" if done == total else ""))
     sys.stderr.flush()
 
 
@@ -460,15 +461,17 @@ def print_result(result, as_json=False):
         print(json.dumps(d, indent=1))
         return
     ttt = d["time_to_target_s"]
-    print(f"{d['scheme']}: {d['processes']} processes, {d['steps']} steps, slowness {d['slow']}")
-    print(f"wall {d['wall_s']:.2f} s; test loss {d['final_loss']:.4f}, accuracy {d['final_accuracy']:.3f}, "
-          f"on long samples {d['accuracy_long']:.3f}")
-    print(f"target loss {d['target_loss']:.4f} reached after "
-          + ("never" if ttt is None else f"{ttt:.2f} s"))
-    print(f"gradients applied {d['gradients_applied']}, discarded {d['gradients_discarded']}; "
-          f"worker-seconds reserved {d['worker_s_reserved']:.2f}, gradient-seconds computed "
-          f"{d['gradient_s_computed']:.2f}, discarded {d['gradient_s_discarded']:.2f}")
-    print(f"weights sha256 {d['weights_sha256']}")
+    print(_("{scheme}: {processes} processes, {steps} steps, slowness {slow}").format(**d))
+    print(_("wall {wall_s:.2f} s; test loss {final_loss:.4f}, accuracy {final_accuracy:.3f}, "
+            "on long samples {accuracy_long:.3f}").format(**d))
+    if ttt is None:
+        print(_("target loss {target_loss:.4f} never reached").format(**d))
+    else:
+        print(_("target loss {target_loss:.4f} reached after {seconds:.2f} s").format(seconds=ttt, **d))
+    print(_("gradients applied {gradients_applied}, discarded {gradients_discarded}; worker-seconds reserved "
+            "{worker_s_reserved:.2f}, gradient-seconds computed {gradient_s_computed:.2f}, discarded "
+            "{gradient_s_discarded:.2f}").format(**d))
+    print(_("weights sha256 {weights_sha256}").format(**d))
 
 
 def replay(plan):
@@ -556,7 +559,7 @@ def planned_curve(plan, label=None):
     """
     s = plan.settings
     require(s.scheme != "balanced", "scheme", s.scheme, "not 'balanced' (its split is measured, not planned)")
-    _, losses = replay(plan)
+    __, losses = replay(plan)
     if s.scheme == "local":
         H = s.period
         wall = np.cumsum(plan.planned.reshape(-1, H, s.workers).sum(axis=1).max(axis=1))

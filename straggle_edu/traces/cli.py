@@ -1,7 +1,9 @@
 """``straggle-edu analyze TRACE [--json] [--attribution full]``.
 
-Prints a readable report, or with ``--json`` one JSON object on stdout
-(warnings go to stderr). Bad input raises ``ValueError``; the dispatcher in
+Prints a readable report (in Chinese with ``--lang zh`` or
+``STRAGGLE_EDU_LANG=zh``; the notes and diagnosis that the analysis writes
+are translated where the traces room has them), or with ``--json`` one JSON
+object on stdout, always English (warnings go to stderr). Bad input raises ``ValueError``; the dispatcher in
 :mod:`straggle_edu.app.cli` prints it as one error line, without a traceback.
 """
 
@@ -9,6 +11,8 @@ from __future__ import annotations
 
 import sys
 import warnings
+
+from ..i18n import _
 
 __all__ = ["configure", "run", "report"]
 
@@ -187,9 +191,26 @@ def _print(result, args):
 def _fmt_table(items, label, top):
     lines = []
     for key, value in items[:top]:
-        key = f"dp {key[0]} / stage {key[1]}" if isinstance(key, tuple) else f"{label} {key}" if label else str(key)
-        lines.append(f"    {key:<34} S_X = {value:.3f}")
+        if isinstance(key, tuple):
+            key = _("dp {dp} / stage {stage}").format(dp=key[0], stage=key[1])
+        else:
+            key = f"{label} {key}" if label else str(key)
+        lines.append(f"    {_pad(key, 34)} S_X = {value:.3f}")
     return lines
+
+
+def _pad(text, width):
+    """``text`` padded to ``width`` terminal columns (a Chinese character takes two).
+
+    Examples
+    --------
+    >>> _pad("stage 1", 9) + "|", _pad("阶段 1", 9) + "|"
+    ('stage 1  |', '阶段 1   |')
+    """
+    import unicodedata
+
+    columns = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    return text + " " * max(width - columns, 0)
 
 
 def _share(x, digits=2):
@@ -206,29 +227,33 @@ def _share(x, digits=2):
 
 def _suspect_report(result):
     """The report of a format without step times: its suspects and their evidence."""
-    lines = [f"Trace: {result.source} ({result.format})"]
+    lines = [_("Trace: {source} ({format})").format(source=result.source, format=result.format)]
     if result.suspects:
-        lines.append("Suspects (most suspicious first): " + ", ".join(map(str, result.suspects)))
+        lines.append(_("Suspects (most suspicious first): {ranks}").format(ranks=", ".join(map(str, result.suspects))))
     else:
-        lines.append("Suspects: none; the evidence shows no rank that the others wait on.")
+        lines.append(_("Suspects: none; the evidence shows no rank that the others wait on."))
     ev = result.evidence or {}
     for g in ev.get("groups", [])[:8]:
-        lines.append(f"  group {g['process_group']} ({g['desc']}), {g['op'] or 'collective'} #{g['collective_seq_id']}: "
-                     f"ranks {g['waiting']} wait; missing {g['missing'] + g['no_dump']}")
+        lines.append("  " + _("group {group} ({desc}), {op} #{seq}: ranks {waiting} wait; missing {missing}").format(
+            group=g["process_group"], desc=g["desc"], op=g["op"] or _("collective"), seq=g["collective_seq_id"],
+            waiting=g["waiting"], missing=g["missing"] + g["no_dump"]))
     for row in ev.get("megatron", {}).get("intervals", [])[:8]:
-        lines.append(f"  line {row['line']}: slowest rank {row['max_rank']} ({row['max_rtt']:g}{row['unit']}), "
-                     f"fastest {row['min_rank']} ({row['min_rtt']:g}{row['unit']}): S <= {row['s_upper_bound']:.3f}")
+        lines.append("  " + _("line {line}: slowest rank {slow} ({slow_rtt}), fastest {fast} ({fast_rtt}): "
+                              "S <= {bound:.3f}").format(
+            line=row["line"], slow=row["max_rank"], slow_rtt=f"{row['max_rtt']:g}{row['unit']}", fast=row["min_rank"],
+            fast_rtt=f"{row['min_rtt']:g}{row['unit']}", bound=row["s_upper_bound"]))
     for rep in ev.get("nvrx", {}).get("reports", [])[:4]:
         worst = [s for s in rep["scores"] if s["group"] in ("worst", "all")][:5]
-        lines.append(f"  {rep['kind']} scores (line {rep['line']}): "
-                     + ", ".join(f"rank {s['rank']} {_share(s['score'])}" for s in worst))
+        scores = ", ".join(_("rank {rank} {score}").format(rank=s["rank"], score=_share(s["score"])) for s in worst)
+        lines.append("  " + _("{kind} scores (line {line}): {scores}").format(kind=rep["kind"], line=rep["line"],
+                                                                            scores=scores))
     if ev.get("collectives"):
-        lines.append(f"  {ev['collectives']} collectives; waiting = {_share(100 * ev['wait_s'] / ev['exec_s'], 1)}% "
-                     f"of their time")
+        lines.append("  " + _("{count} collectives; waiting = {share}% of their time").format(
+            count=ev["collectives"], share=_share(100 * ev["wait_s"] / ev["exec_s"], 1)))
         for k, v in list(ev["caused_wait_s"].items())[:5]:
-            lines.append(f"    rank {k}: the others waited {v:.6f} s for it (last in "
-                         f"{_share(100 * ev['last_share'][k], 0)}% of collectives)")
-    lines.extend(f"Note: {note}" for note in result.notes)
+            lines.append("    " + _("rank {rank}: the others waited {seconds:.6f} s for it (last in {share}% of "
+                                   "collectives)").format(rank=k, seconds=v, share=_share(100 * ev["last_share"][k], 0)))
+    lines.extend(_("Note: {note}").format(note=_(note)) for note in result.notes)
     return "\n".join(lines)
 
 
@@ -250,35 +275,36 @@ def report(result, top=5):
         return _suspect_report(result)
     S = result.slowdown
     lines = [
-        f"Trace: {result.source} ({result.format}, {len(result.steps)} steps, {len(result.workers)} workers)",
-        f"Slowdown S = {S:.3f}: the job ran {S:.2f}x as long as it would without stragglers;",
-        f"  waste = 1 - 1/S = {_share(100 * result.waste, 1)}% of its time and GPU-hours.",
-        f"Replay check: the replay of the recorded durations is off by {100 * result.replay_error:.2f}% "
-        f"from the recorded step times (idle gaps the replay drops).",
+        _("Trace: {source} ({format}, {steps} steps, {workers} workers)").format(
+            source=result.source, format=result.format, steps=len(result.steps), workers=len(result.workers)),
+        _("Slowdown S = {S:.3f}: the job ran {S:.2f}x as long as it would without stragglers;").format(S=S),
+        "  " + _("waste = 1 - 1/S = {waste}% of its time and GPU-hours.").format(waste=_share(100 * result.waste, 1)),
+        _("Replay check: the replay of the recorded durations is off by {error:.2f}% from the recorded step times "
+          "(idle gaps the replay drops).").format(error=100 * result.replay_error),
     ]
     per = list(result.per_step.values())
     if per:
-        lines.append(
-            f"Per-step S: min {min(per):.3f}, median {sorted(per)[len(per) // 2]:.3f}, max {max(per):.3f}"
-        )
+        lines.append(_("Per-step S: min {low:.3f}, median {median:.3f}, max {high:.3f}").format(
+            low=min(per), median=sorted(per)[len(per) // 2], high=max(per)))
     for name, label in (
-        ("by_rank", "rank"),
+        ("by_rank", _("rank")),
         ("by_optype", ""),
-        ("by_stage", "stage"),
-        ("by_dp_rank", "dp rank"),
+        ("by_stage", _("stage")),
+        ("by_dp_rank", _("dp rank")),
         ("by_worker", ""),
     ):
         table = getattr(result, name)
         if table:
-            lines.append(f"  Attribution {name} (S_X, largest first):")
+            lines.append("  " + _("Attribution {table} (S_X, largest first):").format(table=name))
             lines.extend(_fmt_table(result.ranking(name), label, top))
     if result.format == "op-level":
-        mw = "n/a" if result.m_w is None else _share(result.m_w)
-        ms = "n/a" if result.m_s is None else _share(result.m_s)
-        lines.append(f"  M_W (share fixed by the slowest workers) = {mw};  M_S (share fixed by the last stage) = {ms}")
-    lines.append("Diagnosis:")
+        mw = _("n/a") if result.m_w is None else _share(result.m_w)
+        ms = _("n/a") if result.m_s is None else _share(result.m_s)
+        lines.append("  " + _("M_W (share fixed by the slowest workers) = {mw};  M_S (share fixed by the last stage) = "
+                              "{ms}").format(mw=mw, ms=ms))
+    lines.append(_("Diagnosis:"))
     for question, answer in diagnose(result):
         lines.append(f"  - {question} {answer}")
     for note in result.notes:
-        lines.append(f"Note: {note}")
+        lines.append(_("Note: {note}").format(note=_(note)))
     return "\n".join(lines)

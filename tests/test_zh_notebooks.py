@@ -1,0 +1,131 @@
+"""The Chinese edition: every English notebook has a twin in ``notebooks/zh/``, and the twins' links resolve.
+
+A twin (see :mod:`straggle_edu.app.translations`) has the English notebook's
+cells in the same order, its code cells the English ones (the first starts
+with the language line), and its markdown written in Chinese.
+
+Because a twin's code is the English code, the tests that execute every
+notebook and check the values it prints (``test_exercise_values.py``,
+``test_claims_truth.py``) run on the English notebooks only: checking the
+twin structure here is enough for the twins. ``test_notebooks.py`` checks that
+the twins are stored clean, and ``test_binder.py`` runs them in a fresh
+environment.
+
+The twins live one folder deeper than the English notebooks, so a link to
+the docs reads ``../../docs/glossary.md`` and a link to another notebook
+``02_tail_probability.ipynb`` (its twin) or ``../02_tail_probability.ipynb``
+(the English one).
+"""
+
+import re
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import nbformat
+import pytest
+
+from straggle_edu.app.translations import LANGUAGE_LINE, check_twin, start_twin, twin_path
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+ENGLISH = sorted(NOTEBOOKS.glob("*.ipynb"))
+IDS = [p.name for p in ENGLISH]
+
+_MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_HTML_LINK = re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']""", re.I)
+
+
+def relative_links(nb):
+    """The relative link targets (files, without #fragments) in a notebook's markdown cells, as written."""
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for target in _MD_LINK.findall(cell.source) + _HTML_LINK.findall(cell.source):
+            url = urlparse(target)
+            if url.scheme or url.netloc or not url.path:
+                continue
+            found.append(unquote(url.path))
+    return found
+
+
+def broken_links(path):
+    """The links of notebook ``path`` whose target does not exist (a notebook still to be translated is fine)."""
+    nb = nbformat.read(path, as_version=4)
+    broken = []
+    for link in relative_links(nb):
+        target = (path.parent / link).resolve()
+        if target.exists():
+            continue
+        english = NOTEBOOKS / target.name
+        if target.parent == path.parent.resolve() and target.suffix == ".ipynb" and english.exists():
+            continue  # a twin not written yet: its English notebook exists
+        broken.append(link)
+    return sorted(set(broken))
+
+
+def test_english_notebooks_exist():
+    assert ENGLISH, f"no notebooks in {NOTEBOOKS}"
+
+
+@pytest.mark.parametrize("english", ENGLISH, ids=IDS)
+def test_every_english_notebook_has_a_chinese_twin(english):
+    found = check_twin(english)
+    assert not found, "\n".join(found)
+
+
+def test_every_twin_has_an_english_notebook():
+    orphans = [p.name for p in sorted((NOTEBOOKS / "zh").glob("*.ipynb")) if not (NOTEBOOKS / p.name).exists()]
+    assert not orphans, f"twins without an English notebook in notebooks/zh/: {orphans}"
+
+
+# The link tests run per English notebook (never an empty, skipped, parameter
+# set): a missing twin passes here, test_every_english_notebook_has_a_chinese_twin reports it.
+
+@pytest.mark.parametrize("english", ENGLISH, ids=IDS)
+def test_twin_links_resolve(english):
+    twin = twin_path(english)
+    if not twin.exists():
+        return
+    broken = broken_links(twin)
+    assert not broken, (f"zh/{twin.name} links to missing files (a twin is one folder deeper: "
+                        f"../../docs/..., not ../docs/...): {broken}")
+
+
+@pytest.mark.parametrize("english", ENGLISH, ids=IDS)
+def test_twin_links_the_same_docs_as_the_english_notebook(english):
+    """A link the English notebook has to a file outside notebooks/ leads to the same file from the twin."""
+    twin = twin_path(english)
+    if not twin.exists():
+        return
+
+    def outside(path):
+        nb = nbformat.read(path, as_version=4)
+        return {(path.parent / link).resolve() for link in relative_links(nb)
+                if not (path.parent / link).resolve().is_relative_to(NOTEBOOKS)}
+
+    missing = sorted(str(p.relative_to(NOTEBOOKS.parent)) for p in outside(NOTEBOOKS / twin.name) - outside(twin))
+    assert not missing, f"zh/{twin.name} does not link {missing}, which the English notebook links"
+
+
+def test_broken_links_sees_a_link_written_for_the_wrong_folder(tmp_path, monkeypatch):
+    notebooks = tmp_path / "notebooks"
+    (notebooks / "zh").mkdir(parents=True)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "glossary.md").write_text("# Glossary")
+    english = notebooks / "01_restaurant.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("[straggler](../docs/glossary.md#straggler) [next](02_tail_probability.ipynb)"),
+        nbformat.v4.new_code_cell("x = 1"),
+    ]), english)
+    (notebooks / "02_tail_probability.ipynb").write_text("{}")
+    monkeypatch.setattr(sys.modules[__name__], "NOTEBOOKS", notebooks)
+    start_twin(english)
+    twin = twin_path(english)
+    nb = nbformat.read(twin, as_version=4)
+    assert nb.cells[1].source == LANGUAGE_LINE + "\nx = 1"
+    assert broken_links(twin) == ["../docs/glossary.md"]  # copied as is: one folder too shallow
+    nb.cells[0].source = "[掉队者](../../docs/glossary.md#straggler)，[下一个](02_tail_probability.ipynb)"
+    nbformat.write(nb, twin)
+    assert broken_links(twin) == []
+    assert check_twin(english) == []
