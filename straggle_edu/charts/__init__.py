@@ -21,6 +21,10 @@ def skip_slow_optional_imports():
     Examples
     --------
     >>> skip_slow_optional_imports()
+
+from ._data import use_font_theme  # noqa: E402
+
+use_font_theme()
     >>> "rfc3987_syntax" in sys.modules
     True
     """
