@@ -105,7 +105,8 @@ def lost_dollars_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hou
     y = alt.Y("usd:Q", title=_("dollars lost"), axis=alt.Axis(format="$,.0f"))
     line = alt.Chart(alt.Data(values=grid)).transform_calculate(usd=usd).mark_line(color="#1f4e79").encode(x=x, y=y)
     now = alt.Chart(alt.Data(values=[{}])).transform_calculate(f="lost_fraction").transform_calculate(usd=usd)
-    dot = now.mark_point(filled=True, size=90, color="#d62728").encode(x=x, y=y, tooltip=[alt.Tooltip("usd:Q", title=_("dollars lost"), format="$,.0f")])
+    dot = now.mark_point(filled=True, size=90, color="#d62728").encode(
+        x=x, y=y, tooltip=[alt.Tooltip("usd:Q", title=_("dollars lost"), format="$,.0f")])
     text = now.transform_calculate(text="'$' + format(datum.usd, ',.0f')").mark_text(align="left", dx=8, dy=-8, fontSize=13)
     text = text.encode(x=x, y=y, text=alt.Text("text:N"))
     params = _params(gpus=gpus, days=days, lost_fraction=lost_fraction, usd_per_gpu_hour=usd_per_gpu_hour)
@@ -162,7 +163,8 @@ def milestones_chart(days=10.0, lost_fraction=0.10, stages=DOWNSTREAM, *, width=
     ['training run', 'evaluation']
     """
     rows = [{"order": 0, "stage": _("training run"), "start": 0.0, "duration": 0.0, "run": True}]
-    rows += [{"order": i + 1, "stage": _known(str(s), _STAGES), "start": float(a), "duration": float(d), "run": False} for i, (s, a, d) in enumerate(stages)]
+    rows += [{"order": i + 1, "stage": _known(str(s), _STAGES), "start": float(a), "duration": float(d), "run": False}
+             for i, (s, a, d) in enumerate(stages)]
     base = alt.Chart(alt.Data(values=rows)).transform_calculate(
         delay="days * lost_fraction / (1 - lost_fraction)",
         p0="datum.run ? 0 : days + datum.start", p1="datum.run ? days : days + datum.start + datum.duration",

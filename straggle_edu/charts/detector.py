@@ -83,7 +83,8 @@ def simulated_rows(sim, interval):
 
 
 def _per_day_axis():
-    return alt.Y("per_day:Q", title=_("false alarms per day (expected)"), scale=alt.Scale(type="log", domain=[ALARM_FLOOR, _CEILING], clamp=True))
+    return alt.Y("per_day:Q", title=_("false alarms per day (expected)"),
+                 scale=alt.Scale(type="log", domain=[ALARM_FLOOR, _CEILING], clamp=True))
 
 
 def report_scores_chart(scores, thresholds=(0.7, 0.75), bins=40):

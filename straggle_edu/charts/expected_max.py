@@ -101,7 +101,8 @@ def expected_max_chart(growth, *, in_sigmas=True, n_mark=None, width=320, height
     labels, monte_carlo = [_(v) for v in METHOD_LABELS.values()], quoted(_(METHOD_LABELS["monte_carlo"]))
     base = alt.Chart().encode(
         x=alt.X("n:Q", scale=_N_AXIS, title=_("workers n")),
-        color=alt.Color("method:N", scale=alt.Scale(domain=labels, range=_COLOR), title=None, legend=alt.Legend(orient="bottom", columns=2)),
+        color=alt.Color("method:N", scale=alt.Scale(domain=labels, range=_COLOR), title=None,
+                        legend=alt.Legend(orient="bottom", columns=2)),
         tooltip=[alt.Tooltip("n:Q", title="n"), alt.Tooltip("method:N", title=_("method")),
                  alt.Tooltip("value:Q", title=y_title, format=".3f")],
     )
@@ -115,7 +116,8 @@ def expected_max_chart(growth, *, in_sigmas=True, n_mark=None, width=320, height
     data = inline_rows(_growth_rows(growth, in_sigmas))
     if isinstance(growth, dict):
         chart = alt.layer(*layers, data=data).properties(width=width, height=height)
-        return chart.facet(facet=alt.Facet("shape:N", title=None, sort=[_shape(s) for s in growth]), columns=2).resolve_scale(y="independent")
+        facet = alt.Facet("shape:N", title=None, sort=[_shape(s) for s in growth])
+        return chart.facet(facet=facet, columns=2).resolve_scale(y="independent")
     if n_mark is not None:
         mark = alt.param(name="n_mark", value=int(n_mark))
         rule = alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="black", strokeDash=[3, 3])

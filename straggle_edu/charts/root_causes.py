@@ -390,7 +390,8 @@ def worker_heatmap_chart(diagnosis):
     return alt.Chart({"values": rows}).mark_rect().encode(
         x=alt.X("stage:O", title=_("stage")), y=alt.Y("dp:O", title=_("dp rank")),
         color=alt.Color("S:Q", scale=alt.Scale(scheme="reds", domainMin=1), title="S"),
-        tooltip=[alt.Tooltip("dp:O", title=_("dp rank")), alt.Tooltip("stage:O", title=_("stage")), alt.Tooltip("S:Q", format=".3f", title="S")],
+        tooltip=[alt.Tooltip("dp:O", title=_("dp rank")), alt.Tooltip("stage:O", title=_("stage")),
+                 alt.Tooltip("S:Q", format=".3f", title="S")],
     ).properties(width=160, height=160)
 
 

@@ -96,10 +96,12 @@ def tail_probability_chart(p=0.01, n=100, target=0.5, ps=(0.001, 0.01, 0.1), n_m
     ).add_params(pick, *params)
     live = alt.Chart(alt.Data(name="tail_grid")).transform_calculate(
         P="1 - pow(1 - p, datum.n)"
-    ).mark_line(color="black", strokeWidth=3).encode(x=x, y=y, tooltip=[alt.Tooltip("n:Q", title="n"), alt.Tooltip("P:Q", format=".2%", title=_("P(at least one worker slow)"))])
+    ).mark_line(color="black", strokeWidth=3).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("n:Q", title="n"), alt.Tooltip("P:Q", format=".2%", title=_("P(at least one worker slow)"))])
     one = alt.Chart(alt.Data(values=[{}])).transform_calculate(
         n="max(1, round(n))", P="1 - pow(1 - p, max(1, round(n)))",
-        label=vega_text(_("{share} at n = {n}"), share="format(1 - pow(1 - p, max(1, round(n))), '.1%')", n="format(max(1, round(n)), ',')"),
+        label=vega_text(_("{share} at n = {n}"), share="format(1 - pow(1 - p, max(1, round(n))), '.1%')",
+                        n="format(max(1, round(n)), ',')"),
     )
     here = one.mark_point(filled=True, size=90, color="black").encode(x=x, y=y) + one.mark_text(
         align="right", dx=-8, dy=-10, fontWeight="bold"
@@ -156,7 +158,9 @@ def tail_budget_chart(n=4096, target=0.01, n_max=100_000):
     y = alt.Y("budget:Q", scale=alt.Scale(type="log"), axis=alt.Axis(format="~e"), title=_("per-worker P(slow step), at most"))
     curve = alt.Chart(alt.Data(name="budget_grid")).transform_calculate(
         budget="1 - pow(1 - target, 1 / datum.n)"
-    ).mark_line(strokeWidth=3).encode(x=x, y=y, tooltip=[alt.Tooltip("n:Q", title="n"), alt.Tooltip("budget:Q", format=".3~e", title=_("per-worker P(slow step), at most"))]).add_params(*params)
+    ).mark_line(strokeWidth=3).encode(x=x, y=y, tooltip=[
+        alt.Tooltip("n:Q", title="n"), alt.Tooltip("budget:Q", format=".3~e", title=_("per-worker P(slow step), at most"))]
+    ).add_params(*params)
     one = alt.Chart(alt.Data(values=[{}])).transform_calculate(
         n="max(1, round(n))", budget="1 - pow(1 - target, 1 / max(1, round(n)))"
     ).transform_calculate(

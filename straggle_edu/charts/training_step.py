@@ -100,7 +100,8 @@ def gantt_rows(run, color="microbatch", slowed=None):
         compute = kind in ("forward", "backward")
         label = (_("mb {i}").format(i=r["microbatch"]) if color == "microbatch" else _(kind)) if compute else _(kind)
         rows.append({"worker": _("dp {dp} · stage {stage}").format(dp=r["dp"], stage=r["stage"]),
-                     "order": int(r["dp"] * run.stages + r["stage"]), "op": kind, "op_name": _(kind), "label": label, "microbatch": int(r["microbatch"]), "chunk": int(r["chunk"]),
+                     "order": int(r["dp"] * run.stages + r["stage"]), "op": kind, "op_name": _(kind), "label": label,
+                     "microbatch": int(r["microbatch"]), "chunk": int(r["chunk"]),
                      "start": float(r["start"]), "end": float(r["end"]), "slack": float(r["slack"]),
                      "critical": bool(r["critical"]), "slowed": bool(mark[i]), "fade": 0.55 if kind == "forward" else 1.0})
     last = {}
