@@ -42,9 +42,8 @@ _SCALE = alt.Scale(scheme="reds", domainMin=1.0)
 # straggle_edu.traces.synthetic.CAUSES; optype names stay as the trace writes them.
 _BY_TITLES = {"by_optype": N_("by optype"), "by_stage": N_("by stage"), "by_dp_rank": N_("by dp rank"),
               "by_worker": N_("by worker"), "by_rank": N_("by rank")}
-_CAUSES = {"none": N_("no injected cause (none)"), "slow-worker": N_("a slow worker (slow-worker)"),
-           "last-stage": N_("a heavy last stage (last-stage)"), "seq-imbalance": N_("uneven sequence lengths (seq-imbalance)"),
-           "gc-pauses": N_("GC pauses (gc-pauses)"), "slow-link": N_("a slow link (slow-link)")}
+# (a cause's msgid is its preset key; the Chinese names the cause and keeps the key).
+_CAUSES = (N_("none"), N_("slow-worker"), N_("last-stage"), N_("seq-imbalance"), N_("gc-pauses"), N_("slow-link"))
 
 
 def _worker_label(w):
@@ -277,7 +276,7 @@ def cause_gallery_chart(rows, *, width=360):
             "a list of cause rows from cause_gallery()")
     cells = []
     for i, r in enumerate(rows):
-        cause = _(_CAUSES[r["cause"]]) if r["cause"] in _CAUSES else r["cause"]
+        cause = _(r["cause"]) if r["cause"] in _CAUSES else r["cause"]
         for key, label in _GALLERY:
             v = r.get(key)
             cells.append({"cause": cause, "order": i, "metric": _(label), "value": None if v is None else float(v),
