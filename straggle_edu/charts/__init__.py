@@ -21,10 +21,6 @@ def skip_slow_optional_imports():
     Examples
     --------
     >>> skip_slow_optional_imports()
-
-from ._data import use_font_theme  # noqa: E402
-
-use_font_theme()
     >>> "rfc3987_syntax" in sys.modules
     True
     """
@@ -32,6 +28,11 @@ use_font_theme()
 
 
 skip_slow_optional_imports()
+
+# Every chart names the font list (straggle_edu.i18n.FONT), through an Altair theme.
+from ._data import use_font_theme  # noqa: E402
+
+use_font_theme()
 
 from .backup_for_real import (
     sgd_curves_chart,

@@ -47,7 +47,8 @@ BILL_LINES = (
 _SCENARIOS = (N_("this cluster"), N_("your step times"), N_("3% jitter"), N_("1% jitter"),
               N_("1% jitter + a 0.1 s pause on 1 step in 1000"))
 # Downstream stages (straggle_edu.math.delay.DOWNSTREAM) and the run itself.
-_STAGES = (N_("training run"), N_("evaluation"), N_("fine-tunes from the final checkpoint"), N_("deployment"))
+_STAGES = (N_("training run"), N_("evaluation"), N_("fine-tunes from the final checkpoint"), N_("deployment"),
+           N_("next experiment on the same GPUs"))
 
 
 def _known(name, known):

@@ -35,10 +35,11 @@ def independence_chart(rows):
     'line'
     """
     rows = [{**r, "model": _(r["model"]) if r["model"] in _MODELS else r["model"]} for r in rows]
+    correlated = quoted(_("correlated"))
     base = alt.Chart(inline_rows(rows)).encode(
         x=alt.X("n:Q", scale=alt.Scale(type="log"), title=_("workers n")),
         color=alt.Color("model:N", title=None),
-        strokeWidth=alt.condition(f"datum.model == {quoted(_('correlated'))}", alt.value(3), alt.value(1)),
+        strokeWidth=alt.condition(f"datum.model == {correlated}", alt.value(3), alt.value(1)),
     )
     tail = base.mark_line().encode(y=alt.Y("p_any:Q", title=_("P(some worker slow)"), scale=alt.Scale(domain=[0, 1])))
     grow = base.mark_line().encode(y=alt.Y("max_sigma:Q", title=_("E[slowest], σ above the mean")))

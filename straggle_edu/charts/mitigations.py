@@ -507,12 +507,13 @@ def hedging_chart(latency, delay_ms=10.0, fanout=1000, q=0.999, points=600, t_ma
               for k in ("body_median", "body_spread", "slow_prob", "slow_median", "slow_spread")]
     params += [alt.param(name="delay_ms", value=nonnegative("delay_ms", delay_ms)),
                alt.param(name="fanout", value=float(whole("fanout", fanout)))]
+    plain, hedged = quoted(_("plain")), quoted(_("hedged"))
     s_now, s_late = _sf_expr("datum.t"), _sf_expr("max(datum.t - delay_ms / 1000, 1e-12)")
     base = alt.Chart(alt.Data(name="latency_grid")).transform_calculate(
         plain=f"max(1 - pow(1 - {s_now}, fanout), 1e-12)",
         hedged=f"max(1 - pow(1 - (datum.t < delay_ms / 1000 ? {s_now} : {s_now} * {s_late}), fanout), 1e-12)",
     ).transform_fold(["plain", "hedged"], as_=["key", "P"]).transform_calculate(
-        ms="datum.t * 1000", request=f"datum.key == 'plain' ? {quoted(_('plain'))} : {quoted(_('hedged'))}")
+        ms="datum.t * 1000", request=f"datum.key == 'plain' ? {plain} : {hedged}")
     x = alt.X("ms:Q", scale=alt.Scale(type="log"), title=_("latency t (ms)"))
     y = alt.Y("P:Q", scale=alt.Scale(type="log", domain=[1e-6, 1], clamp=True), title=_("P(slowest of k > t)"))
     color = alt.Color("request:N", scale=alt.Scale(domain=[_("plain"), _("hedged")], range=["#e45756", "#4c78a8"]), title=None)

@@ -80,9 +80,10 @@ def restaurant_chart(noise=None, dishes=8, dish=10.0, slow=14.0, spread=0.2, ran
         alt.param(name="spread", value=float(spread)),
         alt.param(name="random_times", value=bool(random)),
     ]
+    slow_dish, cooking = quoted(_("slow dish")), quoted(_("cooking"))
     base = alt.Chart(alt.Data(name="restaurant_dishes")).transform_filter("datum.i <= dishes").transform_calculate(
         s="random_times ? sqrt(log(1 + spread * spread)) : 0",
-        kind=f"datum.i == dishes ? {quoted(_('slow dish'))} : {quoted(_('cooking'))}",
+        kind=f"datum.i == dishes ? {slow_dish} : {cooking}",
     ).transform_calculate(
         t="(datum.i == dishes ? slow_time : dish_time) * exp(datum.s * datum.z - datum.s * datum.s / 2)"
     ).transform_joinaggregate(average="mean(t)", served="max(t)").transform_calculate(waiting=quoted(_("waiting")))
@@ -105,9 +106,10 @@ def restaurant_chart(noise=None, dishes=8, dish=10.0, slow=14.0, spread=0.2, ran
         x="x:Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(domain=["average", "served"], range=[[5, 3], [1, 0]]), legend=None),
     )
     minutes = "format(datum.x, '.1f')"
+    average = vega_text(_("average {minutes} min"), minutes=minutes)
+    served = vega_text(_("table served at {minutes} min"), minutes=minutes)
     text = lines.transform_calculate(
-        label=f"datum.line == 'average' ? {vega_text(_('average {minutes} min'), minutes=minutes)} : "
-              f"{vega_text(_('table served at {minutes} min'), minutes=minutes)}",
+        label=f"datum.line == 'average' ? {average} : {served}",
         y="datum.line == 'average' ? -22 : -8",
     ).mark_text(align="left", dx=-3, fontWeight="bold").encode(x="x:Q", y=alt.Y("y:Q", scale=None), text="label:N")
     chart = alt.layer(cook, wait, rules, text).properties(width=460, height=alt.Step(18))
