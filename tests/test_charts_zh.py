@@ -24,7 +24,11 @@ from scipy import stats
 
 import straggle_edu.charts as charts
 from straggle_edu.charts._data import rows_of
+from straggle_edu.charts.barrier_lab import fixed_work_chart
 from straggle_edu.i18n import FONT, _, set_language
+from straggle_edu.models.hedging import tail_at_scale_latency
+from straggle_edu.models.max_growth import normal_max_sigmas
+from straggle_edu.traces.synthetic import cause_gallery
 
 # Words that stay as they are in a Chinese chart: symbols, units, proper names
 # and identifiers a reader greps for (one-letter symbols always pass).
@@ -212,7 +216,7 @@ BUILDERS = {
     "trace_heatmap_chart": lambda: charts.trace_heatmap_chart(_analysis(), max_rows=6),
     "trace_attribution_chart": lambda: charts.trace_attribution_chart(_analysis(), "by_optype"),
     "worker_ops_chart": _worker_ops,
-    "cause_gallery_chart": lambda: charts.cause_gallery_chart(__import__("straggle_edu.traces.synthetic").traces.synthetic.cause_gallery(steps=2)),
+    "cause_gallery_chart": lambda: charts.cause_gallery_chart(cause_gallery(steps=2)),
     "collective_tell_chart": lambda: charts.collective_tell_chart({0: 0.063, 1: 0.054}, culprit=1),
     "report_scores_chart": lambda: charts.report_scores_chart([1.0, 0.9, 0.8], bins=4),
     "alarms_vs_n_chart": lambda: _alarms("n"),
@@ -220,9 +224,7 @@ BUILDERS = {
     "expected_max_chart": lambda: charts.expected_max_chart(_growth(shapes=True)),
     "max_histograms_chart": lambda: charts.max_histograms_chart(_hist()),
     "max_vs_one_chart": lambda: charts.max_vs_one_chart(_hist(), n=64),
-    "speedup_chart": lambda: charts.speedup_chart(
-        np.array([1, 2, 4]), __import__("straggle_edu.models.max_growth").models.max_growth.normal_max_sigmas(np.array([1, 2, 4, 2, 4, 8])),
-        n_mark=2),
+    "speedup_chart": lambda: charts.speedup_chart(np.array([1, 2, 4]), normal_max_sigmas(np.array([1, 2, 4, 2, 4, 8])), n_mark=2),
     "slow_card_chart": lambda: charts.slow_card_chart(
         [{"n": n, "jitter": j, "job_slowdown": 0.05 / (1 + 10 * j * n)} for n in (1, 2) for j in (0.0, 0.02)], n_mark=2),
     "independence_chart": lambda: charts.independence_chart(
@@ -231,8 +233,7 @@ BUILDERS = {
     "backup_margin_chart": lambda: charts.backup_margin_chart(_plan(), price=2.0),
     "backup_step_chart": lambda: charts.backup_step_chart(_plan()),
     "backup_tails_chart": _backup_tails,
-    "hedging_chart": lambda: charts.hedging_chart(__import__("straggle_edu.models.hedging").models.hedging.tail_at_scale_latency(),
-                                                  points=60),
+    "hedging_chart": lambda: charts.hedging_chart(tail_at_scale_latency(), points=60),
     "hedging_tradeoff_chart": lambda: charts.hedging_tradeoff_chart(_tradeoff()),
     "packing_chart": lambda: _balance("packing"),
     "sgd_loss_chart": lambda: charts.sgd_loss_chart(_sgd(), points=20),
@@ -259,8 +260,7 @@ BUILDERS = {
     "pipeline_gantt_chart": lambda: charts.pipeline_gantt_chart(_pipeline(dp=2)),
     "pipeline_gantt_chart[op]": lambda: charts.pipeline_gantt_chart(_pipeline(), color="op"),
     "expected_max_chart[one]": lambda: charts.expected_max_chart(_growth(shapes=False), n_mark=10),
-    "fixed_work_chart": lambda: __import__("straggle_edu.charts.barrier_lab").charts.barrier_lab.fixed_work_chart(
-        [[0.010, 0.011], [0.012, 0.010]], max_n=8),
+    "fixed_work_chart": lambda: fixed_work_chart([[0.010, 0.011], [0.012, 0.010]], max_n=8),
 }
 
 
