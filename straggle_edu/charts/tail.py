@@ -16,6 +16,8 @@ params to HTML inputs:
 
 from __future__ import annotations
 
+import functools
+
 import altair as alt
 import numpy as np
 
@@ -222,10 +224,8 @@ def tail_percentile_chart(step_time, n=100, levels=(0.5, 0.95, 0.99), points=100
 
     require(isinstance(step_time, StepTime), "step_time", step_time, "a StepTime")
     require(step_time.jitter > 0, "step_time", step_time, "a StepTime with jitter > 0 (the density needs a spread)")
-    n = in_range("n", n, 1)
-    levels = np.atleast_1d(in_range("levels", levels, 0, 1, low_open=True, high_open=True))
-    points = whole("points", points, low=50, high=2000)
-    mu = float(step_time.base * step_time.slowdown)
+    n, points = in_range("n", n, 1), whole("points", points, low=50, high=2000)
+    levels, mu = np.atleast_1d(in_range("levels", levels, 0, 1, low_open=True, high_open=True)), float(step_time.base * step_time.slowdown)
     params = [alt.param(name="n", value=n), alt.param(name="jitter", value=float(step_time.jitter)),
               alt.param(name="pause_prob", value=float(step_time.pause_prob)), alt.param(name="pause", value=float(step_time.pause))]
     hover = alt.selection_point(name="t_hover", nearest=True, on="pointerover", fields=["t"], empty=False)
@@ -242,15 +242,7 @@ def tail_percentile_chart(step_time, n=100, levels=(0.5, 0.95, 0.99), points=100
     rules = [marks.mark_rule(strokeDash=[4, 3], color="gray").encode(x=x),
              marks.transform_calculate(text=f"datum.label + ' ' + format(datum.t, '.3f') + ' ' + {quoted(unit)}").mark_text(
                  align="left", dx=3, baseline="bottom", color="dimgray").encode(x=x, y=alt.Y("y:Q", scale=None), text="text:N")]
-
-    def panel(name, density, share, title, faster, color, *extra):
-        base = grid.transform_calculate(d=density, share=share)
-        area = base.mark_area(opacity=0.6, color=color).encode(x=x, y=alt.Y("d:Q", title=title, axis=alt.Axis(labels=False, ticks=False)))
-        pts = base.mark_point(opacity=0).encode(x=x, y="d:Q").properties(name=name)
-        cursor = base.mark_rule(color="black").encode(x=x).transform_filter(hover)
-        text = base.mark_text(align="left", dx=5, y=12, fontWeight="bold").encode(x=x, text=alt.Text("label:N")).transform_filter(
-            hover).transform_calculate(label=vega_text(faster, share="format(datum.share, '.1%')"))
-        return alt.layer(area, pts, *rules, cursor, text, *extra).properties(width=460, height=130)
+    panel = functools.partial(_density_panel, grid, x, rules, hover)
 
     median = grid.transform_calculate(share=f"pow(datum.F, {job})").transform_filter("datum.share >= 0.5").transform_aggregate(
         t="min(t)").transform_calculate(level=f"pow(0.5, 1 / {job})").transform_calculate(
@@ -263,3 +255,14 @@ def tail_percentile_chart(step_time, n=100, levels=(0.5, 0.95, 0.99), points=100
                    median.mark_text(align="left", dx=4, y=30, color="#e45756", fontWeight="bold").encode(x=x, text="label:N"))
     chart = alt.vconcat(top, bottom)
     return share_selection(chart, hover, ["worker_0", "job_1"])
+
+
+def _density_panel(grid, x, rules, hover, name, density, share, title, faster, color, *extra):
+    """One panel of :func:`tail_percentile_chart`: a density, the percentile rules, and a hover readout."""
+    base = grid.transform_calculate(d=density, share=share)
+    area = base.mark_area(opacity=0.6, color=color).encode(x=x, y=alt.Y("d:Q", title=title, axis=alt.Axis(labels=False, ticks=False)))
+    pts = base.mark_point(opacity=0).encode(x=x, y="d:Q").properties(name=name)
+    cursor = base.mark_rule(color="black").encode(x=x).transform_filter(hover)
+    text = base.mark_text(align="left", dx=5, y=12, fontWeight="bold").encode(x=x, text=alt.Text("label:N")).transform_filter(
+        hover).transform_calculate(label=vega_text(faster, share="format(datum.share, '.1%')"))
+    return alt.layer(area, pts, *rules, cursor, text, *extra).properties(width=460, height=130)
