@@ -524,7 +524,8 @@ def hedging_chart(latency, delay_ms=10.0, fanout=1000, q=0.999, points=600, t_ma
     cross = cross.transform_filter(f"datum.P <= {1 - q} && datum.prev_P > {1 - q}").transform_calculate(
         ms=f"exp(log(datum.prev_ms) + (log({1 - q}) - log(datum.prev_P)) * log(datum.ms / datum.prev_ms)"
            " / log(datum.P / datum.prev_P))", P=f"{1 - q}")
-    cross = cross.transform_calculate(label=f"datum.request + ' p{100 * q:g}: ' + format(datum.ms, ',.0f') + ' ms'")
+    cross = cross.transform_calculate(label=vega_text(_("{request} p{q}: {ms} ms"), request="datum.request", q=quoted(f"{100 * q:g}"),
+                                                      ms="format(datum.ms, ',.0f')"))
     dots = cross.mark_point(size=80, filled=True).encode(x=x, y=y, color=color)
     text = cross.mark_text(align="left", dx=6, dy=-8, fontWeight="bold").encode(x=x, y=y, color=color, text="label:N")
     chart = alt.layer(lines, level, dots, text).properties(width=460, height=300)
