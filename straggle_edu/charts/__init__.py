@@ -29,6 +29,11 @@ def skip_slow_optional_imports():
 
 skip_slow_optional_imports()
 
+# Every chart names the font list (straggle_edu.i18n.FONT), through an Altair theme.
+from ._data import use_font_theme  # noqa: E402
+
+use_font_theme()
+
 from .backup_for_real import (
     sgd_curves_chart,
 )

@@ -15,10 +15,13 @@ vl-convert) parses the JSON once. Types survive, unlike CSV text.
 from __future__ import annotations
 
 import json
+import re
 
 import altair as alt
 
-__all__ = ["inline_rows", "rows_of"]
+from ..i18n import FONT
+
+__all__ = ["inline_rows", "rows_of", "quoted", "vega_text", "FONT_CONFIG", "use_font_theme"]
 
 
 def inline_rows(rows):
@@ -45,3 +48,64 @@ def rows_of(spec, data):
     """
     values = spec.get("datasets", {}).get(data["name"]) if "name" in data else data.get("values")
     return json.loads(values) if isinstance(values, str) else values
+
+
+def quoted(text):
+    """``text`` as a Vega expression string literal (for translated words inside an expression).
+
+    Examples
+    --------
+    >>> quoted("the job's step")
+    '"the job\\'s step"'
+    """
+    return json.dumps(str(text), ensure_ascii=False)
+
+
+def vega_text(template, **exprs):
+    """A Vega expression that writes ``template`` with each ``{name}`` replaced by the expression ``exprs[name]``.
+
+    The template is a translated sentence (``_("{n} workers do the work of {k}")``),
+    so the words follow the current language and the numbers stay Vega's.
+
+    Examples
+    --------
+    >>> vega_text("{n} workers, time × {r}", n="datum.n", r="format(datum.r, '.3f')")
+    '(datum.n) + " workers, time × " + (format(datum.r, \\'.3f\\'))'
+    >>> vega_text("no numbers")
+    '"no numbers"'
+    """
+    parts = re.split(r"\{(\w+)\}", template)
+    pieces = [quoted(p) if i % 2 == 0 else f"({exprs[p]})" for i, p in enumerate(parts) if i % 2 == 1 or p]
+    return " + ".join(pieces) if pieces else '""'
+
+
+# The fonts of every text a chart draws, in both languages: a Latin face
+# first, then the system's CJK faces (see straggle_edu.i18n.FONT).
+FONT_CONFIG = {
+    "font": FONT,
+    "title": {"font": FONT, "subtitleFont": FONT},
+    "axis": {"labelFont": FONT, "titleFont": FONT},
+    "legend": {"labelFont": FONT, "titleFont": FONT},
+    "header": {"labelFont": FONT, "titleFont": FONT},
+    "text": {"font": FONT},
+}
+THEME = "straggle_edu"
+
+
+def use_font_theme():
+    """Register the Altair theme ``"straggle_edu"`` (the :data:`FONT_CONFIG` fonts) and enable it.
+
+    A theme reaches every chart's top-level ``config`` when it is serialized,
+    so charts stay composable (``a | b``; a chart with its own ``config`` could
+    not be concatenated). A theme the reader enabled themselves is kept.
+
+    Examples
+    --------
+    >>> use_font_theme()
+    >>> alt.Chart(alt.Data(values=[{"x": 1}])).mark_text().encode(text="x:Q").to_dict()["config"]["font"] == FONT
+    True
+    """
+    if THEME not in alt.theme.names():
+        alt.theme.register(THEME, enable=False)(lambda: alt.theme.ThemeConfig(config=FONT_CONFIG))
+    if alt.theme.active in ("default", THEME):
+        alt.theme.enable(THEME)

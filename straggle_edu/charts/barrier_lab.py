@@ -20,12 +20,14 @@ import altair as alt
 import numpy as np
 
 from .._validate import nonnegative, require, whole
+from ..i18n import N_, _
 from ..models.barrier_lab import measured_max_of_k
 from ..models.empirical import empirical_expected_max
 
 __all__ = ["lab_gantt_chart", "lab_prediction_chart", "fixed_work_chart", "LAB_COLORS"]
 
-LAB_COLORS = alt.Scale(domain=["compute", "wait"], range=["#4c78a8", "#d9d9d9"])
+# The two phases of a worker's step; the chart translates the domain when it is built.
+LAB_COLORS = alt.Scale(domain=[N_("compute"), N_("wait")], range=["#4c78a8", "#d9d9d9"])
 _MAX_ROWS = 5000
 
 
@@ -67,25 +69,28 @@ def lab_gantt_chart(busy, wait, start=None, max_steps=20):
     start = _times("start", start, busy.shape)
     steps = min(whole("max_steps", max_steps, 1, 500), busy.shape[0], _MAX_ROWS // (2 * busy.shape[1]))
     require(steps >= 1, "busy", f"{busy.shape[1]} workers", f"at most {_MAX_ROWS // 2} workers")
+    compute, waiting = _("compute"), _("wait")
     rows = []
     for s in range(steps):
         for r in range(busy.shape[1]):
             t0, t1 = 1e3 * start[s, r], 1e3 * (start[s, r] + busy[s, r])
-            rows.append({"step": s, "rank": r, "phase": "compute", "start": t0, "end": t1, "ms": t1 - t0})
-            rows.append({"step": s, "rank": r, "phase": "wait", "start": t1, "end": t1 + 1e3 * wait[s, r], "ms": 1e3 * wait[s, r]})
+            rows.append({"step": s, "rank": r, "phase": compute, "start": t0, "end": t1, "ms": t1 - t0})
+            rows.append({"step": s, "rank": r, "phase": waiting, "start": t1, "end": t1 + 1e3 * wait[s, r], "ms": 1e3 * wait[s, r]})
     releases = [{"t": float(1e3 * (start[s] + busy[s] + wait[s]).max())} for s in range(steps)]
-    y = alt.Y("rank:O", title="worker (rank)", scale=alt.Scale(paddingInner=0.15))
-    color = alt.Color("phase:N", scale=LAB_COLORS, title=None, legend=alt.Legend(orient="bottom"))
-    tip = ["rank:O", "step:Q", "phase:N", alt.Tooltip("ms:Q", title="duration (ms)", format=".2f")]
+    y = alt.Y("rank:O", title=_("worker (rank)"), scale=alt.Scale(paddingInner=0.15))
+    scale = alt.Scale(domain=[_(d) for d in LAB_COLORS.domain], range=LAB_COLORS.range)
+    color = alt.Color("phase:N", scale=scale, title=None, legend=alt.Legend(orient="bottom"))
+    rank, phase = alt.Tooltip("rank:O", title=_("rank")), alt.Tooltip("phase:N", title=_("phase"))
+    tip = [rank, alt.Tooltip("step:Q", title=_("step")), phase, alt.Tooltip("ms:Q", title=_("duration (ms)"), format=".2f")]
     bars = alt.Chart(alt.Data(values=rows)).mark_bar(stroke="white", strokeWidth=0.5).encode(
-        x=alt.X("start:Q", title="time (ms)"), x2="end:Q", y=y, color=color, tooltip=tip
+        x=alt.X("start:Q", title=_("time (ms)")), x2="end:Q", y=y, color=color, tooltip=tip
     )
     rules = alt.Chart(alt.Data(values=releases)).mark_rule(color="black", strokeWidth=0.6).encode(x="t:Q")
     means = [{"rank": r, "phase": ph, "ms": float(1e3 * arr[:steps, r].mean())}
-             for r in range(busy.shape[1]) for ph, arr in (("compute", busy), ("wait", wait))]
+             for r in range(busy.shape[1]) for ph, arr in ((compute, busy), (waiting, wait))]
     per_worker = alt.Chart(alt.Data(values=means)).mark_bar().encode(
-        x=alt.X("ms:Q", title="mean per step (ms)", stack="zero"), y=y, color=color,
-        order=alt.Order("phase:N"), tooltip=["rank:O", "phase:N", alt.Tooltip("ms:Q", format=".2f")],
+        x=alt.X("ms:Q", title=_("mean per step (ms)"), stack="zero"), y=y, color=color,
+        order=alt.Order("phase:N"), tooltip=[rank, phase, alt.Tooltip("ms:Q", title=_("mean per step (ms)"), format=".2f")],
     ).properties(width=140)
     height = min(400, max(100, 22 * busy.shape[1]))
     return alt.hconcat((bars + rules).properties(width=460, height=height), per_worker.properties(height=height))
@@ -103,23 +108,25 @@ def lab_prediction_chart(measured, stderr, expected_max, overhead):
     """
     measured, stderr = nonnegative("measured", measured), nonnegative("stderr", stderr)
     expected_max, overhead = nonnegative("expected_max", expected_max), nonnegative("overhead", overhead)
+    predicted_row, measured_row = _("predicted"), _("measured")
+    model, barrier = _("E[max] (model)"), _("barrier overhead (measured)")
     parts = [
-        {"row": "predicted", "what": "E[max] (model)", "start": 0.0, "end": 1e3 * expected_max},
-        {"row": "predicted", "what": "barrier overhead (measured)", "start": 1e3 * expected_max,
+        {"row": predicted_row, "what": model, "start": 0.0, "end": 1e3 * expected_max},
+        {"row": predicted_row, "what": barrier, "start": 1e3 * expected_max,
          "end": 1e3 * (expected_max + overhead)},
     ]
-    point = [{"row": "measured", "ms": 1e3 * measured, "lo": 1e3 * (measured - stderr), "hi": 1e3 * (measured + stderr)}]
-    y = alt.Y("row:N", title=None, sort=["predicted", "measured"])
-    colors = alt.Scale(domain=["E[max] (model)", "barrier overhead (measured)"], range=["#4c78a8", "#9d9d9d"])
+    point = [{"row": measured_row, "ms": 1e3 * measured, "lo": 1e3 * (measured - stderr), "hi": 1e3 * (measured + stderr)}]
+    y = alt.Y("row:N", title=None, sort=[predicted_row, measured_row])
+    colors = alt.Scale(domain=[model, barrier], range=["#4c78a8", "#9d9d9d"])
     predicted = alt.Chart(alt.Data(values=parts)).mark_bar(height=18).encode(
-        x=alt.X("start:Q", title="mean step time (ms)"), x2="end:Q", y=y,
+        x=alt.X("start:Q", title=_("mean step time (ms)")), x2="end:Q", y=y,
         color=alt.Color("what:N", scale=colors, title=None, legend=alt.Legend(orient="bottom")),
-        tooltip=["what:N", alt.Tooltip("end:Q", title="up to (ms)", format=".2f")],
+        tooltip=[alt.Tooltip("what:N", title=_("part")), alt.Tooltip("end:Q", title=_("up to (ms)"), format=".2f")],
     )
     base = alt.Chart(alt.Data(values=point)).encode(y=y)
-    bar = base.mark_errorbar(ticks=True, color="#e45756").encode(x=alt.X("lo:Q", title="mean step time (ms)"), x2="hi:Q")
+    bar = base.mark_errorbar(ticks=True, color="#e45756").encode(x=alt.X("lo:Q", title=_("mean step time (ms)")), x2="hi:Q")
     dot = base.mark_point(filled=True, size=70, color="#e45756").encode(
-        x="ms:Q", tooltip=[alt.Tooltip("ms:Q", title="measured (ms)", format=".2f"),
+        x="ms:Q", tooltip=[alt.Tooltip("ms:Q", title=_("measured (ms)"), format=".2f"),
                            alt.Tooltip("lo:Q", title="- 1 SE", format=".2f"), alt.Tooltip("hi:Q", title="+ 1 SE", format=".2f")]
     )
     return (predicted + bar + dot).properties(width=460, height=80)
@@ -157,20 +164,22 @@ def fixed_work_chart(busy, max_n=4096, bins=30):
     counts, edges = np.histogram(1e3 * busy, bins=bins)
     hist = [{"lo": float(a), "hi": float(b), "steps": int(c)} for a, b, c in zip(edges[:-1], edges[1:], counts)]
     ns = sorted({int(n) for n in np.unique(np.geomspace(1, max_n, 40).round())} | {1, max_n})
-    line = [{"n": n, "ms": 1e3 * empirical_expected_max([(busy, n)]),
-             "data": "within the data" if n <= samples else "past the data (a lower bound)"} for n in ns]
+    within, past = _("within the data"), _("past the data (a lower bound)")
+    line = [{"n": n, "ms": 1e3 * empirical_expected_max([(busy, n)]), "data": within if n <= samples else past} for n in ns]
     dots = [{"n": k, "ms": 1e3 * measured_max_of_k(busy, k)} for k in range(1, busy.shape[1] + 1)]
     left = alt.Chart(alt.Data(values=hist)).mark_bar(color="#4c78a8").encode(
-        x=alt.X("lo:Q", bin="binned", title="one worker's compute per step (ms)"), x2="hi:Q",
-        y=alt.Y("steps:Q", title="worker-steps"), tooltip=[alt.Tooltip("lo:Q", format=".2f"), "steps:Q"],
+        x=alt.X("lo:Q", bin="binned", title=_("one worker's compute per step (ms)")), x2="hi:Q",
+        y=alt.Y("steps:Q", title=_("worker-steps")),
+        tooltip=[alt.Tooltip("lo:Q", title=_("from (ms)"), format=".2f"), alt.Tooltip("steps:Q", title=_("worker-steps"))],
     ).properties(width=260, height=200)
-    x = alt.X("n:Q", scale=alt.Scale(type="log"), title="workers n")
+    x = alt.X("n:Q", scale=alt.Scale(type="log"), title=_("workers n"))
+    n_tip = alt.Tooltip("n:Q", title="n")
     predicted = alt.Chart(alt.Data(values=line)).mark_line(point=True, color="#4c78a8").encode(
-        x=x, y=alt.Y("ms:Q", title="E[max of n] (ms)", scale=alt.Scale(zero=False)),
+        x=x, y=alt.Y("ms:Q", title=_("E[max of n] (ms)"), scale=alt.Scale(zero=False)),
         strokeDash=alt.StrokeDash("data:N", title=None, legend=alt.Legend(orient="bottom")),
-        tooltip=["n:Q", alt.Tooltip("ms:Q", format=".2f"), "data:N"],
+        tooltip=[n_tip, alt.Tooltip("ms:Q", title=_("E[max of n] (ms)"), format=".2f"), alt.Tooltip("data:N", title=_("data"))],
     )
     measured = alt.Chart(alt.Data(values=dots)).mark_point(filled=True, size=80, color="#e45756").encode(
-        x=x, y="ms:Q", tooltip=["n:Q", alt.Tooltip("ms:Q", title="measured max of n (ms)", format=".2f")],
+        x=x, y="ms:Q", tooltip=[n_tip, alt.Tooltip("ms:Q", title=_("measured max of n (ms)"), format=".2f")],
     )
     return alt.hconcat(left, (predicted + measured).properties(width=300, height=200))

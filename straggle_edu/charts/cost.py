@@ -21,7 +21,8 @@ import altair as alt
 import numpy as np
 
 from ..math.delay import DOWNSTREAM
-from ._data import inline_rows
+from ..i18n import N_, _
+from ._data import inline_rows, quoted, vega_text
 
 __all__ = [
     "BILL_LINES",
@@ -35,13 +36,24 @@ __all__ = [
 _HOURS = "gpus * days * 24"
 # (label, Vega expression for the value): the receipt, line by line.
 BILL_LINES = (
-    ("GPU-hours allocated", f"format({_HOURS}, ',.0f')"),
-    ("GPU-hours lost to waiting", f"format({_HOURS} * lost_fraction, ',.0f')"),
-    ("dollars lost", f"'$' + format({_HOURS} * lost_fraction * usd_per_gpu_hour, ',.0f')"),
-    ("days of the run spent waiting", "format(days * lost_fraction, '.2f')"),
-    ("same work, no stragglers (days)", "format(days * (1 - lost_fraction), '.2f')"),
-    ("a run planned for that long takes (days)", "format(days / (1 - lost_fraction), '.2f')"),
+    (N_("GPU-hours allocated"), f"format({_HOURS}, ',.0f')"),
+    (N_("GPU-hours lost to waiting"), f"format({_HOURS} * lost_fraction, ',.0f')"),
+    (N_("dollars lost"), f"'$' + format({_HOURS} * lost_fraction * usd_per_gpu_hour, ',.0f')"),
+    (N_("days of the run spent waiting"), "format(days * lost_fraction, '.2f')"),
+    (N_("same work, no stragglers (days)"), "format(days * (1 - lost_fraction), '.2f')"),
+    (N_("a run planned for that long takes (days)"), "format(days / (1 - lost_fraction), '.2f')"),
 )
+# Scenario names that notebook 04 and the cost explorer pass in; others are shown as given.
+_SCENARIOS = (N_("this cluster"), N_("your step times"), N_("3% jitter"), N_("1% jitter"),
+              N_("1% jitter + a 0.1 s pause on 1 step in 1000"))
+# Downstream stages (straggle_edu.math.delay.DOWNSTREAM) and the run itself.
+_STAGES = (N_("training run"), N_("evaluation"), N_("fine-tunes from the final checkpoint"), N_("deployment"),
+           N_("next experiment on the same GPUs"))
+
+
+def _known(name, known):
+    """``name`` translated if it is one of ``known``, else as given (a reader's own label)."""
+    return _(name) if name in known else name
 
 
 def _params(**values):
@@ -67,9 +79,9 @@ def bill_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0, *
     >>> len(spec["data"]["values"])
     6
     """
-    rows = [{"line": i, "label": label} for i, (label, _) in enumerate(BILL_LINES)]
+    rows = [{"line": i, "label": _(label)} for i, (label, __) in enumerate(BILL_LINES)]
     expr = "''"
-    for i, (_, value) in reversed(list(enumerate(BILL_LINES))):
+    for i, (__, value) in reversed(list(enumerate(BILL_LINES))):
         expr = f"datum.line == {i} ? {value} : {expr}"
     base = alt.Chart(alt.Data(values=rows)).transform_calculate(value=expr).encode(
         y=alt.Y("line:O", axis=None), color=alt.ColorValue("black", condition={"test": "datum.line == 2", "value": "#d62728"}))
@@ -90,11 +102,12 @@ def lost_dollars_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hou
     """
     grid = [{"f": float(f)} for f in np.linspace(0.0, float(max_lost), 61)]
     usd = f"{_HOURS} * datum.f * usd_per_gpu_hour"
-    x = alt.X("f:Q", title="lost fraction", axis=alt.Axis(format="%"))
-    y = alt.Y("usd:Q", title="dollars lost", axis=alt.Axis(format="$,.0f"))
+    x = alt.X("f:Q", title=_("lost fraction"), axis=alt.Axis(format="%"))
+    y = alt.Y("usd:Q", title=_("dollars lost"), axis=alt.Axis(format="$,.0f"))
     line = alt.Chart(alt.Data(values=grid)).transform_calculate(usd=usd).mark_line(color="#1f4e79").encode(x=x, y=y)
     now = alt.Chart(alt.Data(values=[{}])).transform_calculate(f="lost_fraction").transform_calculate(usd=usd)
-    dot = now.mark_point(filled=True, size=90, color="#d62728").encode(x=x, y=y, tooltip=[alt.Tooltip("usd:Q", format="$,.0f")])
+    dot = now.mark_point(filled=True, size=90, color="#d62728").encode(
+        x=x, y=y, tooltip=[alt.Tooltip("usd:Q", title=_("dollars lost"), format="$,.0f")])
     text = now.transform_calculate(text="'$' + format(datum.usd, ',.0f')").mark_text(align="left", dx=8, dy=-8, fontSize=13)
     text = text.encode(x=x, y=y, text=alt.Text("text:N"))
     params = _params(gpus=gpus, days=days, lost_fraction=lost_fraction, usd_per_gpu_hour=usd_per_gpu_hour)
@@ -114,18 +127,19 @@ def delay_framings_chart(days=10.0, lost_fraction=0.10, *, max_lost=0.5, width=4
     >>> sorted(p["name"] for p in spec["params"])
     ['days', 'lost_fraction']
     """
-    held, planned = "held for D days: D × f", "planned at D days: D × f / (1 − f)"
+    held, planned = _("held for D days: D × f"), _("planned at D days: D × f / (1 − f)")
     calc = {held: "days * datum.f", planned: "days * datum.f / (1 - datum.f)"}
     grid = [{"f": float(f)} for f in np.linspace(0.0, float(max_lost), 51)]
-    enc = dict(x=alt.X("f:Q", title="lost fraction f", axis=alt.Axis(format="%")), y=alt.Y("extra:Q", title="calendar days lost"),
+    enc = dict(x=alt.X("f:Q", title=_("lost fraction f"), axis=alt.Axis(format="%")), y=alt.Y("extra:Q", title=_("calendar days lost")),
                color=alt.Color("framing:N", title=None, legend=alt.Legend(orient="top", direction="vertical", labelLimit=400)))
     lines = alt.Chart(alt.Data(values=grid)).transform_calculate(**calc).transform_fold(list(calc), as_=["framing", "extra"])
     lines = lines.mark_line().encode(**enc)
     now = alt.Chart(alt.Data(values=[{}])).transform_calculate(f="lost_fraction").transform_calculate(**calc)
     dots = now.transform_fold(list(calc), as_=["framing", "extra"]).mark_point(filled=True, size=80).encode(
-        **enc, tooltip=[alt.Tooltip("framing:N"), alt.Tooltip("extra:Q", format=".2f", title="days")])
+        **enc, tooltip=[alt.Tooltip("framing:N", title=_("framing")), alt.Tooltip("extra:Q", format=".2f", title=_("days"))])
     readout = now.transform_calculate(
-        text=f"'held: ' + format(datum['{held}'], '.2f') + ' d, planned: ' + format(datum['{planned}'], '.2f') + ' d'")
+        text=vega_text(_("held: {held} d, planned: {planned} d"), held=f"format(datum[{quoted(held)}], '.2f')",
+                       planned=f"format(datum[{quoted(planned)}], '.2f')"))
     text = readout.mark_text(align="left", baseline="top", dx=6, dy=6, fontSize=13).encode(
         x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N"))
     return alt.layer(lines, dots, text).add_params(*_params(days=days, lost_fraction=lost_fraction)).properties(width=width, height=height)
@@ -149,19 +163,20 @@ def milestones_chart(days=10.0, lost_fraction=0.10, stages=DOWNSTREAM, *, width=
     >>> [r["stage"] for r in spec["data"]["values"]][:2]
     ['training run', 'evaluation']
     """
-    rows = [{"order": 0, "stage": "training run", "start": 0.0, "duration": 0.0, "run": True}]
-    rows += [{"order": i + 1, "stage": str(s), "start": float(a), "duration": float(d), "run": False} for i, (s, a, d) in enumerate(stages)]
+    rows = [{"order": 0, "stage": _("training run"), "start": 0.0, "duration": 0.0, "run": True}]
+    rows += [{"order": i + 1, "stage": _known(str(s), _STAGES), "start": float(a), "duration": float(d), "run": False}
+             for i, (s, a, d) in enumerate(stages)]
     base = alt.Chart(alt.Data(values=rows)).transform_calculate(
         delay="days * lost_fraction / (1 - lost_fraction)",
         p0="datum.run ? 0 : days + datum.start", p1="datum.run ? days : days + datum.start + datum.duration",
     ).transform_calculate(a0="datum.run ? 0 : datum.p0 + datum.delay", a1="datum.p1 + datum.delay",
-                          text="'+' + format(datum.delay, '.2f') + ' d'")
+                          text=vega_text(_("+{days} d"), days="format(datum.delay, '.2f')"))
     y = alt.Y("stage:N", sort=alt.EncodingSortField("order"), title=None)
     planned = base.mark_bar(color="#c7d3e3", height=16).encode(
-        x=alt.X("p0:Q", title="days from the start of the run"), x2=alt.X2("p1:Q"), y=y)
+        x=alt.X("p0:Q", title=_("days from the start of the run")), x2=alt.X2("p1:Q"), y=y)
     actual = base.mark_bar(color="#1f4e79", height=7).encode(
         x=alt.X("a0:Q"), x2=alt.X2("a1:Q"), y=y,
-        tooltip=[alt.Tooltip("stage:N"), alt.Tooltip("a1:Q", format=".2f", title="ends on day")])
+        tooltip=[alt.Tooltip("stage:N", title=_("stage")), alt.Tooltip("a1:Q", format=".2f", title=_("ends on day"))])
     text = base.mark_text(align="left", dx=4, color="#d62728").encode(x=alt.X("a1:Q"), y=y, text=alt.Text("text:N"))
     chart = alt.layer(planned, actual, text).add_params(*_params(days=days, lost_fraction=lost_fraction))
     return chart.properties(width=width, height=34 * len(rows))
@@ -184,10 +199,12 @@ def lost_fraction_chart(rows, *, n_mark=4096, width=420, height=240):
     >>> [p["name"] for p in spec["params"]]
     ['n_mark']
     """
-    x = alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2))
+    x = alt.X("n:Q", title=_("workers n"), scale=alt.Scale(type="log", base=2))
+    rows = [{**r, "scenario": _known(r["scenario"], _SCENARIOS)} for r in rows]
     lines = alt.Chart(inline_rows(rows)).mark_line(point=True).encode(
-        x=x, y=alt.Y("lost:Q", title="lost fraction (time waiting at the barrier)", axis=alt.Axis(format="%")),
+        x=x, y=alt.Y("lost:Q", title=_("lost fraction (time waiting at the barrier)"), axis=alt.Axis(format="%")),
         color=alt.Color("scenario:N", title=None, legend=alt.Legend(orient="top", direction="vertical", labelLimit=400)),
-        tooltip=[alt.Tooltip("scenario:N"), alt.Tooltip("n:Q"), alt.Tooltip("lost:Q", format=".1%")])
+        tooltip=[alt.Tooltip("scenario:N", title=_("scenario")), alt.Tooltip("n:Q", title="n"),
+                 alt.Tooltip("lost:Q", title=_("lost fraction"), format=".1%")])
     rule = alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="black", strokeDash=[3, 3]).encode(x=x)
     return alt.layer(lines, rule).add_params(alt.param(name="n_mark", value=int(n_mark))).properties(width=width, height=height)

@@ -25,6 +25,7 @@ import altair as alt
 import numpy as np
 
 from .._validate import require
+from ..i18n import N_, _, get_language
 
 __all__ = ["trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart", "cause_gallery_chart",
            "collective_tell_chart",
@@ -37,8 +38,18 @@ TRACE_MAX_ROWS = 5000
 _SCALE = alt.Scale(scheme="reds", domainMin=1.0)
 
 
+# Titles of the attributions (Analysis.by_*), and the injected causes of
+# straggle_edu.traces.synthetic.CAUSES; optype names stay as the trace writes them.
+_BY_TITLES = {"by_optype": N_("by optype"), "by_stage": N_("by stage"), "by_dp_rank": N_("by dp rank"),
+              "by_worker": N_("by worker"), "by_rank": N_("by rank")}
+# (a cause's msgid is its preset key; the Chinese names the cause and keeps the key).
+_CAUSES = (N_("none"), N_("slow-worker"), N_("last-stage"), N_("seq-imbalance"), N_("gc-pauses"), N_("slow-link"))
+
+
 def _worker_label(w):
-    return f"dp {w[0]} · stage {w[1]}" if isinstance(w, tuple) else f"rank {w}"
+    if isinstance(w, tuple):
+        return _("dp {dp} · stage {stage}").format(dp=w[0], stage=w[1])
+    return _("rank {rank}").format(rank=w)
 
 
 def _check_analysis(analysis):
@@ -96,30 +107,32 @@ def trace_heatmap_chart(analysis, *, width=520, max_rows=TRACE_MAX_ROWS):
     _check_analysis(analysis)
     rows, trimmed = _heatmap_rows(analysis, max_rows)
     n_workers = len({r["worker"] for r in rows})
-    chart = _heatmap_skeleton(int(width), min(16 * n_workers, 640), bool(trimmed)).copy(deep=False)
+    chart = _heatmap_skeleton(int(width), min(16 * n_workers, 640), bool(trimmed), get_language()).copy(deep=False)
     chart.data = {"values": rows}
     return chart
 
 
 @functools.lru_cache(maxsize=16)
-def _heatmap_skeleton(width, height, trimmed):
-    """The heatmap without its data (building the encodings costs more than the data)."""
+def _heatmap_skeleton(width, height, trimmed, lang):
+    """The heatmap without its data (building the encodings costs more than the data), in language ``lang``."""
     pick = alt.selection_point(name="worker", fields=["worker"], on="click", clear="dblclick", empty=False)
     base = alt.Chart()
     y = alt.Y("worker:N", sort=alt.EncodingSortField("order", order="ascending"), title=None)
     heat = base.mark_rect().encode(
-        x=alt.X("step:O", title="step"), y=y,
-        color=alt.Color("S:Q", scale=_SCALE, title="slowdown"),
+        x=alt.X("step:O", title=_("step")), y=y,
+        color=alt.Color("S:Q", scale=_SCALE, title=_("slowdown")),
         stroke=alt.condition(pick, alt.value("black"), alt.value(None)),
-        tooltip=["worker:N", "step:O", alt.Tooltip("S:Q", format=".3f"), alt.Tooltip("job:Q", format=".3f", title="job S")],
+        tooltip=[alt.Tooltip("worker:N", title=_("worker")), alt.Tooltip("step:O", title=_("step")),
+                 alt.Tooltip("S:Q", format=".3f", title="S"), alt.Tooltip("job:Q", format=".3f", title=_("job S"))],
     ).add_params(pick).properties(width=width, height=height,
-                                   title="worker slowdown per step" + (" (slowest workers)" if trimmed else ""))
+                                   title=_("worker slowdown per step (slowest workers)") if trimmed else _("worker slowdown per step"))
     job = base.transform_filter("datum.order == 0").mark_line(color="#7f7f7f", strokeDash=[4, 3]).encode(
-        x="step:O", y=alt.Y("job:Q", title="slowdown", scale=alt.Scale(zero=False)))
+        x="step:O", y=alt.Y("job:Q", title=_("slowdown"), scale=alt.Scale(zero=False)))
     mine = base.transform_filter(pick).mark_line(point=True, color="#d62728").encode(
-        x="step:O", y="S:Q", tooltip=["worker:N", "step:O", alt.Tooltip("S:Q", format=".3f")])
+        x="step:O", y="S:Q", tooltip=[alt.Tooltip("worker:N", title=_("worker")), alt.Tooltip("step:O", title=_("step")),
+                                      alt.Tooltip("S:Q", format=".3f", title="S")])
     return alt.vconcat(heat, (job + mine).properties(width=width, height=120,
-                                                        title="the clicked worker (red) and the job (grey)"))
+                                                        title=_("the clicked worker (red) and the job (grey)")))
 
 
 def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
@@ -157,16 +170,17 @@ def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
     pad = 0.05 * max(hi - lo, 0.02)
     scale = alt.Scale(domain=[lo - pad, hi + pad], clamp=True)  # S_X sit near 1: start the bars there
     bars = alt.Chart({"values": rows}).mark_bar(color="#4c78a8").encode(
-        x=alt.X("S:Q", title="S_X: slowdown with only X at its recorded durations", scale=scale),
+        x=alt.X("S:Q", title=_("S_X: slowdown with only X at its recorded durations"), scale=scale),
         y=alt.Y("x:N", sort=alt.EncodingSortField("order", order="ascending"), title=None),
-        tooltip=["x:N", alt.Tooltip("S:Q", format=".4f")])
+        tooltip=[alt.Tooltip("x:N", title="X"), alt.Tooltip("S:Q", format=".4f", title="S_X")])
     job = alt.Chart({"values": [{"S": float(analysis.slowdown)}]}).mark_rule(color="#d62728", strokeDash=[4, 3]).encode(
-        x="S:Q", tooltip=[alt.Tooltip("S:Q", format=".4f", title="job S")])
-    return (bars + job).properties(width=width, height=18 * len(rows) + 10, title=by.replace("_", " "))
+        x="S:Q", tooltip=[alt.Tooltip("S:Q", format=".4f", title=_("job S"))])
+    title = _(_BY_TITLES[by]) if by in _BY_TITLES else by.replace("_", " ")
+    return (bars + job).properties(width=width, height=18 * len(rows) + 10, title=title)
 
 
-_OP_COLORS = alt.Scale(domain=["compute", "send/recv", "collective", "local", "ran long"],
-                       range=["#4c78a8", "#9ecae9", "#7f7f7f", "#bab0ac", "#d62728"])
+_OP_KINDS = (N_("compute"), N_("send/recv"), N_("collective"), N_("local"), N_("ran long"))
+_OP_RANGE = ["#4c78a8", "#9ecae9", "#7f7f7f", "#bab0ac", "#d62728"]
 
 
 def _op_kind(op):
@@ -209,31 +223,33 @@ def worker_ops_chart(ops, *, title="", long_factor=1.2, width=620):
             "a list of at most 2500 ops from worker_timeline()")
     rows = []
     for r in ops:
-        kind = "ran long" if r["excess"] >= long_factor else _op_kind(r["op"])
+        kind = _("ran long") if r["excess"] >= long_factor else _(_op_kind(r["op"]))
         common = {"op": r["op"], "kind": kind, "microbatch": r["microbatch"], "excess": float(r["excess"]),
                   "work": float(r["work"]), "ideal": float(r["ideal_work"])}
-        rows.append(dict(common, lane="recorded", start=r["recorded_start"],
+        rows.append(dict(common, lane=_("recorded"), start=r["recorded_start"],
                          end=r["recorded_start"] + r["recorded_duration"]))
-        rows.append(dict(common, lane="ideal replay", start=r["ideal_start"], end=r["ideal_end"]))
-    chart = _ops_skeleton(int(width)).copy(deep=False)
+        rows.append(dict(common, lane=_("ideal replay"), start=r["ideal_start"], end=r["ideal_end"]))
+    chart = _ops_skeleton(int(width), get_language()).copy(deep=False)
     chart.data = {"values": rows}
     chart.title = title
     return chart
 
 
 @functools.lru_cache(maxsize=8)
-def _ops_skeleton(width):
+def _ops_skeleton(width, lang):
+    """The ops chart without its data, in language ``lang`` (the cache keys on it)."""
     return alt.Chart().mark_bar(height={"band": 0.7}).encode(
-        x=alt.X("start:Q", title="seconds from the start of the step"), x2="end:Q",
-        y=alt.Y("lane:N", sort=["recorded", "ideal replay"], title=None),
-        color=alt.Color("kind:N", scale=_OP_COLORS, title=None),
-        tooltip=["op:N", "microbatch:Q", alt.Tooltip("work:Q", format=".4g", title="work (s)"),
-                 alt.Tooltip("ideal:Q", format=".4g", title="ideal (s)"), alt.Tooltip("excess:Q", format=".2f"),
-                 alt.Tooltip("start:Q", format=".4g"), alt.Tooltip("end:Q", format=".4g")],
+        x=alt.X("start:Q", title=_("seconds from the start of the step")), x2="end:Q",
+        y=alt.Y("lane:N", sort=[_("recorded"), _("ideal replay")], title=None),
+        color=alt.Color("kind:N", scale=alt.Scale(domain=[_(k) for k in _OP_KINDS], range=_OP_RANGE), title=None),
+        tooltip=[alt.Tooltip("op:N", title=_("op")), alt.Tooltip("microbatch:Q", title=_("microbatch")),
+                 alt.Tooltip("work:Q", format=".4g", title=_("work (s)")),
+                 alt.Tooltip("ideal:Q", format=".4g", title=_("ideal (s)")), alt.Tooltip("excess:Q", format=".2f", title=_("excess")),
+                 alt.Tooltip("start:Q", format=".4g", title=_("start (s)")), alt.Tooltip("end:Q", format=".4g", title=_("end (s)"))],
     ).properties(width=width, height=90)
 
 
-_GALLERY = (("S", "S"), ("m_w", "M_W"), ("m_s", "M_S"), ("persistent", "slowed steps"))
+_GALLERY = (("S", "S"), ("m_w", "M_W"), ("m_s", "M_S"), ("persistent", N_("slowed steps")))
 
 
 def cause_gallery_chart(rows, *, width=360):
@@ -260,21 +276,28 @@ def cause_gallery_chart(rows, *, width=360):
             "a list of cause rows from cause_gallery()")
     cells = []
     for i, r in enumerate(rows):
+        cause = _(r["cause"]) if r["cause"] in _CAUSES else r["cause"]
         for key, label in _GALLERY:
             v = r.get(key)
-            cells.append({"cause": r["cause"], "order": i, "metric": label, "value": None if v is None else float(v),
+            cells.append({"cause": cause, "order": i, "metric": _(label), "value": None if v is None else float(v),
                           "text": "n/a" if v is None else f"{v:.2f}", "optype": str(r.get("optype", ""))})
     base = alt.Chart({"values": cells}).encode(
-        x=alt.X("metric:N", sort=[lab for _, lab in _GALLERY], title=None, axis=alt.Axis(orient="top", labelAngle=0)),
+        x=alt.X("metric:N", sort=[_(lab) for __, lab in _GALLERY], title=None, axis=alt.Axis(orient="top", labelAngle=0)),
         y=alt.Y("cause:N", sort=alt.EncodingSortField("order", order="ascending"), title=None))
     rect = base.mark_rect().encode(
         color=alt.Color("value:Q", scale=alt.Scale(scheme="oranges", domain=[0, 1.6], clamp=True), legend=None),
-        tooltip=["cause:N", "metric:N", "text:N", alt.Tooltip("optype:N", title="top optype")])
+        tooltip=[alt.Tooltip("cause:N", title=_("cause")), alt.Tooltip("metric:N", title=_("metric")),
+                 alt.Tooltip("text:N", title=_("value")), alt.Tooltip("optype:N", title=_("top optype"))])
     text = base.mark_text(fontSize=12).encode(text="text:N")
     return (rect + text).properties(width=width, height=24 * len(rows))
 
 
-def collective_tell_chart(tell, *, culprit=None, by="DP rank", optype="collective", width=360):
+# What collective_tell_chart's bars are per, and the ops it names (notebook 09), for the catalog.
+_TELL_BY = (N_("DP rank"), N_("stage"))
+_TELL_OPS = (N_("collective"), N_("gradient clipping"))
+
+
+def collective_tell_chart(tell, *, culprit=None, by=N_("DP rank"), optype="collective", width=360):
     """Bars of the mean recorded time in one collective per DP rank (or stage), in milliseconds.
 
     ``tell`` is :func:`~straggle_edu.traces.diagnose.collective_tell`'s dict;
@@ -286,11 +309,13 @@ def collective_tell_chart(tell, *, culprit=None, by="DP rank", optype="collectiv
     'bar'
     """
     require(len(tell) > 0, "tell", tell, "a non-empty dict of id -> seconds")
+    by, optype = (_(by) if by in _TELL_BY else by), (_(optype) if optype in _TELL_OPS else optype)
     rows = [{"id": f"{by} {k}", "ms": 1000 * v, "culprit": k == culprit} for k, v in sorted(tell.items())]
     return alt.Chart({"values": rows}).mark_bar().encode(
         y=alt.Y("id:N", title=None, sort=None),
-        x=alt.X("ms:Q", title=f"mean recorded {optype} (ms), waits included"),
+        x=alt.X("ms:Q", title=_("mean recorded {optype} (ms), waits included").format(optype=optype)),
         color=alt.Color("culprit:N", scale=alt.Scale(domain=[False, True], range=["#bbbbbb", "#d62728"]),
                         legend=None),
-        tooltip=["id:N", alt.Tooltip("ms:Q", format=".1f")],
+        tooltip=[alt.Tooltip("id:N", title=by),
+                 alt.Tooltip("ms:Q", format=".1f", title=_("mean (ms)"))],
     ).properties(width=width)

@@ -16,6 +16,7 @@ import altair as alt
 import numpy as np
 
 from .._validate import in_range, positive, whole
+from ..i18n import _
 from ..math.detector import alarms_per_day, p_false_alarm
 
 __all__ = [
@@ -81,8 +82,9 @@ def simulated_rows(sim, interval):
              "hi": float(day * min(q + 2 * e, 1.0))} for t, q, e in zip(sim.thresholds, p, se)]
 
 
-def _per_day_axis(title="false alarms per day (expected)"):
-    return alt.Y("per_day:Q", title=title, scale=alt.Scale(type="log", domain=[ALARM_FLOOR, _CEILING], clamp=True))
+def _per_day_axis():
+    return alt.Y("per_day:Q", title=_("false alarms per day (expected)"),
+                 scale=alt.Scale(type="log", domain=[ALARM_FLOOR, _CEILING], clamp=True))
 
 
 def report_scores_chart(scores, thresholds=(0.7, 0.75), bins=40):
@@ -111,10 +113,10 @@ def report_scores_chart(scores, thresholds=(0.7, 0.75), bins=40):
     lo = float(min(scores.min(), thresholds.min())) - 0.01
     counts, edges = np.histogram(scores, bins=whole("bins", bins, low=2, high=500), range=(lo, 1.0))
     rows = [{"lo": float(a), "hi": float(b), "ranks": int(c), "base": 0} for a, b, c in zip(edges[:-1], edges[1:], counts)]
-    x = alt.X("lo:Q", title="relative score (fastest median / this rank's median)", scale=alt.Scale(domain=[lo, 1.0]))
-    y = alt.Y("ranks:Q", title="ranks (symlog scale)", scale=alt.Scale(type="symlog", domainMin=0))
-    bars = alt.Chart(alt.Data(values=rows)).mark_bar(color="steelblue").encode(
-        x=x, x2="hi:Q", y=y, y2="base:Q", tooltip=["lo:Q", "hi:Q", "ranks:Q"])
+    x = alt.X("lo:Q", title=_("relative score (fastest median / this rank's median)"), scale=alt.Scale(domain=[lo, 1.0]))
+    y = alt.Y("ranks:Q", title=_("ranks (symlog scale)"), scale=alt.Scale(type="symlog", domainMin=0))
+    tips = [alt.Tooltip("lo:Q", title=_("from")), alt.Tooltip("hi:Q", title=_("to")), alt.Tooltip("ranks:Q", title=_("ranks"))]
+    bars = alt.Chart(alt.Data(values=rows)).mark_bar(color="steelblue").encode(x=x, x2="hi:Q", y=y, y2="base:Q", tooltip=tips)
     marks = alt.Chart(alt.Data(values=[{"lo": float(t), "label": f"{t:g}", "row": i} for i, t in enumerate(thresholds)]))
     rules = marks.mark_rule(color="firebrick", strokeDash=[5, 3]).encode(x="lo:Q")
     text = marks.mark_text(align="left", baseline="top", dx=4, color="firebrick").encode(
@@ -144,10 +146,11 @@ def alarms_vs_n_chart(rows, sim_rows=(), budget=1.0):
     >>> alarms_vs_n_chart(alarm_rows([2, 4], [0.5], 1, stats.expon(), 300)).to_dict()["layer"][0]["mark"]["type"]
     'line'
     """
-    x = alt.X("n:Q", title="ranks n", scale=alt.Scale(type="log"))
-    color = alt.Color("threshold:N", title="threshold")
-    lines = alt.Chart(alt.Data(values=list(rows))).mark_line(strokeWidth=2.5).encode(
-        x=x, y=_per_day_axis(), color=color, tooltip=["n:Q", "threshold:N", alt.Tooltip("per_day:Q", format=".3g")])
+    x = alt.X("n:Q", title=_("ranks n"), scale=alt.Scale(type="log"))
+    color = alt.Color("threshold:N", title=_("threshold"))
+    tips = [alt.Tooltip("n:Q", title="n"), alt.Tooltip("threshold:N", title=_("threshold")),
+            alt.Tooltip("per_day:Q", title=_("false alarms per day"), format=".3g")]
+    lines = alt.Chart(alt.Data(values=list(rows))).mark_line(strokeWidth=2.5).encode(x=x, y=_per_day_axis(), color=color, tooltip=tips)
     level = alt.Chart(alt.Data(values=[{"per_day": positive("budget", budget)}])).mark_rule(
         color="gray", strokeDash=[5, 3]).encode(y="per_day:Q")
     layers = [lines, level]
@@ -181,15 +184,15 @@ def alarms_vs_threshold_chart(rows, budget=1.0, pick=None):
     >>> len(c.to_dict()["layer"])
     4
     """
-    x = alt.X("threshold:Q", title="threshold", scale=alt.Scale(zero=False))
-    line = alt.Chart(alt.Data(values=list(rows))).mark_line(strokeWidth=2.5, color="black").encode(
-        x=x, y=_per_day_axis(), tooltip=["threshold:Q", alt.Tooltip("per_day:Q", format=".3g")])
+    x = alt.X("threshold:Q", title=_("threshold"), scale=alt.Scale(zero=False))
+    tips = [alt.Tooltip("threshold:Q", title=_("threshold")), alt.Tooltip("per_day:Q", title=_("false alarms per day"), format=".3g")]
+    line = alt.Chart(alt.Data(values=list(rows))).mark_line(strokeWidth=2.5, color="black").encode(x=x, y=_per_day_axis(), tooltip=tips)
     level = alt.Chart(alt.Data(values=[{"per_day": positive("budget", budget)}])).mark_rule(
         color="gray", strokeDash=[5, 3]).encode(y="per_day:Q")
     layers = [line, level]
     if pick is not None:
         spot = alt.Chart(alt.Data(values=[{"threshold": float(pick), "per_day": float(budget),
-                                           "label": f"highest within budget: {pick:.3f}"}]))
+                                           "label": _("highest within budget: {threshold}").format(threshold=f"{pick:.3f}")}]))
         layers += [spot.mark_point(filled=True, size=90, color="firebrick").encode(x=x, y="per_day:Q"),
                    spot.mark_text(align="right", dx=-8, dy=-10, color="firebrick").encode(
                        x=x, y="per_day:Q", text="label:N")]

@@ -21,7 +21,8 @@ from __future__ import annotations
 import altair as alt
 import numpy as np
 
-from ._data import inline_rows
+from ..i18n import N_, _
+from ._data import inline_rows, quoted, vega_text
 from ._linked import share_selection
 
 __all__ = [
@@ -33,14 +34,18 @@ __all__ = [
     "slow_card_chart",
 ]
 
+# English legend entries (msgids); the charts translate them when they are built.
 METHOD_LABELS = {
-    "exact": "exact E[max]",
-    "monte_carlo": "Monte Carlo (±2 SE)",
-    "gumbel": "Gumbel approximation",
-    "sqrt_2_ln_n": "√(2 ln n) (normal, leading term)",
+    "exact": N_("exact E[max]"),
+    "monte_carlo": N_("Monte Carlo (±2 SE)"),
+    "gumbel": N_("Gumbel approximation"),
+    "sqrt_2_ln_n": N_("√(2 ln n) (normal, leading term)"),
 }
-_DASH = alt.Scale(domain=list(METHOD_LABELS.values()), range=[[1, 0], [1, 0], [6, 3], [2, 2]])
-_COLOR = alt.Scale(domain=list(METHOD_LABELS.values()), range=["#1f4e79", "#d62728", "#ff7f0e", "#7f7f7f"])
+_DASH = [[1, 0], [1, 0], [6, 3], [2, 2]]
+_COLOR = ["#1f4e79", "#d62728", "#ff7f0e", "#7f7f7f"]
+# Step-time shapes (straggle_edu.models.max_growth.STEP_TIME_SHAPES) that notebook 03 passes
+# as panel names; others are shown as given.
+_SHAPES = (N_("normal"), N_("log-normal"), N_("exponential"), N_("pareto"))
 _N_AXIS = alt.Scale(type="log", base=2)
 
 
@@ -52,10 +57,22 @@ def _highlight(selection, on, off):
 
 def _growth_rows(growth, in_sigmas):
     items = growth.items() if isinstance(growth, dict) else [("", growth)]
-    rows = [r for shape, g in items for r in g.records(shape, in_sigmas=in_sigmas)]
+    rows = [r for shape, g in items for r in g.records(_shape(shape), in_sigmas=in_sigmas)]
     for r in rows:
-        r["method"] = METHOD_LABELS[r["method"]]
+        r["method"] = _(METHOD_LABELS[r["method"]])
     return rows
+
+
+def _shape(name):
+    return _(name) if name in _SHAPES else name
+
+
+def _bin_tips(unit):
+    """Tooltips of a histogram bin of step times: its edges and its share for one worker and for the slowest."""
+    return [alt.Tooltip("start:Q", format=".3f", title=_("from ({unit})").format(unit=unit)),
+            alt.Tooltip("end:Q", format=".3f", title=_("to ({unit})").format(unit=unit)),
+            alt.Tooltip("share_one:Q", format=".2%", title=_("share, one worker")),
+            alt.Tooltip("share:Q", format=".2%", title=_("share, slowest of n"))]
 
 
 def expected_max_chart(growth, *, in_sigmas=True, n_mark=None, width=320, height=220):
@@ -80,22 +97,27 @@ def expected_max_chart(growth, *, in_sigmas=True, n_mark=None, width=320, height
     >>> len(rows_of(spec, spec["data"]))
     8
     """
-    y_title = "slowest worker, σ above the mean" if in_sigmas else "E[step] (s)"
+    y_title = _("slowest worker, σ above the mean") if in_sigmas else _("E[step] (s)")
+    labels, monte_carlo = [_(v) for v in METHOD_LABELS.values()], quoted(_(METHOD_LABELS["monte_carlo"]))
     base = alt.Chart().encode(
-        x=alt.X("n:Q", scale=_N_AXIS, title="workers n"),
-        color=alt.Color("method:N", scale=_COLOR, title=None, legend=alt.Legend(orient="bottom", columns=2)),
-        tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("method:N"), alt.Tooltip("value:Q", format=".3f")],
+        x=alt.X("n:Q", scale=_N_AXIS, title=_("workers n")),
+        color=alt.Color("method:N", scale=alt.Scale(domain=labels, range=_COLOR), title=None,
+                        legend=alt.Legend(orient="bottom", columns=2)),
+        tooltip=[alt.Tooltip("n:Q", title="n"), alt.Tooltip("method:N", title=_("method")),
+                 alt.Tooltip("value:Q", title=y_title, format=".3f")],
     )
-    lines = base.transform_filter(f"datum.method != '{METHOD_LABELS['monte_carlo']}'").mark_line().encode(
-        y=alt.Y("value:Q", title=y_title, scale=alt.Scale(zero=False)), strokeDash=alt.StrokeDash("method:N", scale=_DASH, legend=None)
+    lines = base.transform_filter(f"datum.method != {monte_carlo}").mark_line().encode(
+        y=alt.Y("value:Q", title=y_title, scale=alt.Scale(zero=False)),
+        strokeDash=alt.StrokeDash("method:N", scale=alt.Scale(domain=labels, range=_DASH), legend=None)
     )
-    mc = base.transform_filter(f"datum.method == '{METHOD_LABELS['monte_carlo']}'")
+    mc = base.transform_filter(f"datum.method == {monte_carlo}")
     layers = [lines, mc.mark_rule().encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q")),
               mc.mark_point(filled=True, size=25).encode(y=alt.Y("value:Q"))]
     data = inline_rows(_growth_rows(growth, in_sigmas))
     if isinstance(growth, dict):
         chart = alt.layer(*layers, data=data).properties(width=width, height=height)
-        return chart.facet(facet=alt.Facet("shape:N", title=None, sort=list(growth)), columns=2).resolve_scale(y="independent")
+        facet = alt.Facet("shape:N", title=None, sort=[_shape(s) for s in growth])
+        return chart.facet(facet=facet, columns=2).resolve_scale(y="independent")
     if n_mark is not None:
         mark = alt.param(name="n_mark", value=int(n_mark))
         rule = alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="black", strokeDash=[3, 3])
@@ -126,17 +148,15 @@ def max_histograms_chart(hist, *, unit="s", width=420, row_height=55):
     """
     hover = alt.selection_point(name="bin_hover", fields=["bin"], on="pointerover", clear="pointerout", empty=False)
     bars = alt.Chart().mark_bar(stroke="white", strokeWidth=0.3).encode(
-        x=alt.X("start:Q", title=f"step time of the slowest worker ({unit})",
+        x=alt.X("start:Q", title=_("step time of the slowest worker ({unit})").format(unit=unit),
                 scale=alt.Scale(domain=[float(hist.edges[0]), float(hist.edges[-1])], nice=False)),
         x2=alt.X2("end:Q"),
         y=alt.Y("share:Q", title=None, axis=alt.Axis(format="%", tickCount=2)),
         y2=alt.Y2Datum(0),
         color=_highlight(hover, "#d62728", "#1f4e79"),
-        tooltip=[alt.Tooltip("n:Q", title="workers"), alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f"),
-                 alt.Tooltip("share_one:Q", format=".2%", title="share, one worker"),
-                 alt.Tooltip("share:Q", format=".2%", title="share, slowest of n")],
+        tooltip=[alt.Tooltip("n:Q", title=_("workers")), *_bin_tips(unit)],
     ).add_params(hover).properties(width=width, height=row_height)
-    row = alt.Row("n:O", title="workers n", sort="ascending", header=alt.Header(labelAngle=0))
+    row = alt.Row("n:O", title=_("workers n"), sort="ascending", header=alt.Header(labelAngle=0))
     return bars.facet(row=row, data=inline_rows(hist.records())).resolve_scale(y="independent")
 
 
@@ -166,19 +186,19 @@ def max_vs_one_chart(hist, *, n=None, unit="s", width=460, height=120):
     n = int(hist.n[-1] if n is None else n)
     param = alt.param(name="n", value=n)
     hover = alt.selection_point(name="bin_pair", fields=["bin"], on="pointerover", clear="pointerout", empty=False)
-    x = alt.X("start:Q", title=f"step time ({unit})", scale=alt.Scale(domain=[float(hist.edges[0]), float(hist.edges[-1])], nice=False))
-    tips = [alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f"),
-            alt.Tooltip("share_one:Q", format=".2%", title="share, one worker"),
-            alt.Tooltip("share:Q", format=".2%", title="share, slowest of n")]
+    x = alt.X("start:Q", title=_("step time ({unit})").format(unit=unit),
+              scale=alt.Scale(domain=[float(hist.edges[0]), float(hist.edges[-1])], nice=False))
+    tips = _bin_tips(unit)
     base = alt.Chart(inline_rows(hist.records())).properties(width=width, height=height)
     bar = lambda c: c.mark_bar(stroke="white", strokeWidth=0.3).encode(x=x, x2=alt.X2("end:Q"), y2=alt.Y2Datum(0), tooltip=tips)
     one = bar(base.transform_filter(f"datum.n == {int(hist.n[0])}")).encode(
-        y=alt.Y("share:Q", title="one worker", axis=alt.Axis(format="%")), color=_highlight(hover, "#d62728", "#9e9e9e")
+        y=alt.Y("share:Q", title=_("one worker"), axis=alt.Axis(format="%")), color=_highlight(hover, "#d62728", "#9e9e9e")
     ).properties(name="maxpair_0")
     slow = base.transform_filter("datum.n == n")
     label = slow.transform_filter("datum.bin == 0").transform_calculate(
-        text="'slowest of ' + datum.n + ': mean ' + format(datum.mean, '.3f') + ', σ ' + format(datum.std, '.3f')")
-    bars = bar(slow).encode(y=alt.Y("share:Q", title="slowest of n", axis=alt.Axis(format="%")),
+        text=vega_text(_("slowest of {n}: mean {mean}, σ {std}"), n="datum.n", mean="format(datum.mean, '.3f')",
+                       std="format(datum.std, '.3f')"))
+    bars = bar(slow).encode(y=alt.Y("share:Q", title=_("slowest of n"), axis=alt.Axis(format="%")),
                             color=_highlight(hover, "#d62728", "#1f4e79"))
     lower = alt.layer(bars.properties(name="maxpair_1"),
                       slow.transform_filter("datum.bin == 0").mark_rule(color="black").encode(x=alt.X("mean:Q")),
@@ -227,14 +247,16 @@ def speedup_chart(ns, sigmas, *, jitter=0.05, n_mark=4096, width=420, height=240
     base = alt.Chart(alt.Data(values=rows)).transform_calculate(
         efficiency="1 / (1 + jitter * datum.e)", speedup="datum.n / (1 + jitter * datum.e)",
         ratio="(1 + jitter * datum.e2) / (2 * (1 + jitter * datum.e))")
-    x = alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2))
-    y = alt.Y("efficiency:Q", title="throughput, share of n × one worker", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
+    x = alt.X("n:Q", title=_("workers n"), scale=alt.Scale(type="log", base=2))
+    y = alt.Y("efficiency:Q", title=_("throughput, share of n × one worker"), axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]))
     ideal = alt.Chart(alt.Data(values=[{"y": 1.0}])).mark_rule(color="#7f7f7f", strokeDash=[4, 3]).encode(y=alt.Y("y:Q"))
-    tips = [alt.Tooltip("n:Q"), alt.Tooltip("speedup:Q", format=",.0f", title="speed-up"), alt.Tooltip("efficiency:Q", format=".1%")]
+    tips = [alt.Tooltip("n:Q", title="n"), alt.Tooltip("speedup:Q", format=",.0f", title=_("speed-up")),
+            alt.Tooltip("efficiency:Q", format=".1%", title=_("efficiency"))]
     actual = base.mark_line(color="#1f4e79", point=True).encode(x=x, y=y, tooltip=tips)
     at = base.transform_filter("datum.n == n_mark")
     text = at.transform_calculate(
-        text="datum.n + ' → ' + 2 * datum.n + ' workers: time × ' + format(datum.ratio, '.3f') + ' (ideal × 0.500)'")
+        text=vega_text(_("{n} → {n2} workers: time × {ratio} (ideal × 0.500)"), n="datum.n", n2="2 * datum.n",
+                       ratio="format(datum.ratio, '.3f')"))
     readout = text.mark_text(align="left", baseline="bottom", dx=6, dy=-6, fontSize=13).encode(
         x=alt.XValue(0), y=alt.YValue(height), text=alt.Text("text:N"))
     point = at.mark_point(size=90, color="#d62728", filled=True).encode(x=x, y=alt.Y("efficiency:Q"))
@@ -262,11 +284,12 @@ def slow_card_chart(rows, *, slow_factor=1.05, n_mark=None, width=420, height=24
     >>> [layer["mark"]["type"] for layer in spec["layer"]], spec["params"][0]["name"]
     (['line', 'rule', 'rule'], 'n_mark')
     """
-    x = alt.X("n:Q", title="workers n", scale=alt.Scale(type="log", base=2))
+    x = alt.X("n:Q", title=_("workers n"), scale=alt.Scale(type="log", base=2))
     lines = alt.Chart(inline_rows(rows)).mark_line(point=True).encode(
-        x=x, y=alt.Y("job_slowdown:Q", title="job slowdown from the slow card", axis=alt.Axis(format="%")),
-        color=alt.Color("jitter:O", title="peers' jitter", scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(format=".1%")),
-        tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("jitter:Q", format=".1%"), alt.Tooltip("job_slowdown:Q", format=".2%")],
+        x=x, y=alt.Y("job_slowdown:Q", title=_("job slowdown from the slow card"), axis=alt.Axis(format="%")),
+        color=alt.Color("jitter:O", title=_("peers' jitter"), scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(format=".1%")),
+        tooltip=[alt.Tooltip("n:Q", title="n"), alt.Tooltip("jitter:Q", format=".1%", title=_("peers' jitter")),
+                 alt.Tooltip("job_slowdown:Q", format=".2%", title=_("job slowdown"))],
     )
     own = alt.Chart(alt.Data(values=[{"y": float(slow_factor) - 1.0}])).mark_rule(color="black", strokeDash=[4, 3]).encode(y=alt.Y("y:Q"))
     layers = [lines, own]

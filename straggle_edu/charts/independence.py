@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import altair as alt
 
-from ._data import inline_rows
+from ..i18n import N_, _
+from ._data import inline_rows, quoted
 
 __all__ = ["independence_chart", "scale_prediction_chart"]
+
+_MODELS = (N_("independent"), N_("correlated"))
 
 
 def independence_chart(rows):
@@ -31,13 +34,15 @@ def independence_chart(rows):
     >>> independence_chart(rows).to_dict()["hconcat"][0]["mark"]["type"]
     'line'
     """
+    rows = [{**r, "model": _(r["model"]) if r["model"] in _MODELS else r["model"]} for r in rows]
+    correlated = quoted(_("correlated"))
     base = alt.Chart(inline_rows(rows)).encode(
-        x=alt.X("n:Q", scale=alt.Scale(type="log"), title="workers n"),
+        x=alt.X("n:Q", scale=alt.Scale(type="log"), title=_("workers n")),
         color=alt.Color("model:N", title=None),
-        strokeWidth=alt.condition("datum.model == 'correlated'", alt.value(3), alt.value(1)),
+        strokeWidth=alt.condition(f"datum.model == {correlated}", alt.value(3), alt.value(1)),
     )
-    tail = base.mark_line().encode(y=alt.Y("p_any:Q", title="P(some worker slow)", scale=alt.Scale(domain=[0, 1])))
-    grow = base.mark_line().encode(y=alt.Y("max_sigma:Q", title="E[slowest], σ above the mean"))
+    tail = base.mark_line().encode(y=alt.Y("p_any:Q", title=_("P(some worker slow)"), scale=alt.Scale(domain=[0, 1])))
+    grow = base.mark_line().encode(y=alt.Y("max_sigma:Q", title=_("E[slowest], σ above the mean")))
     return (tail.properties(width=260, height=200) | grow.properties(width=260, height=200))
 
 
@@ -57,12 +62,13 @@ def scale_prediction_chart(pred):
     3
     """
     bars = [{"way": way, "seconds": value} for way, value in
-            (("resample your data", pred.empirical), ("normal fit", pred.normal),
-             ("exponential tail", pred.exponential_tail))]
+            ((_("resample your data"), pred.empirical), (_("normal fit"), pred.normal),
+             (_("exponential tail"), pred.exponential_tail))]
     base = alt.Chart(inline_rows(bars)).encode(y=alt.Y("way:N", title=None, sort=None))
-    points = base.mark_point(filled=True, size=90).encode(x=alt.X("seconds:Q", title=f"E[slowest of {pred.n:,}] (s)",
+    points = base.mark_point(filled=True, size=90).encode(x=alt.X("seconds:Q", title=_("E[slowest of {n}] (s)").format(n=f"{pred.n:,}"),
                                                                    scale=alt.Scale(zero=False)),
-                                                           tooltip=["way:N", alt.Tooltip("seconds:Q", format=".4f")])
+                                                           tooltip=[alt.Tooltip("way:N", title=_("way")),
+                                                                    alt.Tooltip("seconds:Q", title=_("seconds"), format=".4f")])
     band = alt.Chart(inline_rows([{"low": pred.low, "high": pred.high}])).mark_rect(opacity=0.15).encode(
         x="low:Q", x2="high:Q")
     rule = alt.Chart(inline_rows([{"seconds": pred.sample_max}])).mark_rule(strokeDash=[4, 3]).encode(x="seconds:Q")

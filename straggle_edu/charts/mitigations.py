@@ -28,10 +28,12 @@ import altair as alt
 import numpy as np
 
 from .._validate import in_range, nonnegative, require, whole
+from ..i18n import N_, _
 from ..models.backup import BackupPlan
 from ..models.balance import Packing, StagePartition
 from ..models.hedging import HedgingTradeoff, RequestLatency
 from ..models.sgd import SGDComparison
+from ._data import quoted, vega_text
 
 __all__ = [
     "backup_datasets",
@@ -49,13 +51,27 @@ __all__ = [
     "stage_partition_chart",
 ]
 
-METHOD_LABELS = {"in_order": "in order", "lpt": "greedy LPT", "karmarkar_karp": "Karmarkar-Karp",
-                 "best": "optimal", "even": "even split", "optimal": "linear-partition DP",
-                 "step": "shortest 1F1B step"}
-MODE_COLORS = alt.Scale(domain=["sync", "backup", "async"], range=["#4c78a8", "#f58518", "#54a24b"])
+# Panel titles and legend entries are English msgids here; the charts translate them when built.
+METHOD_LABELS = {"in_order": N_("in order"), "lpt": N_("greedy LPT"), "karmarkar_karp": N_("Karmarkar-Karp"),
+                 "best": N_("optimal"), "even": N_("even split"), "optimal": N_("linear-partition DP"),
+                 "step": N_("shortest 1F1B step")}
+MODE_COLORS = alt.Scale(domain=[N_("sync"), N_("backup"), N_("async")], range=["#4c78a8", "#f58518", "#54a24b"])
 VERDICT_COLORS = alt.Scale(
-    domain=["saves GPU-time", "faster, costs more", "slower"], range=["#54a24b", "#eeca3b", "#e45756"]
+    domain=[N_("saves GPU-time"), N_("faster, costs more"), N_("slower")], range=["#54a24b", "#eeca3b", "#e45756"]
 )
+# Tail names that notebook 07b passes to backup_tails_chart; others are shown as given.
+_TAILS = (N_("rare stalls: 3% of steps, +0.55 s"), N_("frequent stalls: 30% of steps, +0.1 s"), N_("Gaussian jitter, σ = 5%"),
+          N_("normal"), N_("long tail"))
+
+
+def _translated(scale):
+    """A copy of a scale whose domain (English msgids) is in the current language."""
+    return alt.Scale(domain=[_(d) for d in scale.domain], range=scale.range)
+
+
+def _method(p):
+    """A packing's or partition's panel title in the current language."""
+    return _(METHOD_LABELS[p.method]) if p.method in METHOD_LABELS else p.method
 
 
 def _check_all(items, kind, name):
@@ -69,8 +85,9 @@ def _check_all(items, kind, name):
 def _packing_rows(p, unit):
     slowest = int(np.argmax(p.loads))
     bars = [{"worker": w, "load": float(v), "slowest": w == slowest} for w, v in enumerate(p.loads)]
-    label = (f"makespan {p.makespan:.3g} {unit}, {100 * (p.imbalance - 1):.1f}% over the mean")
-    lines = [{"load": p.mean_load, "what": "mean", "label": ""}, {"load": p.makespan, "what": "makespan", "label": label}]
+    label = _("makespan {makespan} {unit}, {over}% over the mean").format(
+        makespan=f"{p.makespan:.3g}", unit=unit, over=f"{100 * (p.imbalance - 1):.1f}")
+    lines = [{"load": p.mean_load, "what": _("mean"), "label": ""}, {"load": p.makespan, "what": _("makespan"), "label": label}]
     return bars, lines
 
 
@@ -122,20 +139,21 @@ def packing_chart(*packings, unit="s", height=220):
     ['in order', 'greedy LPT']
     """
     datasets = packing_datasets(*packings, unit=unit)
-    y = alt.Y("load:Q", title=f"work per worker ({unit})")
+    y = alt.Y("load:Q", title=_("work per worker ({unit})").format(unit=unit))
     panels = []
     for i, p in enumerate(packings):
         bars = alt.Chart(alt.Data(name=f"packing_bars_{i}")).mark_bar().encode(
-            x=alt.X("worker:O", title="worker", axis=alt.Axis(labels=p.workers <= 32)), y=y,
+            x=alt.X("worker:O", title=_("worker"), axis=alt.Axis(labels=p.workers <= 32)), y=y,
             color=alt.condition("datum.slowest", alt.value("#e45756"), alt.value("#4c78a8")),
-            tooltip=["worker:O", alt.Tooltip("load:Q", format=".3f")])
+            tooltip=[alt.Tooltip("worker:O", title=_("worker")),
+                     alt.Tooltip("load:Q", format=".3f", title=_("load ({unit})").format(unit=unit))])
         lines = alt.Chart(alt.Data(name=f"packing_lines_{i}"))
         rule = lines.mark_rule(strokeDash=[5, 3]).encode(
-            y=y, color=alt.Color("what:N", scale=alt.Scale(domain=["mean", "makespan"], range=["gray", "#e45756"]),
+            y=y, color=alt.Color("what:N", scale=alt.Scale(domain=[_("mean"), _("makespan")], range=["gray", "#e45756"]),
                                  legend=alt.Legend(title=None, orient="bottom")))
         text = lines.mark_text(align="left", x=4, dy=-7, color="#e45756", fontWeight="bold").encode(y=y, text="label:N")
         panels.append(alt.layer(bars, rule, text).properties(width=max(140, 560 // len(packings)), height=height,
-                                                             title=METHOD_LABELS.get(p.method, p.method)))
+                                                             title=_method(p)))
     chart = alt.hconcat(*panels).resolve_scale(y="shared")
     chart.datasets = datasets
     return chart
@@ -148,13 +166,14 @@ def _stage_rows(p, unit):
         base = 0.0
         for layer in range(lo, hi):
             c = float(p.costs[layer])
-            rows.append({"stage": s, "part": "layers", "layer": layer, "lo": base, "hi": base + c})
+            rows.append({"stage": s, "part": _("layers"), "layer": layer, "lo": base, "hi": base + c})
             base += c
         extra = float(p.stage_costs[s]) - base
         if extra > 1e-12:
-            rows.append({"stage": s, "part": "embedding / output layer", "layer": -1, "lo": base, "hi": base + extra})
+            rows.append({"stage": s, "part": _("embedding / output layer"), "layer": -1, "lo": base, "hi": base + extra})
     layers = "/".join(str(int(k)) for k in p.layers_per_stage)
-    label = [{"y": p.bottleneck, "label": f"{layers} layers: slowest stage {p.bottleneck:.3g} {unit}"}]
+    label = [{"y": p.bottleneck, "label": _("{layers} layers: slowest stage {seconds} {unit}").format(
+        layers=layers, seconds=f"{p.bottleneck:.3g}", unit=unit)}]
     return rows, label
 
 
@@ -205,20 +224,21 @@ def stage_partition_chart(*partitions, unit="s", height=220):
     ['even split', 'linear-partition DP']
     """
     datasets = stage_partition_datasets(*partitions, unit=unit)
-    y = alt.Y("lo:Q", title=f"work per microbatch ({unit})")
+    y = alt.Y("lo:Q", title=_("work per microbatch ({unit})").format(unit=unit))
     panels = []
     for i, p in enumerate(partitions):
         bars = alt.Chart(alt.Data(name=f"stage_bars_{i}")).mark_bar(stroke="white", strokeWidth=1).encode(
-            x=alt.X("stage:O", title="pipeline stage"), y=y, y2="hi:Q",
-            color=alt.Color("part:N", scale=alt.Scale(domain=["layers", "embedding / output layer"],
+            x=alt.X("stage:O", title=_("pipeline stage")), y=y, y2="hi:Q",
+            color=alt.Color("part:N", scale=alt.Scale(domain=[_("layers"), _("embedding / output layer")],
                                                       range=["#4c78a8", "#f58518"]),
                             legend=alt.Legend(title=None, orient="bottom")),
-            tooltip=["stage:O", "layer:Q", "part:N"])
+            tooltip=[alt.Tooltip("stage:O", title=_("pipeline stage")), alt.Tooltip("layer:Q", title=_("layer")),
+                     alt.Tooltip("part:N", title=_("part"))])
         label = alt.Chart(alt.Data(name=f"stage_label_{i}"))
         beat = label.mark_rule(color="#e45756", strokeDash=[5, 3]).encode(y="y:Q") + label.mark_text(
             align="left", x=4, dy=-7, color="#e45756", fontWeight="bold").encode(y="y:Q", text="label:N")
         panels.append(alt.layer(bars, beat).properties(width=max(160, 520 // len(partitions)), height=height,
-                                                      title=METHOD_LABELS.get(p.method, p.method)))
+                                                      title=_method(p)))
     chart = alt.hconcat(*panels).resolve_scale(y="shared")
     chart.datasets = datasets
     return chart
@@ -308,23 +328,25 @@ def backup_step_chart(plan, *, sync_per_worker=None, price=None, height=200):
     base = alt.Chart(alt.Data(name="backup_plan")).transform_calculate(
         step=_STEP, compute_only="datum.compute + datum.fixed + sync_per_worker * datum.n",
         normalized=f"({_STEP0}) / ({_STEP}) * datum.n / (datum.n + price * datum.b)")
-    x = alt.X("b:Q", title="backup workers b", axis=alt.Axis(tickMinStep=1))
+    x = alt.X("b:Q", title=_("backup workers b"), axis=alt.Axis(tickMinStep=1))
+    b_tip = alt.Tooltip("b:Q", title="b")
     step = base.mark_line(point=True, strokeWidth=3).encode(
-        x=x, y=alt.Y("step:Q", title="step time (s)", scale=alt.Scale(zero=False)),
-        tooltip=["b:Q", alt.Tooltip("step:Q", format=".4f")]).add_params(*_backup_params(plan, sync_per_worker, price))
+        x=x, y=alt.Y("step:Q", title=_("step time (s)"), scale=alt.Scale(zero=False)),
+        tooltip=[b_tip, alt.Tooltip("step:Q", format=".4f", title=_("step time (s)"))]).add_params(
+        *_backup_params(plan, sync_per_worker, price))
     no_comm = base.mark_line(strokeDash=[4, 3], color="gray").encode(x=x, y="compute_only:Q")
     no_comm += base.transform_filter(f"datum.b == {int(plan.backups[-1])}").mark_text(
-        align="right", dy=12, color="gray").encode(x=x, y="compute_only:Q", text=alt.value("without the extra traffic"))
+        align="right", dy=12, color="gray").encode(x=x, y="compute_only:Q", text=alt.value(_("without the extra traffic")))
     best_t = base.transform_window(r="rank()", sort=[alt.SortField("step")]).transform_filter("datum.r == 1")
     best_t = best_t.mark_point(size=160, color="#e45756", filled=True).encode(x=x, y="step:Q") + best_t.mark_text(
         dy=-14, color="#e45756", fontWeight="bold").transform_calculate(
-        label="'shortest step: b = ' + datum.b").encode(x=x, y="step:Q", text="label:N")
+        label=vega_text(_("shortest step: b = {b}"), b="datum.b")).encode(x=x, y="step:Q", text="label:N")
     norm = base.mark_line(point=True, strokeWidth=3, color="#54a24b").encode(
-        x=x, y=alt.Y("normalized:Q", title="normalized speedup", scale=alt.Scale(zero=False)),
-        tooltip=["b:Q", alt.Tooltip("normalized:Q", format=".4f")])
+        x=x, y=alt.Y("normalized:Q", title=_("normalized speedup"), scale=alt.Scale(zero=False)),
+        tooltip=[b_tip, alt.Tooltip("normalized:Q", format=".4f", title=_("normalized speedup"))])
     one = alt.Chart(alt.Data(values=[{"y": 1.0}])).mark_rule(color="gray", strokeDash=[2, 2]).encode(y="y:Q")
     best_n = base.transform_window(r="rank()", sort=[alt.SortField("normalized", order="descending")]).transform_filter(
-        "datum.r == 1").transform_calculate(label="'least GPU-time: b = ' + datum.b")
+        "datum.r == 1").transform_calculate(label=vega_text(_("least GPU-time: b = {b}"), b="datum.b"))
     best_n = best_n.mark_point(size=160, color="#54a24b", filled=True).encode(x=x, y="normalized:Q") + best_n.mark_text(
         dy=-14, color="#2f6b2f", fontWeight="bold").encode(x=x, y="normalized:Q", text="label:N")
     top = alt.layer(step, no_comm, best_t).properties(width=460, height=height)
@@ -365,27 +387,27 @@ def backup_margin_chart(plan, *, sync_per_worker=None, price=None, height=260):
     require(isinstance(plan, BackupPlan) and plan.backups.size >= 2, "plan", plan,
             "a BackupPlan with max_backups >= 1")
     margin = _margin_rows(plan)
+    saves, faster, slower = (quoted(_(v)) for v in VERDICT_COLORS.domain)
     base = alt.Chart(alt.Data(name="backup_margin")).transform_calculate(
         comm="datum.fixed_next - datum.fixed + sync_per_worker",
         price_cost="price * (datum.compute_next + datum.fixed_next + sync_per_worker * (datum.n + datum.b + 1))"
                    " / (datum.n + price * datum.b)").transform_calculate(
         threshold="datum.comm + datum.price_cost",
-        verdict="datum.gain > datum.comm + datum.price_cost ? 'saves GPU-time' : "
-                "datum.gain > datum.comm ? 'faster, costs more' : 'slower'")
-    x = alt.X("added:O", title="the backup added (b + 1)")
+        verdict=f"datum.gain > datum.comm + datum.price_cost ? {saves} : datum.gain > datum.comm ? {faster} : {slower}")
+    x = alt.X("added:O", title=_("the backup added (b + 1)"))
     bars = base.mark_bar().encode(
-        x=x, y=alt.Y("gain:Q", title="seconds per step"),
-        color=alt.Color("verdict:N", scale=VERDICT_COLORS, title="this backup"),
-        tooltip=[alt.Tooltip("gain:Q", format=".4f", title="compute saved"),
-                 alt.Tooltip("comm:Q", format=".4f", title="communication added"),
-                 alt.Tooltip("price_cost:Q", format=".4f", title="price")]).add_params(
+        x=x, y=alt.Y("gain:Q", title=_("seconds per step")),
+        color=alt.Color("verdict:N", scale=_translated(VERDICT_COLORS), title=_("this backup")),
+        tooltip=[alt.Tooltip("gain:Q", format=".4f", title=_("compute saved")),
+                 alt.Tooltip("comm:Q", format=".4f", title=_("communication added")),
+                 alt.Tooltip("price_cost:Q", format=".4f", title=_("price"))]).add_params(
         *_backup_params(plan, sync_per_worker, price))
     comm = base.mark_line(color="gray", strokeDash=[4, 3], point=True).encode(x=x, y="comm:Q")
     cost = base.mark_line(color="black", point=True).encode(x=x, y="threshold:Q")
     last = base.transform_filter(f"datum.added == {int(plan.backups[-1])}")
     labels = last.mark_text(align="right", dy=-8, color="gray").encode(x=x, y="comm:Q", text=alt.value(
-        "communication it adds")) + last.mark_text(align="right", dy=-8).encode(x=x, y="threshold:Q", text=alt.value(
-        "communication + its price"))
+        _("communication it adds"))) + last.mark_text(align="right", dy=-8).encode(x=x, y="threshold:Q", text=alt.value(
+        _("communication + its price")))
     chart = alt.layer(bars, comm, cost, labels).properties(width=460, height=height)
     chart.datasets = {"backup_margin": margin}
     return chart
@@ -416,14 +438,16 @@ def backup_tails_chart(plans, height=260):
     """
     require(isinstance(plans, dict) and plans and all(isinstance(p, BackupPlan) for p in plans.values()),
             "plans", plans, "a dict of {label: BackupPlan}")
-    rows = [{"b": int(b), "normalized": float(v), "tail": label}
+    tail = {label: _(label) if label in _TAILS else str(label) for label in plans}
+    rows = [{"b": int(b), "normalized": float(v), "tail": tail[label]}
             for label, p in plans.items() for b, v in zip(p.backups, p.normalized_speedup)]
     base = alt.Chart(alt.Data(values=rows))
     lines = base.mark_line(point=True, strokeWidth=2.5).encode(
-        x=alt.X("b:Q", title="backup workers b", axis=alt.Axis(tickMinStep=1)),
-        y=alt.Y("normalized:Q", title="normalized speedup", scale=alt.Scale(zero=False)),
-        color=alt.Color("tail:N", title="one worker's step time", sort=list(plans)),
-        tooltip=["tail:N", "b:Q", alt.Tooltip("normalized:Q", format=".4f")])
+        x=alt.X("b:Q", title=_("backup workers b"), axis=alt.Axis(tickMinStep=1)),
+        y=alt.Y("normalized:Q", title=_("normalized speedup"), scale=alt.Scale(zero=False)),
+        color=alt.Color("tail:N", title=_("one worker's step time"), sort=list(tail.values())),
+        tooltip=[alt.Tooltip("tail:N", title=_("one worker's step time")), alt.Tooltip("b:Q", title="b"),
+                 alt.Tooltip("normalized:Q", format=".4f", title=_("normalized speedup"))])
     one = alt.Chart(alt.Data(values=[{"y": 1.0}])).mark_rule(color="gray", strokeDash=[2, 2]).encode(y="y:Q")
     return alt.layer(one, lines).properties(width=460, height=height)
 
@@ -483,14 +507,16 @@ def hedging_chart(latency, delay_ms=10.0, fanout=1000, q=0.999, points=600, t_ma
               for k in ("body_median", "body_spread", "slow_prob", "slow_median", "slow_spread")]
     params += [alt.param(name="delay_ms", value=nonnegative("delay_ms", delay_ms)),
                alt.param(name="fanout", value=float(whole("fanout", fanout)))]
+    plain, hedged = quoted(_("plain")), quoted(_("hedged"))
     s_now, s_late = _sf_expr("datum.t"), _sf_expr("max(datum.t - delay_ms / 1000, 1e-12)")
     base = alt.Chart(alt.Data(name="latency_grid")).transform_calculate(
         plain=f"max(1 - pow(1 - {s_now}, fanout), 1e-12)",
         hedged=f"max(1 - pow(1 - (datum.t < delay_ms / 1000 ? {s_now} : {s_now} * {s_late}), fanout), 1e-12)",
-    ).transform_fold(["plain", "hedged"], as_=["request", "P"]).transform_calculate(ms="datum.t * 1000")
-    x = alt.X("ms:Q", scale=alt.Scale(type="log"), title="latency t (ms)")
-    y = alt.Y("P:Q", scale=alt.Scale(type="log", domain=[1e-6, 1], clamp=True), title="P(slowest of k > t)")
-    color = alt.Color("request:N", scale=alt.Scale(domain=["plain", "hedged"], range=["#e45756", "#4c78a8"]), title=None)
+    ).transform_fold(["plain", "hedged"], as_=["key", "P"]).transform_calculate(
+        ms="datum.t * 1000", request=f"datum.key == 'plain' ? {plain} : {hedged}")
+    x = alt.X("ms:Q", scale=alt.Scale(type="log"), title=_("latency t (ms)"))
+    y = alt.Y("P:Q", scale=alt.Scale(type="log", domain=[1e-6, 1], clamp=True), title=_("P(slowest of k > t)"))
+    color = alt.Color("request:N", scale=alt.Scale(domain=[_("plain"), _("hedged")], range=["#e45756", "#4c78a8"]), title=None)
     lines = base.mark_line(strokeWidth=2.5).encode(x=x, y=y, color=color).add_params(*params)
     level = alt.Chart(alt.Data(values=[{"P": 1 - q}])).mark_rule(strokeDash=[5, 3], color="gray").encode(y=y)
     # Where each curve crosses 1 - q: interpolate log P against log t between grid points.
@@ -498,7 +524,8 @@ def hedging_chart(latency, delay_ms=10.0, fanout=1000, q=0.999, points=600, t_ma
     cross = cross.transform_filter(f"datum.P <= {1 - q} && datum.prev_P > {1 - q}").transform_calculate(
         ms=f"exp(log(datum.prev_ms) + (log({1 - q}) - log(datum.prev_P)) * log(datum.ms / datum.prev_ms)"
            " / log(datum.P / datum.prev_P))", P=f"{1 - q}")
-    cross = cross.transform_calculate(label=f"datum.request + ' p{100 * q:g}: ' + format(datum.ms, ',.0f') + ' ms'")
+    cross = cross.transform_calculate(label=vega_text(_("{request} p{q}: {ms} ms"), request="datum.request", q=quoted(f"{100 * q:g}"),
+                                                      ms="format(datum.ms, ',.0f')"))
     dots = cross.mark_point(size=80, filled=True).encode(x=x, y=y, color=color)
     text = cross.mark_text(align="left", dx=6, dy=-8, fontWeight="bold").encode(x=x, y=y, color=color, text="label:N")
     chart = alt.layer(lines, level, dots, text).properties(width=460, height=300)
@@ -523,7 +550,7 @@ def hedging_tradeoff_datasets(tradeoff):
     require(isinstance(tradeoff, HedgingTradeoff), "tradeoff", tradeoff, "a HedgingTradeoff")
     span = [1e3 * float(tradeoff.delays.min()), 1e3 * float(tradeoff.delays.max())]
     return {"hedging_tradeoff": tradeoff.records(),
-            "hedging_unhedged": [{"y": 1e3 * tradeoff.unhedged, "x": span[0], "label": "no hedging"}]}
+            "hedging_unhedged": [{"y": 1e3 * tradeoff.unhedged, "x": span[0], "label": _("no hedging")}]}
 
 
 def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
@@ -552,19 +579,20 @@ def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
     datasets = hedging_tradeoff_datasets(tradeoff)
     span = [1e3 * float(tradeoff.delays.min()), 1e3 * float(tradeoff.delays.max())]
     base = alt.Chart(alt.Data(name="hedging_tradeoff"))
-    x = alt.X("delay_ms:Q", title="hedge after (ms)", scale=alt.Scale(type="log", domain=span, nice=False))
+    x = alt.X("delay_ms:Q", title=_("hedge after (ms)"), scale=alt.Scale(type="log", domain=span, nice=False))
+    delay_tip = alt.Tooltip("delay_ms:Q", format=".3g", title=_("hedge after (ms)"))
     mark = alt.Chart(alt.Data(values=[{}])).transform_calculate(delay_ms="delay_ms").mark_rule(
         color="black", strokeDash=[4, 3]).encode(x=x)
     top = base.mark_line(strokeWidth=2.5, color="#4c78a8").encode(
-        x=x, y=alt.Y("tail_ms:Q", scale=alt.Scale(type="log"), title=f"p{100 * tradeoff.q:g} of the fan-out (ms)"),
-        tooltip=[alt.Tooltip("delay_ms:Q", format=".3g"), alt.Tooltip("tail_ms:Q", format=",.1f")])
+        x=x, y=alt.Y("tail_ms:Q", scale=alt.Scale(type="log"), title=_("p{q} of the fan-out (ms)").format(q=f"{100 * tradeoff.q:g}")),
+        tooltip=[delay_tip, alt.Tooltip("tail_ms:Q", format=",.1f", title=_("p{q} of the fan-out (ms)").format(q=f"{100 * tradeoff.q:g}"))])
     plain = alt.Chart(alt.Data(name="hedging_unhedged"))
     plain = plain.mark_rule(color="#e45756").encode(y="y:Q") + plain.mark_text(
         align="left", dy=-7, color="#e45756").encode(x="x:Q", y="y:Q", text="label:N")
     top = alt.layer(top, plain, mark).add_params(alt.param(name="delay_ms", value=nonnegative("delay_ms", delay_ms)))
     bottom = base.mark_area(color="#f58518", opacity=0.7).encode(
-        x=x, y=alt.Y("extra_pct:Q", title="extra requests (%)"),
-        tooltip=[alt.Tooltip("delay_ms:Q", format=".3g"), alt.Tooltip("extra_pct:Q", format=".2f")])
+        x=x, y=alt.Y("extra_pct:Q", title=_("extra requests (%)")),
+        tooltip=[delay_tip, alt.Tooltip("extra_pct:Q", format=".2f", title=_("extra requests (%)"))])
     chart = alt.vconcat(top.properties(width=460, height=height),
                         alt.layer(bottom, mark).properties(width=460, height=height * 0.7))
     chart.datasets = datasets
@@ -593,6 +621,7 @@ def sgd_datasets(comparison, points=150):
     floor = max(min((r["loss"] for r in rows if r["loss"] > 0), default=1e-12), 1e-12)
     for r in rows:
         r["loss"] = max(r["loss"], floor)
+        r["mode"] = _(r["mode"]) if r["mode"] in MODE_COLORS.domain else r["mode"]
     return {"sgd_runs": rows}
 
 
@@ -622,10 +651,11 @@ def sgd_loss_chart(comparison, points=150, height=280):
     """
     datasets = sgd_datasets(comparison, points)
     chart = alt.Chart(alt.Data(name="sgd_runs")).mark_line(strokeWidth=2.5, interpolate="step-after").encode(
-        x=alt.X("time:Q", title="wall-clock time (s)"),
-        y=alt.Y("loss:Q", scale=alt.Scale(type="log"), title="excess loss"),
-        color=alt.Color("mode:N", scale=MODE_COLORS, title=None),
-        tooltip=["mode:N", alt.Tooltip("time:Q", format=".1f"), alt.Tooltip("loss:Q", format=".3~e")],
+        x=alt.X("time:Q", title=_("wall-clock time (s)")),
+        y=alt.Y("loss:Q", scale=alt.Scale(type="log"), title=_("excess loss")),
+        color=alt.Color("mode:N", scale=_translated(MODE_COLORS), title=None),
+        tooltip=[alt.Tooltip("mode:N", title=_("mode")), alt.Tooltip("time:Q", format=".1f", title=_("wall-clock time (s)")),
+                 alt.Tooltip("loss:Q", format=".3~e", title=_("excess loss"))],
     ).properties(width=460, height=height)
     chart.datasets = datasets
     return chart

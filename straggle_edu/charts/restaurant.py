@@ -19,17 +19,25 @@ import numpy as np
 
 from .._validate import require, whole
 from ..models.restaurant import MAX_DISHES, BarrierRun, dish_noise
+from ..i18n import N_, _
+from ._data import quoted, vega_text
 from ._linked import share_selection
 
 __all__ = ["restaurant_chart", "restaurant_datasets", "barrier_chart", "barrier_datasets", "RESTAURANT_COLORS"]
 
-# Cooking, the slow dish and waiting, the same in every restaurant picture.
+# Cooking, the slow dish and waiting, the same in every restaurant picture
+# (English msgids: the charts translate the domain when they are built).
 RESTAURANT_COLORS = alt.Scale(
-    domain=["cooking", "slow dish", "waiting"], range=["#4c78a8", "#e45756", "#d9d9d9"]
+    domain=[N_("cooking"), N_("slow dish"), N_("waiting")], range=["#4c78a8", "#e45756", "#d9d9d9"]
 )
 _BARRIER_COLORS = alt.Scale(
-    domain=["compute", "slowest", "waiting"], range=["#4c78a8", "#e45756", "#d9d9d9"]
+    domain=[N_("compute"), N_("slowest"), N_("waiting")], range=["#4c78a8", "#e45756", "#d9d9d9"]
 )
+
+
+def _translated(scale):
+    """A copy of a colour scale whose domain (English msgids) is in the current language."""
+    return alt.Scale(domain=[_(d) for d in scale.domain], range=scale.range)
 
 
 def restaurant_chart(noise=None, dishes=8, dish=10.0, slow=14.0, spread=0.2, random=False, max_dishes=16):
@@ -72,31 +80,36 @@ def restaurant_chart(noise=None, dishes=8, dish=10.0, slow=14.0, spread=0.2, ran
         alt.param(name="spread", value=float(spread)),
         alt.param(name="random_times", value=bool(random)),
     ]
+    slow_dish, cooking = quoted(_("slow dish")), quoted(_("cooking"))
     base = alt.Chart(alt.Data(name="restaurant_dishes")).transform_filter("datum.i <= dishes").transform_calculate(
         s="random_times ? sqrt(log(1 + spread * spread)) : 0",
-        kind="datum.i == dishes ? 'slow dish' : 'cooking'",
+        kind=f"datum.i == dishes ? {slow_dish} : {cooking}",
     ).transform_calculate(
         t="(datum.i == dishes ? slow_time : dish_time) * exp(datum.s * datum.z - datum.s * datum.s / 2)"
-    ).transform_joinaggregate(average="mean(t)", served="max(t)").transform_calculate(waiting="'waiting'")
+    ).transform_joinaggregate(average="mean(t)", served="max(t)").transform_calculate(waiting=quoted(_("waiting")))
     hover = alt.selection_point(name="dish_hover", on="pointerover", fields=["i"], empty=False)
-    y = alt.Y("i:O", title=None, axis=alt.Axis(labelExpr="'dish ' + datum.value"), scale=alt.Scale(paddingInner=0.2))
+    y = alt.Y("i:O", title=None, axis=alt.Axis(labelExpr=vega_text(_("dish {i}"), i="datum.value")), scale=alt.Scale(paddingInner=0.2))
     fade = alt.condition(hover, alt.value(1.0), alt.value(0.85))
-    tip = [alt.Tooltip("i:O", title="dish"), alt.Tooltip("t:Q", title="cooks (min)", format=".1f")]
+    colors = _translated(RESTAURANT_COLORS)
+    tip = [alt.Tooltip("i:O", title=_("dish")), alt.Tooltip("t:Q", title=_("cooks (min)"), format=".1f")]
     cook = base.mark_bar().encode(
-        x=alt.X("zero:Q", title="minutes"), x2="t:Q", y=y,
-        color=alt.Color("kind:N", scale=RESTAURANT_COLORS, title=None, legend=alt.Legend(orient="bottom")),
+        x=alt.X("zero:Q", title=_("minutes")), x2="t:Q", y=y,
+        color=alt.Color("kind:N", scale=colors, title=None, legend=alt.Legend(orient="bottom")),
         opacity=fade, tooltip=tip, strokeWidth=alt.condition(hover, alt.value(2), alt.value(0)), stroke=alt.value("black"),
     ).transform_calculate(zero="0").add_params(hover, *params)
     wait = base.transform_calculate(w="datum.served - datum.t").mark_bar().encode(
-        x="t:Q", x2="served:Q", y=y, color=alt.Color("waiting:N", scale=RESTAURANT_COLORS, title=None),
-        tooltip=[alt.Tooltip("i:O", title="dish"), alt.Tooltip("w:Q", title="sits ready (min)", format=".1f")],
+        x="t:Q", x2="served:Q", y=y, color=alt.Color("waiting:N", scale=colors, title=None),
+        tooltip=[alt.Tooltip("i:O", title=_("dish")), alt.Tooltip("w:Q", title=_("sits ready (min)"), format=".1f")],
     )
     lines = base.transform_aggregate(average="mean(t)", served="max(t)").transform_fold(["average", "served"], as_=["line", "x"])
     rules = lines.mark_rule(strokeWidth=2).encode(
         x="x:Q", strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(domain=["average", "served"], range=[[5, 3], [1, 0]]), legend=None),
     )
+    minutes = "format(datum.x, '.1f')"
+    average = vega_text(_("average {minutes} min"), minutes=minutes)
+    served = vega_text(_("table served at {minutes} min"), minutes=minutes)
     text = lines.transform_calculate(
-        label="(datum.line == 'average' ? 'average ' : 'table served at ') + format(datum.x, '.1f') + ' min'",
+        label=f"datum.line == 'average' ? {average} : {served}",
         y="datum.line == 'average' ? -22 : -8",
     ).mark_text(align="left", dx=-3, fontWeight="bold").encode(x="x:Q", y=alt.Y("y:Q", scale=None), text="label:N")
     chart = alt.layer(cook, wait, rules, text).properties(width=460, height=alt.Step(18))
@@ -150,16 +163,17 @@ def barrier_datasets(run):
     """
     require(isinstance(run, BarrierRun), "run", run, "a BarrierRun from run_with_barrier")
     require(run.steps * run.n <= 2000, "run", f"{run.steps} steps x {run.n} workers", "at most 2,000 worker-steps")
+    compute, slowest_phase, waiting = _("compute"), _("slowest"), _("waiting")
     rows = []
     for s in range(run.steps):
         start, end, slowest = float(run.starts[s]), float(run.ends[s]), int(run.slowest[s])
         for w in range(run.n):
             done = start + float(run.times[s, w])
-            phase = "slowest" if w == slowest else "compute"
+            phase = slowest_phase if w == slowest else compute
             rows.append({"step": s + 1, "worker": w, "start": start, "end": done, "phase": phase})
-            rows.append({"step": s + 1, "worker": w, "start": done, "end": end, "phase": "waiting"})
-    marks = [{"x": float(e), "line": "barrier"} for e in run.ends]
-    marks.append({"x": run.average_time, "line": "average worker's pace"})
+            rows.append({"step": s + 1, "worker": w, "start": done, "end": end, "phase": waiting})
+    marks = [{"x": float(e), "line": _("barrier")} for e in run.ends]
+    marks.append({"x": run.average_time, "line": _("average worker's pace")})
     waits = [{"worker": w, "waiting": float(v)} for w, v in enumerate(run.waiting.sum(axis=0))]
     return {"barrier_timeline": rows, "barrier_rules": marks, "barrier_waits": waits}
 
@@ -197,20 +211,23 @@ def barrier_chart(run, unit="s"):
     datasets = barrier_datasets(run)
     hover = alt.selection_point(name="worker_hover", on="pointerover", fields=["worker"], empty=False)
     fade = alt.condition(hover, alt.value(1.0), alt.value(0.75))
-    y = alt.Y("worker:O", title="worker", axis=alt.Axis(labelOverlap=True), scale=alt.Scale(paddingInner=0.15))
-    tip = ["worker:O", "step:O", "phase:N", alt.Tooltip("start:Q", format=".3f"), alt.Tooltip("end:Q", format=".3f")]
+    y = alt.Y("worker:O", title=_("worker"), axis=alt.Axis(labelOverlap=True), scale=alt.Scale(paddingInner=0.15))
+    worker = alt.Tooltip("worker:O", title=_("worker"))
+    tip = [worker, alt.Tooltip("step:O", title=_("step")), alt.Tooltip("phase:N", title=_("phase")),
+           alt.Tooltip("start:Q", format=".3f", title=_("start ({unit})").format(unit=unit)),
+           alt.Tooltip("end:Q", format=".3f", title=_("end ({unit})").format(unit=unit))]
     timeline = alt.Chart(alt.Data(name="barrier_timeline")).mark_bar().encode(
-        x=alt.X("start:Q", title=f"time ({unit})"), x2="end:Q", y=y, opacity=fade, tooltip=tip,
-        color=alt.Color("phase:N", scale=_BARRIER_COLORS, title=None),
+        x=alt.X("start:Q", title=_("time ({unit})").format(unit=unit)), x2="end:Q", y=y, opacity=fade, tooltip=tip,
+        color=alt.Color("phase:N", scale=_translated(_BARRIER_COLORS), title=None),
     ).properties(name="timeline_0")
     rules = alt.Chart(alt.Data(name="barrier_rules")).mark_rule().encode(
         x="x:Q", strokeDash=alt.StrokeDash(
-            "line:N", title=None, scale=alt.Scale(domain=["barrier", "average worker's pace"], range=[[1, 0], [5, 3]])
+            "line:N", title=None, scale=alt.Scale(domain=[_("barrier"), _("average worker's pace")], range=[[1, 0], [5, 3]])
         ),
     )
     per_worker = alt.Chart(alt.Data(name="barrier_waits")).mark_bar(color="#9d9d9d").encode(
-        x=alt.X("waiting:Q", title=f"waiting ({unit})"), y=y, opacity=fade,
-        tooltip=["worker:O", alt.Tooltip("waiting:Q", format=".3f")],
+        x=alt.X("waiting:Q", title=_("waiting ({unit})").format(unit=unit)), y=y, opacity=fade,
+        tooltip=[worker, alt.Tooltip("waiting:Q", format=".3f", title=_("waiting ({unit})").format(unit=unit))],
     ).properties(name="per_worker", width=120)
     both = alt.hconcat((timeline + rules).properties(width=440, height=300), per_worker.properties(height=300))
     both.datasets = datasets

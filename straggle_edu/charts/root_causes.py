@@ -25,6 +25,7 @@ import altair as alt
 import numpy as np
 
 from .._validate import require, whole
+from ..i18n import N_, _
 from ..models.causes import StageImbalance
 from ..models.osdi2025 import STUDY
 from ..traces.diagnose import STRAGGLING, Diagnosis
@@ -47,7 +48,9 @@ __all__ = [
     "worker_load_rows",
 ]
 
-_GC = alt.Scale(domain=["random GC", "planned GC"], range=["#e45756", "#54a24b"])
+_GC = {N_("random GC"): "#e45756", N_("planned GC"): "#54a24b"}
+# The attribution facets; op types keep the names the trace gives them.
+_GROUPS = (N_("dp rank"), N_("stage"), N_("op type"))
 
 
 def study_waste_chart():
@@ -66,15 +69,15 @@ def study_waste_chart():
     >>> spec["title"]
     'OSDI 2025: 3,079 jobs of >= 128 GPUs'
     """
-    keys = [("waste_median", "median job"), ("waste_p90", "p90 job"), ("waste_p99", "p99 job"),
-            ("gpu_hours_wasted", "all GPU-hours")]
+    keys = [("waste_median", _("median job")), ("waste_p90", _("p90 job")), ("waste_p99", _("p99 job")),
+            ("gpu_hours_wasted", _("all GPU-hours"))]
     rows = [{"what": label, "waste": float(STUDY[k]), "order": i} for i, (k, label) in enumerate(keys)]
     base = alt.Chart({"values": rows}).encode(
         y=alt.Y("what:N", sort=alt.EncodingSortField("order"), title=None),
-        x=alt.X("waste:Q", axis=alt.Axis(format="%"), title="resources wasted by stragglers"))
+        x=alt.X("waste:Q", axis=alt.Axis(format="%"), title=_("resources wasted by stragglers")))
     bars = base.mark_bar(color="#e45756")
     text = base.mark_text(align="left", dx=4).encode(text=alt.Text("waste:Q", format=".1%"))
-    return (bars + text).properties(width=360, height=140, title="OSDI 2025: 3,079 jobs of >= 128 GPUs")
+    return (bars + text).properties(width=360, height=140, title=_("OSDI 2025: 3,079 jobs of >= 128 GPUs"))
 
 
 def sequence_lengths_rows(lengths, bins=40):
@@ -92,9 +95,9 @@ def sequence_lengths_rows(lengths, bins=40):
     require(x.size > 0 and np.isfinite(x).all() and (x >= 1).all(), "lengths", x, "tokens >= 1")
     bins = whole("bins", bins, low=5, high=200)
     edges = np.geomspace(x.min(), x.max() * 1.0001 + 1, bins + 1)
-    counts, _ = np.histogram(x, edges)
+    counts, __ = np.histogram(x, edges)
     rows = [{"lo": float(a), "hi": float(b), "share": float(c / x.size)} for a, b, c in zip(edges, edges[1:], counts)]
-    marks = [{"q": q, "tokens": float(np.quantile(x, p))} for q, p in (("median", 0.5), ("p99", 0.99))]
+    marks = [{"q": q, "tokens": float(np.quantile(x, p))} for q, p in ((_("median"), 0.5), ("p99", 0.99))]
     return rows, marks
 
 
@@ -122,10 +125,11 @@ def sequence_lengths_chart(lengths, bins=40):
     rows, marks = sequence_lengths_rows(lengths, bins)
     scale = alt.Scale(type="log")
     bars = alt.Chart({"values": rows}).mark_rect(color="#4c78a8").encode(
-        x=alt.X("lo:Q", scale=scale, title="sequence length (tokens)"), x2="hi:Q",
-        y=alt.Y("share:Q", title="share of sequences"), y2=alt.datum(0))
+        x=alt.X("lo:Q", scale=scale, title=_("sequence length (tokens)")), x2="hi:Q",
+        y=alt.Y("share:Q", title=_("share of sequences")), y2=alt.datum(0))
     rules = alt.Chart({"values": marks}).mark_rule(strokeDash=[4, 3], color="#e45756").encode(
-        x=alt.X("tokens:Q", scale=scale), tooltip=["q:N", alt.Tooltip("tokens:Q", format=",.0f")])
+        x=alt.X("tokens:Q", scale=scale), tooltip=[alt.Tooltip("q:N", title=_("quantile")),
+                                                   alt.Tooltip("tokens:Q", format=",.0f", title=_("tokens"))])
     return (bars + rules).properties(width=380, height=200)
 
 
@@ -144,11 +148,11 @@ def worker_load_rows(worker_times):
     require(0 < t.size <= 1024 and np.isfinite(t).all(), "worker_times", t, "1 to 1024 finite seconds")
     slowest = int(np.argmax(t))
     rows = [{"worker": i, "time": float(v), "slowest": i == slowest} for i, v in enumerate(t)]
-    lines = [{"what": "balanced (mean)", "time": float(t.mean())}, {"what": "step (slowest)", "time": float(t.max())}]
+    lines = [{"what": _("balanced (mean)"), "time": float(t.mean())}, {"what": _("step (slowest)"), "time": float(t.max())}]
     return rows, lines
 
 
-def worker_load_chart(worker_times, *, label="compute time (s)"):
+def worker_load_chart(worker_times, *, label=N_("compute time (s)")):
     """One step's per-worker time: the step waits for the tallest bar.
 
     Parameters
@@ -170,9 +174,9 @@ def worker_load_chart(worker_times, *, label="compute time (s)"):
     """
     rows, lines = worker_load_rows(worker_times)
     bars = alt.Chart({"values": rows}).mark_bar().encode(
-        x=alt.X("worker:O", axis=alt.Axis(labels=len(rows) <= 32), title="worker"), y=alt.Y("time:Q", title=label),
+        x=alt.X("worker:O", axis=alt.Axis(labels=len(rows) <= 32), title=_("worker")), y=alt.Y("time:Q", title=_(label)),
         color=alt.condition("datum.slowest", alt.value("#e45756"), alt.value("#4c78a8")),
-        tooltip=["worker:O", alt.Tooltip("time:Q", format=".4g")])
+        tooltip=[alt.Tooltip("worker:O", title=_("worker")), alt.Tooltip("time:Q", format=".4g", title=_(label))])
     rules = alt.Chart({"values": lines}).mark_rule(strokeDash=[4, 3]).encode(
         y="time:Q", color=alt.Color("what:N", scale=alt.Scale(range=["#54a24b", "#e45756"]), title=None))
     return (bars + rules).properties(width=420, height=200).resolve_scale(color="independent")
@@ -192,9 +196,9 @@ def stage_costs_rows(result):
     """
     require(isinstance(result, StageImbalance), "result", result, "a StageImbalance from stage_imbalance()")
     layers = result.layers_per_stage * result.layer_time
-    rows = [{"stage": s, "part": "layers", "seconds": float(v), "layers": int(n)} for s, (v, n) in
+    rows = [{"stage": s, "part": _("layers"), "seconds": float(v), "layers": int(n)} for s, (v, n) in
             enumerate(zip(layers, result.layers_per_stage))]
-    rows += [{"stage": s, "part": "embedding / output layer", "seconds": float(v), "layers": int(n)}
+    rows += [{"stage": s, "part": _("embedding / output layer"), "seconds": float(v), "layers": int(n)}
              for s, (v, n) in enumerate(zip(result.extra_costs, result.layers_per_stage)) if v > 0]
     return rows, [{"ideal": float(result.stage_costs.mean())}]
 
@@ -218,12 +222,14 @@ def stage_costs_chart(result):
     """
     rows, mean = stage_costs_rows(result)
     bars = alt.Chart({"values": rows}).mark_bar().encode(
-        x=alt.X("stage:O", title="pipeline stage"), y=alt.Y("sum(seconds):Q", title="seconds per microbatch"),
-        color=alt.Color("part:N", scale=alt.Scale(domain=["layers", "embedding / output layer"], range=["#4c78a8", "#f58518"]), title=None),
-        tooltip=["stage:O", "part:N", "layers:Q", alt.Tooltip("seconds:Q", format=".3g")])
+        x=alt.X("stage:O", title=_("pipeline stage")), y=alt.Y("sum(seconds):Q", title=_("seconds per microbatch")),
+        color=alt.Color("part:N", scale=alt.Scale(domain=[_("layers"), _("embedding / output layer")], range=["#4c78a8", "#f58518"]),
+                        title=None),
+        tooltip=[alt.Tooltip("stage:O", title=_("pipeline stage")), alt.Tooltip("part:N", title=_("part")),
+                 alt.Tooltip("layers:Q", title=_("layers")), alt.Tooltip("seconds:Q", format=".3g", title=_("seconds per microbatch"))])
     rule = alt.Chart({"values": mean}).mark_rule(strokeDash=[4, 3], color="#54a24b").encode(
-        y="ideal:Q", tooltip=[alt.Tooltip("ideal:Q", format=".3g", title="balanced")])
-    return (bars + rule).properties(width=300, height=220, title=f"slowdown {result.slowdown:.3f}x")
+        y="ideal:Q", tooltip=[alt.Tooltip("ideal:Q", format=".3g", title=_("balanced"))])
+    return (bars + rule).properties(width=300, height=220, title=_("slowdown {factor}x").format(factor=f"{result.slowdown:.3f}"))
 
 
 def gc_rows(random_steps, planned_steps, *, max_points=400):
@@ -237,9 +243,10 @@ def gc_rows(random_steps, planned_steps, *, max_points=400):
     """
     max_points = whole("max_points", max_points, low=10, high=2000)
     rows, means = [], []
-    for label, x in (("random GC", random_steps), ("planned GC", planned_steps)):
+    for name, x in (("random GC", random_steps), ("planned GC", planned_steps)):
+        label = _(name)
         x = np.asarray(x, dtype=float).ravel()
-        require(x.size > 0 and np.isfinite(x).all(), label, x, "finite step times")
+        require(x.size > 0 and np.isfinite(x).all(), name, x, "finite step times")
         rows += [{"step": i, "time": float(v), "mode": label} for i, v in enumerate(x[:max_points])]
         means.append({"mode": label, "mean": float(x.mean())})
     return rows, means
@@ -267,11 +274,11 @@ def gc_chart(random_steps, planned_steps, *, max_points=400):
     ['line', 'rule']
     """
     rows, means = gc_rows(random_steps, planned_steps, max_points=max_points)
-    color = alt.Color("mode:N", scale=_GC, title=None)
+    color = alt.Color("mode:N", scale=alt.Scale(domain=[_(k) for k in _GC], range=list(_GC.values())), title=None)
     points = alt.Chart({"values": rows}).mark_line(point=True, strokeWidth=1).encode(
-        x=alt.X("step:Q", title="step"), y=alt.Y("time:Q", title="step time (s)", scale=alt.Scale(zero=False)), color=color)
+        x=alt.X("step:Q", title=_("step")), y=alt.Y("time:Q", title=_("step time (s)"), scale=alt.Scale(zero=False)), color=color)
     rules = alt.Chart({"values": means}).mark_rule(strokeDash=[6, 3], strokeWidth=2).encode(
-        y="mean:Q", color=color, tooltip=["mode:N", alt.Tooltip("mean:Q", format=".4g")])
+        y="mean:Q", color=color, tooltip=[alt.Tooltip("mode:N", title=_("GC")), alt.Tooltip("mean:Q", format=".4g", title=_("mean (s)"))])
     return (points + rules).properties(width=460, height=200)
 
 
@@ -292,9 +299,10 @@ def attribution_rows(diagnosis):
     """
     _check_dx(diagnosis)
     d = diagnosis
-    rows = [{"group": "dp rank", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_dp)]
-    rows += [{"group": "stage", "id": str(i), "S": float(v)} for i, v in enumerate(d.by_stage)]
-    rows += [{"group": "op type", "id": k, "S": float(v)} for k, v in d.by_op.items()]
+    dp, stage, op = (_(g) for g in _GROUPS)
+    rows = [{"group": dp, "id": str(i), "S": float(v)} for i, v in enumerate(d.by_dp)]
+    rows += [{"group": stage, "id": str(i), "S": float(v)} for i, v in enumerate(d.by_stage)]
+    rows += [{"group": op, "id": k, "S": float(v)} for k, v in d.by_op.items()]
     return rows
 
 
@@ -353,9 +361,9 @@ def attribution_chart(diagnosis):
         x=alt.X("id:N", title=None, sort=None),
         y=alt.Y("S:Q", title="S_X", scale=alt.Scale(zero=False)),
         color=alt.condition(f"datum.S >= {STRAGGLING}", alt.value("#e45756"), alt.value("#4c78a8")),
-        tooltip=["group:N", "id:N", alt.Tooltip("S:Q", format=".3f")],
+        tooltip=[alt.Tooltip("group:N", title=_("group")), alt.Tooltip("id:N", title="X"), alt.Tooltip("S:Q", format=".3f", title="S_X")],
     ).properties(width=150, height=160)
-    column = alt.Column("group:N", sort=["dp rank", "stage", "op type"], title=None)
+    column = alt.Column("group:N", sort=[_(g) for g in _GROUPS], title=None)
     return base.facet(column=column).resolve_scale(x="independent")
 
 
@@ -380,9 +388,10 @@ def worker_heatmap_chart(diagnosis):
     """
     rows = heatmap_rows(diagnosis)
     return alt.Chart({"values": rows}).mark_rect().encode(
-        x=alt.X("stage:O", title="stage"), y=alt.Y("dp:O", title="dp rank"),
+        x=alt.X("stage:O", title=_("stage")), y=alt.Y("dp:O", title=_("dp rank")),
         color=alt.Color("S:Q", scale=alt.Scale(scheme="reds", domainMin=1), title="S"),
-        tooltip=["dp:O", "stage:O", alt.Tooltip("S:Q", format=".3f")],
+        tooltip=[alt.Tooltip("dp:O", title=_("dp rank")), alt.Tooltip("stage:O", title=_("stage")),
+                 alt.Tooltip("S:Q", format=".3f", title="S")],
     ).properties(width=160, height=160)
 
 
@@ -410,7 +419,7 @@ def per_step_chart(diagnosis, threshold=STRAGGLING):
     """
     rows = per_step_rows(diagnosis)
     line = alt.Chart({"values": rows}).mark_line(point=True).encode(
-        x=alt.X("step:Q", title="step"), y=alt.Y("S:Q", title="step slowdown S", scale=alt.Scale(zero=False)),
-        tooltip=["step:Q", alt.Tooltip("S:Q", format=".3f")])
+        x=alt.X("step:Q", title=_("step")), y=alt.Y("S:Q", title=_("step slowdown S"), scale=alt.Scale(zero=False)),
+        tooltip=[alt.Tooltip("step:Q", title=_("step")), alt.Tooltip("S:Q", format=".3f", title="S")])
     rule = alt.Chart({"values": [{"t": float(threshold)}]}).mark_rule(strokeDash=[4, 3], color="#e45756").encode(y="t:Q")
     return (line + rule).properties(width=300, height=160)

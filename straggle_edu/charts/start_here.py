@@ -14,6 +14,8 @@ import altair as alt
 import numpy as np
 
 from .._validate import in_range, nonnegative, positive, require
+from ..i18n import _
+from ._data import quoted, vega_text
 
 __all__ = ["job_vs_average_chart"]
 
@@ -57,21 +59,22 @@ def job_vs_average_chart(ns, job, average, n=None, unit="s"):
     n = float(ns[-1]) if n is None else in_range("n", n, 1)
     rows = [{"n": float(a), "job": float(b), "average": average, "speedup": float(a * average / b) if b > 0 else float(a)}
             for a, b in zip(ns, job)]
-    x = alt.X("n:Q", scale=alt.Scale(type="log", domain=[float(ns[0]), float(ns[-1])], nice=False), title="workers n")
-    y = alt.Y("time:Q", title=f"step time ({unit})", scale=alt.Scale(zero=False))
-    color = alt.Color("who:N", scale=alt.Scale(domain=["the job (slowest worker)", "the average worker"], range=["#e45756", "#4c78a8"]),
+    x = alt.X("n:Q", scale=alt.Scale(type="log", domain=[float(ns[0]), float(ns[-1])], nice=False), title=_("workers n"))
+    y = alt.Y("time:Q", title=_("step time ({unit})").format(unit=unit), scale=alt.Scale(zero=False))
+    job_label, average_label = _("the job (slowest worker)"), _("the average worker")
+    color = alt.Color("who:N", scale=alt.Scale(domain=[job_label, average_label], range=["#e45756", "#4c78a8"]),
                       title=None, legend=alt.Legend(orient="bottom"))
     base = alt.Chart(alt.Data(values=rows)).transform_fold(["job", "average"], as_=["key", "time"]).transform_calculate(
-        who="datum.key == 'job' ? 'the job (slowest worker)' : 'the average worker'"
+        who=f"datum.key == 'job' ? {quoted(job_label)} : {quoted(average_label)}"
     )
     lines = base.mark_line(strokeWidth=3).encode(x=x, y=y, color=color).add_params(alt.param(name="n", value=n))
     picked = base.transform_calculate(gap="abs(log(datum.n) - log(max(1, n)))").transform_joinaggregate(
         best="min(gap)").transform_filter("datum.gap == datum.best")
     dots = picked.mark_point(filled=True, size=100).encode(x=x, y=y, color=color)
-    labels = picked.transform_calculate(label="format(datum.time, '.3f') + ' ' + '" + unit + "'").mark_text(
+    labels = picked.transform_calculate(label="format(datum.time, '.3f') + ' ' + " + quoted(unit)).mark_text(
         align="right", dx=-10, dy=-8, fontWeight="bold").encode(x=x, y=y, text="label:N", color=color)
     rule = picked.transform_filter("datum.key == 'job'").mark_rule(color="gray", strokeDash=[4, 3]).encode(x=x)
     note = picked.transform_filter("datum.key == 'job'").transform_calculate(
-        label="format(datum.n, ',') + ' workers do the work of ' + format(datum.speedup, ',.0f')"
+        label=vega_text(_("{n} workers do the work of {speedup}"), n="format(datum.n, ',')", speedup="format(datum.speedup, ',.0f')")
     ).mark_text(align="left", x=8, y=12, fontSize=14, fontWeight="bold").encode(text="label:N")
     return alt.layer(lines, rule, dots, labels, note).properties(width=460, height=280)

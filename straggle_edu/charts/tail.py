@@ -16,11 +16,15 @@ params to HTML inputs:
 
 from __future__ import annotations
 
+import functools
+
 import altair as alt
 import numpy as np
 
 from .._validate import in_range, probability, require, whole
 from ..math.tail import p_any_slow
+from ..i18n import _
+from ._data import quoted, vega_text
 from ._linked import share_selection
 
 __all__ = ["tail_probability_chart", "tail_budget_chart", "tail_percentile_chart", "log_grid"]
@@ -85,19 +89,21 @@ def tail_probability_chart(p=0.01, n=100, target=0.5, ps=(0.001, 0.01, 0.1), n_m
         alt.param(name="n", value=in_range("n", n, 1, n_max)),
         alt.param(name="target", value=in_range("target", target, 0, 1, high_open=True)),
     ]
-    x = alt.X("n:Q", scale=alt.Scale(type="log", domain=[1, n_max]), title="workers n")
-    y = alt.Y("P:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"), title="P(at least one worker slow)")
+    x = alt.X("n:Q", scale=alt.Scale(type="log", domain=[1, n_max]), title=_("workers n"))
+    y = alt.Y("P:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"), title=_("P(at least one worker slow)"))
     pick = alt.selection_point(name="curve_pick", fields=["curve"], bind="legend")
     fixed = alt.Chart(alt.Data(name="tail_fixed")).mark_line(strokeWidth=1.5).encode(
-        x=x, y=y, color=alt.Color("curve:N", title="fixed p", sort=None),
+        x=x, y=y, color=alt.Color("curve:N", title=_("fixed p"), sort=None),
         opacity=alt.condition(pick, alt.value(0.7), alt.value(0.1)),
     ).add_params(pick, *params)
     live = alt.Chart(alt.Data(name="tail_grid")).transform_calculate(
         P="1 - pow(1 - p, datum.n)"
-    ).mark_line(color="black", strokeWidth=3).encode(x=x, y=y, tooltip=["n:Q", alt.Tooltip("P:Q", format=".2%")])
+    ).mark_line(color="black", strokeWidth=3).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("n:Q", title="n"), alt.Tooltip("P:Q", format=".2%", title=_("P(at least one worker slow)"))])
     one = alt.Chart(alt.Data(values=[{}])).transform_calculate(
         n="max(1, round(n))", P="1 - pow(1 - p, max(1, round(n)))",
-        label="format(1 - pow(1 - p, max(1, round(n))), '.1%') + ' at n = ' + format(max(1, round(n)), ',')",
+        label=vega_text(_("{share} at n = {n}"), share="format(1 - pow(1 - p, max(1, round(n))), '.1%')",
+                        n="format(max(1, round(n)), ',')"),
     )
     here = one.mark_point(filled=True, size=90, color="black").encode(x=x, y=y) + one.mark_text(
         align="right", dx=-8, dy=-10, fontWeight="bold"
@@ -105,7 +111,7 @@ def tail_probability_chart(p=0.01, n=100, target=0.5, ps=(0.001, 0.01, 0.1), n_m
     cross = alt.Chart(alt.Data(values=[{}])).transform_calculate(
         n="max(1, ceil(log(1 - target) / log(1 - p)))", P="target"
     ).transform_filter(f"isFinite(datum.n) && datum.n <= {n_max}").transform_calculate(
-        label="format(target, '.0%') + ' at ' + format(datum.n, ',') + ' workers'"
+        label=vega_text(_("{share} at {n} workers"), share="format(target, '.0%')", n="format(datum.n, ',')")
     )
     level = alt.Chart(alt.Data(values=[{}])).transform_calculate(P="target").mark_rule(strokeDash=[5, 3], color="gray").encode(y=y)
     crossing = cross.mark_point(shape="diamond", size=90, color="gray", filled=True).encode(x=x, y=y) + cross.mark_text(
@@ -150,15 +156,18 @@ def tail_budget_chart(n=4096, target=0.01, n_max=100_000):
         alt.param(name="n", value=in_range("n", n, 1, n_max)),
         alt.param(name="target", value=in_range("target", target, 0, 1, low_open=True, high_open=True)),
     ]
-    x = alt.X("n:Q", scale=alt.Scale(type="log", domain=[1, n_max]), title="workers n")
-    y = alt.Y("budget:Q", scale=alt.Scale(type="log"), axis=alt.Axis(format="~e"), title="per-worker P(slow step), at most")
+    x = alt.X("n:Q", scale=alt.Scale(type="log", domain=[1, n_max]), title=_("workers n"))
+    y = alt.Y("budget:Q", scale=alt.Scale(type="log"), axis=alt.Axis(format="~e"), title=_("per-worker P(slow step), at most"))
     curve = alt.Chart(alt.Data(name="budget_grid")).transform_calculate(
         budget="1 - pow(1 - target, 1 / datum.n)"
-    ).mark_line(strokeWidth=3).encode(x=x, y=y, tooltip=["n:Q", alt.Tooltip("budget:Q", format=".3~e")]).add_params(*params)
+    ).mark_line(strokeWidth=3).encode(x=x, y=y, tooltip=[
+        alt.Tooltip("n:Q", title="n"), alt.Tooltip("budget:Q", format=".3~e", title=_("per-worker P(slow step), at most"))]
+    ).add_params(*params)
     one = alt.Chart(alt.Data(values=[{}])).transform_calculate(
         n="max(1, round(n))", budget="1 - pow(1 - target, 1 / max(1, round(n)))"
     ).transform_calculate(
-        label="'n = ' + format(datum.n, ',') + ': at most 1 slow step in ' + format(1 / datum.budget, ',.0f') + ' per worker'"
+        label=vega_text(_("n = {n}: at most 1 slow step in {steps} per worker"), n="format(datum.n, ',')",
+                        steps="format(1 / datum.budget, ',.0f')")
     )
     here = one.mark_point(filled=True, size=90, color="black").encode(x=x, y=y)
     text = one.mark_text(align="right", dx=-8, dy=-12, fontWeight="bold").encode(x=x, y=y, text="label:N")
@@ -215,14 +224,12 @@ def tail_percentile_chart(step_time, n=100, levels=(0.5, 0.95, 0.99), points=100
 
     require(isinstance(step_time, StepTime), "step_time", step_time, "a StepTime")
     require(step_time.jitter > 0, "step_time", step_time, "a StepTime with jitter > 0 (the density needs a spread)")
-    n = in_range("n", n, 1)
-    levels = np.atleast_1d(in_range("levels", levels, 0, 1, low_open=True, high_open=True))
-    points = whole("points", points, low=50, high=2000)
-    mu = float(step_time.base * step_time.slowdown)
+    n, points = in_range("n", n, 1), whole("points", points, low=50, high=2000)
+    levels, mu = np.atleast_1d(in_range("levels", levels, 0, 1, low_open=True, high_open=True)), float(step_time.base * step_time.slowdown)
     params = [alt.param(name="n", value=n), alt.param(name="jitter", value=float(step_time.jitter)),
               alt.param(name="pause_prob", value=float(step_time.pause_prob)), alt.param(name="pause", value=float(step_time.pause))]
     hover = alt.selection_point(name="t_hover", nearest=True, on="pointerover", fields=["t"], empty=False)
-    x = alt.X("t:Q", scale=alt.Scale(nice=False, zero=False), title=f"step time ({unit})")
+    x = alt.X("t:Q", scale=alt.Scale(nice=False, zero=False), title=_("step time ({unit})").format(unit=unit))
     job = "max(1, round(n))"
     mix = "(1 - pause_prob) * {f}(datum.t, {mu}, {mu} * jitter) + pause_prob * {f}(datum.t, {mu} + pause, {mu} * jitter)"
     grid = alt.Chart(alt.sequence(0, points, as_="i")).transform_calculate(
@@ -233,25 +240,29 @@ def tail_percentile_chart(step_time, n=100, levels=(0.5, 0.95, 0.99), points=100
         **{k: f"min({k})" for k in names}).transform_fold(names, as_=["label", "t"]).transform_window(
         rank="row_number()").transform_calculate(y="-2 - 11 * (datum.rank - 1)")
     rules = [marks.mark_rule(strokeDash=[4, 3], color="gray").encode(x=x),
-             marks.transform_calculate(text=f"datum.label + ' ' + format(datum.t, '.3f') + ' {unit}'").mark_text(
+             marks.transform_calculate(text=f"datum.label + ' ' + format(datum.t, '.3f') + ' ' + {quoted(unit)}").mark_text(
                  align="left", dx=3, baseline="bottom", color="dimgray").encode(x=x, y=alt.Y("y:Q", scale=None), text="text:N")]
-
-    def panel(name, density, share, title, who, color, *extra):
-        base = grid.transform_calculate(d=density, share=share)
-        area = base.mark_area(opacity=0.6, color=color).encode(x=x, y=alt.Y("d:Q", title=title, axis=alt.Axis(labels=False, ticks=False)))
-        pts = base.mark_point(opacity=0).encode(x=x, y="d:Q").properties(name=name)
-        cursor = base.mark_rule(color="black").encode(x=x).transform_filter(hover)
-        text = base.mark_text(align="left", dx=5, y=12, fontWeight="bold").encode(x=x, text=alt.Text("label:N")).transform_filter(
-            hover).transform_calculate(label=f"format(datum.share, '.1%') + ' of {who} steps are faster'")
-        return alt.layer(area, pts, *rules, cursor, text, *extra).properties(width=460, height=130)
+    panel = functools.partial(_density_panel, grid, x, rules, hover)
 
     median = grid.transform_calculate(share=f"pow(datum.F, {job})").transform_filter("datum.share >= 0.5").transform_aggregate(
         t="min(t)").transform_calculate(level=f"pow(0.5, 1 / {job})").transform_calculate(
-        label=f"'job median ' + format(datum.t, '.3f') + ' {unit} = worker p' + "
-              "format(100 * datum.level, '.' + max(2, ceil(-log(1 - datum.level) / LN10) - 1) + 'f')")
-    top = panel("worker_0", "datum.f", "datum.F", "one worker", "worker", "#4c78a8").add_params(*params)
-    bottom = panel("job_1", f"{job} * pow(datum.F, {job} - 1) * datum.f", f"pow(datum.F, {job})", "the job (slowest of n)", "job",
+        label=vega_text(_("job median {t} {unit} = worker p{level}"), t="format(datum.t, '.3f')", unit=quoted(unit),
+                        level="format(100 * datum.level, '.' + max(2, ceil(-log(1 - datum.level) / LN10) - 1) + 'f')"))
+    top = panel("worker_0", "datum.f", "datum.F", _("one worker"), _("{share} of worker steps are faster"), "#4c78a8").add_params(*params)
+    bottom = panel("job_1", f"{job} * pow(datum.F, {job} - 1) * datum.f", f"pow(datum.F, {job})", _("the job (slowest of n)"),
+                   _("{share} of job steps are faster"),
                    "#e45756", median.mark_rule(color="#e45756", strokeWidth=2).encode(x=x),
                    median.mark_text(align="left", dx=4, y=30, color="#e45756", fontWeight="bold").encode(x=x, text="label:N"))
     chart = alt.vconcat(top, bottom)
     return share_selection(chart, hover, ["worker_0", "job_1"])
+
+
+def _density_panel(grid, x, rules, hover, name, density, share, title, faster, color, *extra):
+    """One panel of :func:`tail_percentile_chart`: a density, the percentile rules, and a hover readout."""
+    base = grid.transform_calculate(d=density, share=share)
+    area = base.mark_area(opacity=0.6, color=color).encode(x=x, y=alt.Y("d:Q", title=title, axis=alt.Axis(labels=False, ticks=False)))
+    pts = base.mark_point(opacity=0).encode(x=x, y="d:Q").properties(name=name)
+    cursor = base.mark_rule(color="black").encode(x=x).transform_filter(hover)
+    text = base.mark_text(align="left", dx=5, y=12, fontWeight="bold").encode(x=x, text=alt.Text("label:N")).transform_filter(
+        hover).transform_calculate(label=vega_text(faster, share="format(datum.share, '.1%')"))
+    return alt.layer(area, pts, *rules, cursor, text, *extra).properties(width=460, height=130)

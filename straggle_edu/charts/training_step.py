@@ -27,6 +27,7 @@ import altair as alt
 import numpy as np
 
 from .._validate import require
+from ..i18n import N_, _
 from ..models.barriers import GRID_ROLES
 from ..models.pipeline import PipelineRun
 from ..models.training_step import DataParallelScaling
@@ -48,14 +49,25 @@ __all__ = [
     "pipeline_gantt_chart",
 ]
 
-#: Colours of the non-compute parts of a step, shared by every pipeline picture.
-PIPELINE_COLORS = {"wait": "#e8e8e8", "all-reduce": "#7f7f7f", "optimizer": "#3b3b3b"}
+#: Colours of the non-compute parts of a step, shared by every pipeline picture
+#: (keys are English msgids; the charts draw them translated).
+PIPELINE_COLORS = {N_("wait"): "#e8e8e8", N_("all-reduce"): "#7f7f7f", N_("optimizer"): "#3b3b3b"}
 _MB_PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#eeca3b", "#9d755d",
                "#ff9da6", "#bab0ac"]
-_OP_COLORS = {"forward": "#9ecae9", "backward": "#4c78a8"}
+_OP_COLORS = {N_("forward"): "#9ecae9", N_("backward"): "#4c78a8"}
 #: One colour per role of :data:`~straggle_edu.models.barriers.GRID_ROLES`, in its order.
 GRID_COLORS = ["#d62728", "#ff9896", "#fdae6b", "#c6dbef"]
-_PARTS = alt.Scale(domain=["compute", "wait", "sync"], range=["#4c78a8", "#e45756", "#7f7f7f"])
+_PARTS = {N_("compute"): "#4c78a8", N_("wait"): "#e45756", N_("sync"): "#7f7f7f"}
+# The grid's roles (straggle_edu.models.barriers.GRID_ROLES), for the catalog.
+_ROLES = (N_("the slow rank"), N_("its TP group: every collective"), N_("its pipeline: the stage"),
+          N_("other replicas: the DP all-reduce"))
+# Scenario names that notebook 05 and the training-step explorer pass in; others are shown as given.
+_SCENARIOS = (N_("no jitter"), N_("5% jitter"), N_("5% jitter, 1% pauses"), N_("your setting"), N_("no jitter, no pauses"))
+
+
+def _known(name, known):
+    """``name`` translated if it is one of ``known``, else as given (a reader's own label)."""
+    return _(name) if name in known else name
 
 
 def gantt_rows(run, color="microbatch", slowed=None):
@@ -86,9 +98,10 @@ def gantt_rows(run, color="microbatch", slowed=None):
         r = ops[i]
         kind = names[str(r["kind"])]
         compute = kind in ("forward", "backward")
-        label = (f"mb {r['microbatch']}" if color == "microbatch" else kind) if compute else kind
-        rows.append({"worker": f"dp {r['dp']} · stage {r['stage']}", "order": int(r["dp"] * run.stages + r["stage"]),
-                     "op": kind, "label": label, "microbatch": int(r["microbatch"]), "chunk": int(r["chunk"]),
+        label = (_("mb {i}").format(i=r["microbatch"]) if color == "microbatch" else _(kind)) if compute else _(kind)
+        rows.append({"worker": _("dp {dp} · stage {stage}").format(dp=r["dp"], stage=r["stage"]),
+                     "order": int(r["dp"] * run.stages + r["stage"]), "op": kind, "op_name": _(kind), "label": label,
+                     "microbatch": int(r["microbatch"]), "chunk": int(r["chunk"]),
                      "start": float(r["start"]), "end": float(r["end"]), "slack": float(r["slack"]),
                      "critical": bool(r["critical"]), "slowed": bool(mark[i]), "fade": 0.55 if kind == "forward" else 1.0})
     last = {}
@@ -96,7 +109,7 @@ def gantt_rows(run, color="microbatch", slowed=None):
         if r["op"] in ("forward", "backward"):
             last[r["order"]] = max(last.get(r["order"], 0.0), r["end"])
     for r in [r for r in rows if r["op"] == "all-reduce" and r["start"] > last.get(r["order"], r["start"])]:
-        rows.append(dict(r, op="wait", label="wait", start=last[r["order"]], end=r["start"], critical=False,
+        rows.append(dict(r, op="wait", op_name=_("wait"), label=_("wait"), start=last[r["order"]], end=r["start"], critical=False,
                          slowed=False, fade=1.0, microbatch=-1))
     return rows
 
@@ -119,8 +132,9 @@ def gantt_colors(rows, color="microbatch"):
     if color == "microbatch":
         palette = [_MB_PALETTE[i % len(_MB_PALETTE)] for i in range(len(compute))]
     else:
-        palette = [_OP_COLORS[c] for c in compute]
-    return compute + list(PIPELINE_COLORS), palette + list(PIPELINE_COLORS.values())
+        compute = [_(k) for k in _OP_COLORS if _(k) in compute]
+        palette = [_OP_COLORS[k] for k in _OP_COLORS if _(k) in compute]
+    return compute + [_(k) for k in PIPELINE_COLORS], palette + list(PIPELINE_COLORS.values())
 
 
 def gantt_size(run, width=640):
@@ -171,12 +185,14 @@ def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
     domain, palette = gantt_colors(rows, color)
     scale = alt.Scale(domain=domain, range=palette)
     y = alt.Y("worker:N", sort=alt.EncodingSortField("order", order="ascending"), title=None)
-    base = alt.Chart().encode(x=alt.X("start:Q", title="time in the step (s)"), x2="end:Q", y=y)
+    base = alt.Chart().encode(x=alt.X("start:Q", title=_("time in the step (s)")), x2="end:Q", y=y)
     bars = base.mark_bar(height={"band": 0.8}).encode(
         color=alt.Color("label:N", scale=scale, title=None, sort=domain),
         opacity=alt.Opacity("fade:Q", scale=None),
-        tooltip=["worker:N", "op:N", "microbatch:Q", "chunk:Q", alt.Tooltip("start:Q", format=".4g"),
-                 alt.Tooltip("end:Q", format=".4g"), alt.Tooltip("slack:Q", format=".3g")],
+        tooltip=[alt.Tooltip("worker:N", title=_("worker")), alt.Tooltip("op_name:N", title=_("op")),
+                 alt.Tooltip("microbatch:Q", title=_("microbatch")), alt.Tooltip("chunk:Q", title=_("chunk")),
+                 alt.Tooltip("start:Q", format=".4g", title=_("start (s)")), alt.Tooltip("end:Q", format=".4g", title=_("end (s)")),
+                 alt.Tooltip("slack:Q", format=".3g", title=_("slack (s)"))],
     )
     critical = base.transform_filter("datum.critical").mark_bar(
         height={"band": 0.8}, fillOpacity=0, stroke="black", strokeWidth=2)
@@ -184,7 +200,7 @@ def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
         shape="triangle-down", filled=True, color="#d62728", size=80, yOffset=-9, opacity=1).encode(x="mid:Q")
     width, height = gantt_size(run, width)
     chart = alt.layer(bars, critical, marks, data={"values": rows})
-    return chart.properties(width=width, height=height, title=f"step time {run.step_time:.4g} s")
+    return chart.properties(width=width, height=height, title=_("step time {t} s").format(t=f"{run.step_time:.4g}"))
 
 
 def delay_response_rows(extra, step_increase):
@@ -201,7 +217,7 @@ def delay_response_rows(extra, step_increase):
     return [{"extra": float(a), "increase": float(b)} for a, b in zip(x, y)]
 
 
-def delay_response_chart(extra, step_increase, *, slack=None, label="the slowed op"):
+def delay_response_chart(extra, step_increase, *, slack=None, label=N_("the slowed op")):
     """Step-time increase against the delay added to one op (or a set of ops).
 
     Parameters
@@ -227,14 +243,14 @@ def delay_response_chart(extra, step_increase, *, slack=None, label="the slowed 
     ('delaying the slowed op', 3)
     """
     rows = delay_response_rows(extra, step_increase)
-    base = alt.Chart({"values": rows}).encode(x=alt.X("extra:Q", title="delay added (s)"))
-    line = base.mark_line(point=True).encode(y=alt.Y("increase:Q", title="step gets longer by (s)"))
+    base = alt.Chart({"values": rows}).encode(x=alt.X("extra:Q", title=_("delay added (s)")))
+    line = base.mark_line(point=True).encode(y=alt.Y("increase:Q", title=_("step gets longer by (s)")))
     diag = base.mark_line(strokeDash=[2, 2], color="#bbbbbb").encode(y="extra:Q")
     chart = diag + line
     if slack is not None:
         rule = alt.Chart({"values": [{"slack": float(slack)}]}).mark_rule(strokeDash=[6, 3], color="#e45756")
-        chart = chart + rule.encode(x="slack:Q", tooltip=[alt.Tooltip("slack:Q", format=".3g")])
-    return chart.properties(width=360, height=220, title=f"delaying {label}")
+        chart = chart + rule.encode(x="slack:Q", tooltip=[alt.Tooltip("slack:Q", format=".3g", title=_("slack (s)"))])
+    return chart.properties(width=360, height=220, title=_("delaying {what}").format(what=_known(label, (N_("the slowed op"),))))
 
 
 def dp_scaling_rows(scenarios, measure="efficiency"):
@@ -253,7 +269,7 @@ def dp_scaling_rows(scenarios, measure="efficiency"):
     for label, s in dict(scenarios).items():
         require(isinstance(s, DataParallelScaling), f"scenario {label!r}", s, "a DataParallelScaling")
         values = s.efficiency if measure == "efficiency" else s.speedup
-        rows += [{"n": int(k), "scenario": str(label), "value": float(v)} for k, v in zip(s.n, values)]
+        rows += [{"n": int(k), "scenario": _known(str(label), _SCENARIOS), "value": float(v)} for k, v in zip(s.n, values)]
     return rows
 
 
@@ -287,13 +303,14 @@ def dp_scaling_chart(scenarios, *, measure="efficiency", n=None):
     rows = dp_scaling_rows(scenarios, measure)
     ns = sorted({r["n"] for r in rows})
     perfect = [{"n": k, "value": 1.0 if measure == "efficiency" else float(k)} for k in ns]
-    x = alt.X("n:Q", scale=alt.Scale(type="log"), title="workers n")
-    title = "scaling efficiency" if measure == "efficiency" else "speed-up over one worker"
+    x = alt.X("n:Q", scale=alt.Scale(type="log"), title=_("workers n"))
+    title = _("scaling efficiency") if measure == "efficiency" else _("speed-up over one worker")
     yscale = alt.Scale(domain=[0, 1.02]) if measure == "efficiency" else alt.Scale(type="log")
     ideal = alt.Chart({"values": perfect}).mark_line(strokeDash=[4, 4], color="#999999").encode(x=x, y="value:Q")
     lines = alt.Chart({"values": rows}).mark_line().encode(
         x=x, y=alt.Y("value:Q", title=title, scale=yscale), color=alt.Color("scenario:N", title=None),
-        tooltip=["scenario:N", "n:Q", alt.Tooltip("value:Q", format=".3f")])
+        tooltip=[alt.Tooltip("scenario:N", title=_("scenario")), alt.Tooltip("n:Q", title="n"),
+                 alt.Tooltip("value:Q", format=".3f", title=title)])
     mark = alt.param(name="n_mark", value=float(n if n is not None else ns[-1]))
     rule = alt.Chart({"values": [{}]}).mark_rule(color="#e45756").encode(x=alt.X("n_mark:Q", scale=alt.Scale(type="log")))
     rule = rule.transform_calculate(n_mark="n_mark").add_params(mark)
@@ -317,8 +334,8 @@ def dp_breakdown_rows(scaling, ns=None):
         keep = {int(k) for k in ns}
         rows = [r for r in rows if r["n"] in keep]
     require(0 < len(rows) <= 90, "ns", ns, "between 1 and 30 worker counts present in scaling.n")
-    order = {"compute": 0, "wait": 1, "sync": 2}
-    return [dict(r, order=order[r["part"]]) for r in rows]
+    order = {part: i for i, part in enumerate(_PARTS)}
+    return [dict(r, part=_(r["part"]), order=order[r["part"]]) for r in rows]
 
 
 def dp_breakdown_chart(scaling, ns=None):
@@ -344,11 +361,12 @@ def dp_breakdown_chart(scaling, ns=None):
     """
     rows = dp_breakdown_rows(scaling, ns)
     return alt.Chart({"values": rows}).mark_bar().encode(
-        x=alt.X("n:O", title="workers n"),
-        y=alt.Y("seconds:Q", title="expected step (s)"),
-        color=alt.Color("part:N", scale=_PARTS, title=None),
+        x=alt.X("n:O", title=_("workers n")),
+        y=alt.Y("seconds:Q", title=_("expected step (s)")),
+        color=alt.Color("part:N", scale=alt.Scale(domain=[_(k) for k in _PARTS], range=list(_PARTS.values())), title=None),
         order=alt.Order("order:Q"),
-        tooltip=["n:O", "part:N", alt.Tooltip("seconds:Q", format=".4g")],
+        tooltip=[alt.Tooltip("n:O", title="n"), alt.Tooltip("part:N", title=_("part")),
+                 alt.Tooltip("seconds:Q", format=".4g", title=_("expected step (s)"))],
     ).properties(width=360, height=240)
 
 
@@ -375,10 +393,11 @@ def barrier_overhead_chart(rows, *, barriers=None):
     ('barriers_mark', '.1%')
     """
     require(len(rows) >= 1, "rows", rows, "at least one {barriers, overhead} row")
-    x = alt.X("barriers:Q", scale=alt.Scale(type="log", base=2), title="barriers per step")
-    y = alt.Y("overhead:Q", axis=alt.Axis(format=".1%"), title="expected overhead")
+    x = alt.X("barriers:Q", scale=alt.Scale(type="log", base=2), title=_("barriers per step"))
+    y = alt.Y("overhead:Q", axis=alt.Axis(format=".1%"), title=_("expected overhead"))
     line = alt.Chart({"values": rows}).mark_line(point=True).encode(
-        x=x, y=y, tooltip=["barriers:Q", alt.Tooltip("overhead:Q", format=".2%")])
+        x=x, y=y, tooltip=[alt.Tooltip("barriers:Q", title=_("barriers per step")),
+                           alt.Tooltip("overhead:Q", format=".2%", title=_("expected overhead"))])
     mark = alt.param(name="barriers_mark", value=int(barriers if barriers is not None else rows[-1]["barriers"]))
     rule = alt.Chart({"values": [{}]}).mark_rule(color="#e45756").encode(
         x=alt.X("barriers_mark:Q", scale=alt.Scale(type="log", base=2)))
@@ -409,13 +428,16 @@ def grid_chart(rows):
     ('replica', 'rect')
     """
     require(len(rows) >= 1, "rows", rows, "at least one rank")
-    data = [dict(r, replica=f"DP replica {r['dp']}", label=f"{r['added']:+.1f} s") for r in rows]
-    color = alt.Color("role:N", scale=alt.Scale(domain=list(GRID_ROLES), range=GRID_COLORS), title="waits at",
+    data = [dict(r, replica=_("DP replica {dp}").format(dp=r["dp"]), label=f"{r['added']:+.1f} s",
+                 role=_known(r["role"], _ROLES)) for r in rows]
+    color = alt.Color("role:N", scale=alt.Scale(domain=[_(role) for role in GRID_ROLES], range=GRID_COLORS), title=_("waits at"),
                       legend=alt.Legend(orient="bottom", columns=2))
-    base = alt.Chart().encode(x=alt.X("tp:O", title="TP rank"), y=alt.Y("stage:O", title="PP stage"))
-    cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
-        color=color, tooltip=["dp:O", "stage:O", "tp:O", "role:N", alt.Tooltip("tp_wait:Q", format=".1f"),
-                              alt.Tooltip("pipeline_wait:Q", format=".1f"), alt.Tooltip("dp_wait:Q", format=".1f")])
+    base = alt.Chart().encode(x=alt.X("tp:O", title=_("TP rank")), y=alt.Y("stage:O", title=_("PP stage")))
+    tips = [alt.Tooltip("dp:O", title="DP"), alt.Tooltip("stage:O", title=_("PP stage")), alt.Tooltip("tp:O", title=_("TP rank")),
+            alt.Tooltip("role:N", title=_("waits at")), alt.Tooltip("tp_wait:Q", format=".1f", title=_("TP wait (s)")),
+            alt.Tooltip("pipeline_wait:Q", format=".1f", title=_("pipeline wait (s)")),
+            alt.Tooltip("dp_wait:Q", format=".1f", title=_("DP wait (s)"))]
+    cells = base.mark_rect(stroke="white", strokeWidth=2).encode(color=color, tooltip=tips)
     text = base.mark_text(fontSize=11).encode(text="label:N")
     layered = alt.layer(cells, text, data={"values": data}).properties(width=150, height=150)
     return layered.facet(column=alt.Column("replica:N", title=None))
