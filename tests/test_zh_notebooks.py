@@ -94,15 +94,21 @@ def test_twin_links_resolve(english):
 
 @pytest.mark.parametrize("english", ENGLISH, ids=IDS)
 def test_twin_links_the_same_docs_as_the_english_notebook(english):
-    """A link the English notebook has to a file outside notebooks/ leads to the same file from the twin."""
+    """A link the English notebook has to a file outside notebooks/ leads to the same file from the twin.
+
+    Where a document has a Chinese edition (``docs/zh/X`` beside ``docs/X``),
+    the twin may link that instead.
+    """
     twin = twin_path(english)
     if not twin.exists():
         return
+    docs = NOTEBOOKS.parent / "docs"
 
     def outside(path):
         nb = nbformat.read(path, as_version=4)
-        return {(path.parent / link).resolve() for link in relative_links(nb)
-                if not (path.parent / link).resolve().is_relative_to(NOTEBOOKS)}
+        targets = {(path.parent / link).resolve() for link in relative_links(nb)
+                   if not (path.parent / link).resolve().is_relative_to(NOTEBOOKS)}
+        return {docs / t.relative_to(docs / "zh") if t.is_relative_to(docs / "zh") else t for t in targets}
 
     missing = sorted(str(p.relative_to(NOTEBOOKS.parent)) for p in outside(NOTEBOOKS / twin.name) - outside(twin))
     assert not missing, f"zh/{twin.name} does not link {missing}, which the English notebook links"

@@ -159,6 +159,17 @@ def _translated(message):
     return bool(message.string)
 
 
+def _clashes():
+    """One msgid, two translations in two rooms: the one .mo can hold only one, so the rooms must agree."""
+    by_id = {}
+    for path in sorted(PO_DIR.glob("*.po")):
+        for message in _read(path):
+            if message.id and _translated(message):
+                by_id.setdefault(str(message.id), {})[path.name] = str(message.string)
+    return [f"{msgid!r} is translated differently in {', '.join(f'{room} ({text})' for room, text in rooms.items())}"
+            for msgid, rooms in by_id.items() if len(set(rooms.values())) > 1]
+
+
 def _merged():
     from babel.messages.catalog import Catalog
 
@@ -203,6 +214,7 @@ def problems():
                 found.append(f"{path.name}: untranslated {message.id!r} ({message.locations[0][0]})")
         extra = {m.id for m in catalog if m.id} - {m.id for m in template if m.id}
         found.extend(f"{path.name}: obsolete {msgid!r}" for msgid in sorted(map(str, extra)))
+    found.extend(_clashes())
     with open(MO_PATH, "rb") as fh:
         mo = gettext.GNUTranslations(fh)
     for message in _merged():
