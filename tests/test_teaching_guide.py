@@ -1,4 +1,4 @@
-"""The instructor's guide (docs/teaching.md) against the notebooks and explorers.
+"""The instructor's guides (docs/teaching.md and docs/zh/teaching.md) against the notebooks and explorers.
 
 The guide carries two machine-readable tables, each after an HTML comment:
 
@@ -17,6 +17,13 @@ shows what the guide says and that the chart moved (a linked param follows
 the control, or the chart was redrawn). A figure that drifts from its
 notebook's claim, a notebook without a section, or a session plan whose
 timings do not add up fails too.
+
+The Chinese guide (docs/zh/teaching.md) links the Chinese twins in
+notebooks/zh/, names its table headers, section parts and move words in
+Chinese (``_ZH`` maps them), and carries the same rows: the same notebooks,
+explorer calls, control keys, moves and claim labels as the English guide.
+Its label, move and readout columns show the Chinese screen: its demo moves
+run on explorers built after ``set_language("zh")``.
 """
 
 from __future__ import annotations
@@ -31,29 +38,48 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-GUIDE = ROOT / "docs" / "teaching.md"
 NOTEBOOKS = ROOT / "notebooks"
+
+# Each guide: its file, the folder its notebooks are in (and the link to it),
+# its language, and its words for what the tests read (English -> its own).
+_EN = {
+    "path": ROOT / "docs" / "teaching.md", "notebooks": NOTEBOOKS, "link": "../notebooks/", "lang": "en",
+    "headers": {}, "words": {"type": "type", "press": "press"}, "by_notebook": "## Notebook by notebook",
+    "parts": ("**The one idea.**", "**The demo move.**", "**Ask the class.**", "**The misconception it fixes.**"),
+    "q": r"\*Q:\*", "a": r"\*A:\*",
+}
+_ZH = {
+    "path": ROOT / "docs" / "zh" / "teaching.md", "notebooks": NOTEBOOKS / "zh", "link": "../../notebooks/zh/", "lang": "zh",
+    "headers": {"笔记本": "Notebook", "步": "Step", "探索器": "Explorer", "控件": "Control", "标签": "Label", "操作": "Move",
+                "读数显示": "The readout shows", "校验标签": "Claim", "数字": "Figure",
+                "分钟": "Minutes", "时段": "Clock", "内容": "What", "做法": "How"},
+    "words": {"type": "输入", "press": "按下"}, "by_notebook": "## 逐个笔记本",
+    "parts": ("**核心观点。**", "**演示操作。**", "**向全班提问。**", "**它纠正的误解。**"),
+    "q": r"\*问：\*", "a": r"\*答：\*",
+}
+GUIDES = {"en": _EN, "zh": _ZH}
+GUIDE = _EN["path"]
 
 
 # --------------------------------------------------------------------------
 # Reading the guide
 
-def _guide():
-    return GUIDE.read_text(encoding="utf-8")
+def _guide(g=_EN):
+    return g["path"].read_text(encoding="utf-8")
 
 
-def _table(marker):
-    """Rows (dicts keyed by header) of the markdown table after ``<!-- marker -->``."""
-    text = _guide()
+def _table(marker, g=_EN):
+    """Rows (dicts keyed by the English header) of the markdown table after ``<!-- marker -->``."""
+    text = _guide(g)
     tag = f"<!-- {marker} -->"
-    assert tag in text, f"docs/teaching.md has no {tag} table"
+    assert tag in text, f"{g['path'].relative_to(ROOT)} has no {tag} table"
     lines = text.split(tag, 1)[1].strip().splitlines()
     rows = []
     for line in lines:
         if not line.startswith("|"):
             break
         rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
-    header, rule, body = rows[0], rows[1], rows[2:]
+    header, rule, body = [g["headers"].get(h, h) for h in rows[0]], rows[1], rows[2:]
     assert set("".join(rule)) <= set("-: "), f"{marker}: second line is not a table rule"
     return [dict(zip(header, r)) for r in body]
 
@@ -77,12 +103,13 @@ def _number(text):
     return int(v) if scale == 1.0 and v.is_integer() and "." not in t and "e" not in t.lower() else v
 
 
-def _values(move):
-    """'1 → 4,096' -> ['1', '4,096'] and whether the last value is typed."""
+def _values(move, g=_EN):
+    """'1 → 4,096' -> ['1', '4,096'] and whether the last value is typed ('type 4,096'; in Chinese '输入 4,096')."""
     move = _plain(move)
-    typed = move.startswith("type ")
+    word = g["words"]["type"] + " "
+    typed = move.startswith(word)
     if typed:
-        move = move[len("type "):]
+        move = move[len(word):]
     parts = [p.strip() for p in move.split("→")]
     return [p.strip('"') for p in parts if p], typed
 
@@ -101,14 +128,14 @@ def _readout(ex):
     return " ".join(html.unescape(" ".join(text)).split())
 
 
-def _demo_rows():
-    return _table("demo-moves")
+def _demo_rows(g=_EN):
+    return _table("demo-moves", g)
 
 
-def _demos():
+def _demos(g=_EN):
     """Group the demo-move rows into demos: a step-1 row starts a new one."""
     demos = []
-    for row in _demo_rows():
+    for row in _demo_rows(g):
         step = int(_plain(row["Step"]))
         if step == 1:
             demos.append([])
@@ -117,8 +144,8 @@ def _demos():
     return demos
 
 
-def _notebook_code(name):
-    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+def _notebook_code(name, folder=NOTEBOOKS):
+    nb = nbformat.read(folder / name, as_version=4)
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
 
 
@@ -213,7 +240,7 @@ def _snapshot(ex):
     return _readout(ex), charts
 
 
-def _do(ex, row):
+def _do(ex, row, g=_EN):
     """Make the row's move on the explorer; return (control, value, before, after)."""
     import ipywidgets as widgets
 
@@ -223,11 +250,12 @@ def _do(ex, row):
     label = _plain(row["Label"])
     assert _label_ok(ctrl, label), f"control {key!r} is labelled {ctrl.description!r}, the guide says {label!r}"
     if isinstance(ctrl, widgets.Button):
-        assert _plain(row["Move"]) == "press", f"a button is pressed: the move for {key!r} must read 'press'"
+        press = g["words"]["press"]
+        assert _plain(row["Move"]) == press, f"a button is pressed: the move for {key!r} must read {press!r}"
         before = _snapshot(ex)
         ctrl.click()
         return key, None, before, _snapshot(ex)
-    texts, typed = _values(row["Move"])
+    texts, typed = _values(row["Move"], g)
     values = [_resolve(ctrl, t, typed and i == len(texts) - 1) for i, t in enumerate(texts)]
     for v in values[:-1]:
         ctrl.value = v
@@ -240,62 +268,110 @@ def _do(ex, row):
 # --------------------------------------------------------------------------
 # The tests
 
-def test_guide_exists_and_names_every_notebook():
-    text = _guide()
+_LANGS = pytest.mark.parametrize("lang", list(GUIDES))
+
+
+@_LANGS
+def test_guide_exists_and_names_every_notebook(lang):
+    g = GUIDES[lang]
+    assert g["path"].exists(), f"no {g['path'].relative_to(ROOT)}"
+    text = _guide(g)
+    link = re.escape(g["link"])
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):  # every English notebook, through its twin in this language
+        assert f"({g['link']}{path.name})" in text, f"{g['path'].relative_to(ROOT)} has no section linking {g['link']}{path.name}"
+    for name in re.findall(rf"\]\({link}([^)/]+\.ipynb)\)", text):
+        assert (g["notebooks"] / name).exists(), f"{g['path'].relative_to(ROOT)} links a missing notebook: {g['link']}{name}"
+    for target in re.findall(r"\]\((\.\./[^)#]+)", text):  # every relative link, docs included, resolves
+        assert (g["path"].parent / target).resolve().exists(), f"{g['path'].relative_to(ROOT)} links a missing file: {target}"
+
+
+@_LANGS
+def test_every_notebook_has_a_demo_move(lang):
+    named = {_plain(r["Notebook"]) for r in _demo_rows(GUIDES[lang])}
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-        assert f"(../notebooks/{path.name})" in text, f"docs/teaching.md has no section linking {path.name}"
-    for link in re.findall(r"\(\.\./notebooks/([^)]+\.ipynb)\)", text):
-        assert (NOTEBOOKS / link).exists(), f"docs/teaching.md links a missing notebook: {link}"
+        assert path.name in named, f"no demo move for {path.name} in {GUIDES[lang]['path'].relative_to(ROOT)}"
 
 
-def test_every_notebook_has_a_demo_move():
-    named = {_plain(r["Notebook"]) for r in _demo_rows()}
-    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-        assert path.name in named, f"no demo move for {path.name} in docs/teaching.md"
-
-
-def test_every_section_has_the_four_parts():
+@_LANGS
+def test_every_section_has_the_four_parts(lang):
     """Each notebook's section: the idea, the demo move, two questions with answers, the misconception."""
-    text = _guide()
-    sections = re.split(r"\n### ", text.split("## Notebook by notebook", 1)[1])[1:]
-    assert sections, "no notebook sections under '## Notebook by notebook'"
+    g = GUIDES[lang]
+    text = _guide(g)
+    assert g["by_notebook"] in text, f"no {g['by_notebook']!r} heading"
+    sections = re.split(r"\n### ", text.split(g["by_notebook"], 1)[1])[1:]
+    assert sections, f"no notebook sections under {g['by_notebook']!r}"
     for sec in sections:
         title = sec.splitlines()[0]
         sec = sec.split("\n## ", 1)[0]
-        for part in ("**The one idea.**", "**The demo move.**", "**Ask the class.**", "**The misconception it fixes.**"):
+        for part in g["parts"]:
             assert part in sec, f"section {title!r} lacks {part}"
-        questions = re.findall(r"^\d\. \*Q:\*.+?\n\s+\*A:\* .+", sec, flags=re.M)
+        questions = re.findall(rf"^\d\. {g['q']}.+?\n\s+{g['a']} ?.+", sec, flags=re.M)
         assert len(questions) >= 2, f"section {title!r} needs two questions with model answers, found {len(questions)}"
 
 
+def test_zh_guide_has_a_section_for_every_english_one():
+    """The two guides walk the same notebooks in the same order."""
+    def sections(g):
+        return re.findall(rf"^### .*?\({re.escape(g['link'])}([^)]+\.ipynb)\)", _guide(g), flags=re.M)
+
+    assert sections(_ZH) == sections(_EN)
+
+
+@_LANGS
 @pytest.mark.parametrize("plan,total", [("plan-45", 45), ("plan-90", 90)])
-def test_session_plan_adds_up(plan, total):
-    rows = _table(plan)
+def test_session_plan_adds_up(lang, plan, total):
+    g = GUIDES[lang]
+    rows = _table(plan, g)
     minutes = [int(_plain(r["Minutes"])) for r in rows]
     assert sum(minutes) == total, f"{plan}: {minutes} add up to {sum(minutes)}, not {total}"
     for r in rows:
         for name in re.findall(r"\d\d[a-z]?_[a-z_]+\.ipynb", r["What"]):
-            assert (NOTEBOOKS / name).exists(), f"{plan} names a missing notebook {name}"
+            assert (g["notebooks"] / name).exists(), f"{plan} names a missing notebook {name}"
+    assert [_plain(r["Minutes"]) for r in rows] == [_plain(r["Minutes"]) for r in _table(plan, _EN)], \
+        f"{plan}: the {lang} plan's blocks differ from the English plan's"
 
 
-def _demo_ids():
+def _demo_ids(g=_EN):
     try:
-        return [f"{_plain(d[0]['Notebook'])}:{'+'.join(_plain(r['Control']) for r in d)}" for d in _demos()]
-    except (AssertionError, OSError):
+        return [f"{_plain(d[0]['Notebook'])}:{'+'.join(_plain(r['Control']) for r in d)}" for d in _demos(g)]
+    except (AssertionError, OSError, IndexError, KeyError, ValueError):
         return None
 
 
-@pytest.mark.parametrize("index", range(len(_demo_ids() or [0])), ids=_demo_ids())
-def test_demo_move(index):
-    demo = _demos()[index]
+_SAME = ("Notebook", "Step", "Explorer", "Control")
+
+
+def test_zh_demo_moves_are_the_english_ones():
+    """Row by row, the zh table makes the English moves: same notebook, explorer call, control key and step,
+    and the same values (a number as the English row has it; an option named in Chinese stands for the same option)."""
+    en, zh = _demo_rows(_EN), _demo_rows(_ZH)
+    assert len(zh) == len(en), f"the zh guide has {len(zh)} demo moves, the English one {len(en)}"
+    for e, z in zip(en, zh):
+        assert [_plain(z[k]) for k in _SAME] == [_plain(e[k]) for k in _SAME], f"zh row {z} is not English row {e}"
+        ev, et = _values(e["Move"], _EN)
+        zv, zt = _values(z["Move"], _ZH)
+        assert (len(zv), zt) == (len(ev), et), f"zh move {z['Move']!r} is not English move {e['Move']!r}"
+        for a, b in zip(ev, zv):
+            if _number(a) is not None:
+                assert _number(b) == _number(a), f"zh move {z['Move']!r} is not English move {e['Move']!r}"
+
+
+@pytest.mark.parametrize("lang,index", [(lang, i) for lang in GUIDES for i in range(len(_demo_ids(GUIDES[lang]) or [0]))],
+                         ids=[f"{lang}:{i}" for lang in GUIDES for i in (_demo_ids(GUIDES[lang]) or ["?"])])
+def test_demo_move(lang, index):
+    from straggle_edu.i18n import set_language
+
+    g = GUIDES[lang]
+    set_language(g["lang"])  # labels are fixed when the explorer is built; conftest sets the language back
+    demo = _demos(g)[index]
     first = demo[0]
     notebook, call = _plain(first["Notebook"]), _plain(first["Explorer"])
-    assert (NOTEBOOKS / notebook).exists(), f"the guide's demo names a missing notebook {notebook}"
-    assert _squash(call) in _squash(_notebook_code(notebook)), f"{notebook} does not show {call}"
+    assert (g["notebooks"] / notebook).exists(), f"the guide's demo names a missing notebook {notebook}"
+    assert _squash(call) in _squash(_notebook_code(notebook, g["notebooks"])), f"{notebook} does not show {call}"
     ex = _build(call)
     for row in demo:
         assert _plain(row["Explorer"]) == call, "a continued demo must use the same explorer"
-        key, value, (text0, charts0), (text1, charts1) = _do(ex, row)
+        key, value, (text0, charts0), (text1, charts1) = _do(ex, row, g)
         want = " ".join(_plain(row["The readout shows"]).split())
         if want in ("", "—"):
             continue  # a set-up move: its effect shows after a later step (a Run button)
@@ -311,10 +387,10 @@ def test_demo_move(index):
         assert text1 != text0, f"{notebook}: moving {key} left the readout as it was: {text1!r}"
 
 
-def _claims(notebook):
+def _claims(notebook, folder=NOTEBOOKS):
     """{label: expected} for every claim(...) or calibrated(...) call with literal arguments in a notebook."""
     found = {}
-    nb = nbformat.read(NOTEBOOKS / notebook, as_version=4)
+    nb = nbformat.read(folder / notebook, as_version=4)
     cells = [c.source for c in nb.cells if c.cell_type == "code"]
     # IPython-only lines (!shell, %magic) are not Python: leave them out.
     code = "\n".join(ln for src in cells for ln in src.splitlines() if not ln.lstrip().startswith(("!", "%")))
@@ -342,12 +418,17 @@ def _cited(node):
     return ast.literal_eval(node)
 
 
-def test_figures_match_the_notebooks_claims():
-    rows = _table("figures")
+@_LANGS
+def test_figures_match_the_notebooks_claims(lang):
+    g = GUIDES[lang]
+    rows = _table("figures", g)
     assert rows, "the figures table is empty"
+    if lang != "en":  # the same figures as the English guide, checked against this language's twins
+        assert [[_plain(r[k]) for k in ("Notebook", "Claim", "Figure")] for r in rows] == \
+            [[_plain(r[k]) for k in ("Notebook", "Claim", "Figure")] for r in _table("figures", _EN)]
     for row in rows:
         notebook, label, quoted = _plain(row["Notebook"]), _plain(row["Claim"]), _plain(row["Figure"])
-        claims = _claims(notebook)
+        claims = _claims(notebook, g["notebooks"])
         assert label in claims, f"{notebook} has no claim labelled {label!r}; it has {sorted(claims)}"
         want = claims[label]
         if isinstance(want, bool):
