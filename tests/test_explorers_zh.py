@@ -150,14 +150,14 @@ def test_the_barrier_labs_run_readout_is_chinese_without_starting_processes():
     assert _prediction_text(p).startswith("实测每步 50.00 ± 1.00 ms") and "屏障开销 4.00 ms" in _prediction_text(p)
 
 
-@pytest.mark.parametrize("clicked", ["dp 2 · stage 0", "dp 2 · 第 0 级"])
+@pytest.mark.parametrize("clicked", ["dp 2 · stage 0", "dp 2 · 阶段 0"])
 def test_a_click_on_the_heatmap_finds_the_worker_in_either_language(clicked):
     set_language("zh")
     ex = explorers.debug_job_explorer()
-    assert ex.controls["worker"].label.startswith("dp ") and "级" in ex.controls["worker"].label
+    assert ex.controls["worker"].label.startswith("dp ") and "阶段" in ex.controls["worker"].label
     ex.charts["heatmap"]._vl_selections = {"worker": {"value": {"vlPoint": {"or": [{"worker": clicked}]}}, "store": []}}
     assert ex.controls["worker"].value == (2, 0)
-    assert ex.charts["ops"].spec["title"] == "dp 2 · 第 0 级，第 {} 步：实录与理想".format(ex.controls["step"].value)
+    assert ex.charts["ops"].spec["title"] == "dp 2 · 阶段 0，第 {} 步：实录与理想".format(ex.controls["step"].value)
 
 
 # Explorers whose every control can be moved to its far end in well under a second.

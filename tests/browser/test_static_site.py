@@ -9,7 +9,6 @@ such charts across the site.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,11 @@ import labdriver
 pytestmark = pytest.mark.browser
 
 NOTEBOOKS = [p.name for p in labdriver.notebook_paths()]
-# The one network request a page may make: MathJax, for typeset math (documented).
-ALLOWED_BLOCKED = re.compile(r"^https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/")
+# Typeset math comes from the site's own copy of MathJax: no request may leave 127.0.0.1.
+JS_MATH_TYPESET = """
+() => window.MathJax && window.MathJax.Hub && window.MathJax.Hub.queue.pending === 0
+      && document.querySelectorAll('.MathJax, .MathJax_Display').length > 0
+"""
 
 
 @pytest.fixture(scope="session")
@@ -92,8 +94,22 @@ def test_site_page_draws_every_chart_offline(name, built_site, site_server, brow
     assert "Traceback (most recent call last)" not in text, f"{name}: the page shows a traceback"
     assert "Error displaying widget" not in text and "Loading widget" not in text
     assert not errors, f"{name}: JavaScript errors on the static page: {errors[:3]}"
-    unexpected = [u for u in blocked_requests if not ALLOWED_BLOCKED.match(u)]
-    assert not unexpected, f"{name}: the static page tried to reach the network: {unexpected[:5]}"
+    assert not blocked_requests, f"{name}: the static page tried to reach the network: {blocked_requests[:5]}"
+
+
+def test_site_typesets_math_offline(built_site, site_server, browser_context, blocked_requests):
+    """The formula of 02 (1 - (1 - p)^n) is typeset by the site's own MathJax, with the network blocked."""
+    blocked_requests.clear()
+    page = _open(browser_context, f"{site_server.base_url}/02_tail_probability.html", [])
+    try:
+        page.wait_for_function(JS_MATH_TYPESET, timeout=60_000, polling=250)
+        typeset = page.evaluate("() => document.querySelectorAll('.MathJax, .MathJax_Display').length")
+        raw = page.evaluate("() => document.body.innerText.includes('\\\\text{some worker slow}')")
+    finally:
+        page.close()
+    print(f"\n02 on the static site: {typeset} typeset formulas")
+    assert typeset > 0 and not raw, "the page shows TeX as written"
+    assert not blocked_requests, f"typesetting reached for the network: {blocked_requests[:5]}"
 
 
 def test_site_sliders_move_charts_without_a_kernel(built_site, site_server, browser_context, blocked_requests, figures):

@@ -87,3 +87,55 @@ def test_zh_notebook_draws_chinese_charts_with_real_glyphs(lab_notebook, browser
     assert not tofu(fonts), f"{report.name}: Chinese glyphs without a CJK font:\n- " + "\n- ".join(tofu(fonts))
     prose = lab_notebook.page.evaluate("() => document.querySelector('.jp-Notebook').innerText")
     assert len(_CJK.findall(prose)) > 200, f"{report.name}: the page shows little Chinese"
+
+
+# ---------------------------------------------------------------- the Chinese static site
+
+ZH_SITE = ["01_restaurant.ipynb", "02_tail_probability.ipynb"]
+JS_MATH_TYPESET = """
+() => window.MathJax && window.MathJax.Hub && window.MathJax.Hub.queue.pending === 0
+      && document.querySelectorAll('.MathJax, .MathJax_Display').length > 0
+"""
+
+
+@pytest.fixture(scope="module")
+def zh_site(chromium_path, tmp_path_factory):
+    """``straggle-edu site OUT --lang zh`` for two Chinese notebooks, served from 127.0.0.1."""
+    from straggle_edu.app.site import build_site
+
+    out = tmp_path_factory.mktemp("zh-site")
+    pages = build_site(out, labdriver.NOTEBOOKS / "zh", pattern=ZH_SITE, lang="zh", log=lambda line: None)
+    with labdriver.StaticServer(out) as server:
+        yield server, {p.name: p for p in pages}
+
+
+@pytest.mark.parametrize("name", ZH_SITE)
+def test_zh_site_page_draws_chinese_charts_and_math_offline(name, zh_site, browser_context, blocked_requests):
+    server, pages = zh_site
+    blocked_requests.clear()
+    errors = []
+    page = browser_context.new_page()
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(f"{server.base_url}/{name.replace('.ipynb', '.html')}", wait_until="load")
+        page.evaluate(labdriver.JS_HELPERS)
+        page.wait_for_function("() => document.documentElement.dataset.seCharts === 'done'", timeout=60_000)
+        charts = page.evaluate(labdriver.JS_SITE_CHARTS)
+        lang = page.evaluate("() => document.documentElement.lang")
+        has_math = name.startswith("02")
+        if has_math:
+            page.wait_for_function(JS_MATH_TYPESET, timeout=60_000, polling=250)
+        fonts = chinese_glyph_fonts(page, browser_context)
+        shot = labdriver.SCREENSHOTS / f"site-zh-{name.replace('.ipynb', '')}.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot), full_page=True)
+        print(f"\nzh site {name}: {len(charts)} charts, {len(fonts)} Chinese chart texts; screenshot {shot}")
+    finally:
+        page.close()
+    assert lang == "zh-CN"
+    assert charts and all(c["state"] == "drawn" and c["ok"] for c in charts), f"{name}: charts not drawn: {charts[:3]}"
+    assert not pages[name].errors, f"{name}: cells failed while building the site: {pages[name].errors}"
+    assert fonts, f"{name}: no chart text in Chinese on the zh site"
+    assert not tofu(fonts), f"{name}: Chinese glyphs without a CJK font:\n- " + "\n- ".join(tofu(fonts))
+    assert not errors, f"{name}: JavaScript errors: {errors[:3]}"
+    assert not blocked_requests, f"{name}: the zh page tried to reach the network: {blocked_requests[:5]}"
