@@ -74,9 +74,14 @@ def _method(p):
     return _(METHOD_LABELS[p.method]) if p.method in METHOD_LABELS else p.method
 
 
-def _check_all(items, kind, name):
+def _panel_datasets(items, kind, name, rows, unit, names):
+    """Check ``items`` (one or more ``kind``), then name panel i's two row lists ``{names[0]}_{i}`` and ``{names[1]}_{i}``."""
     require(len(items) >= 1 and all(isinstance(x, kind) for x in items), name, items,
             f"one or more {kind.__name__} objects")
+    out = {}
+    for i, p in enumerate(items):
+        out[f"{names[0]}_{i}"], out[f"{names[1]}_{i}"] = rows(p, unit)
+    return out
 
 
 # ---------------------------------------------------------------- balance ---
@@ -104,11 +109,7 @@ def packing_datasets(*packings, unit="s"):
     >>> data["packing_lines_0"][1]["label"]
     'makespan 15 s, 76.5% over the mean'
     """
-    _check_all(packings, Packing, "packings")
-    out = {}
-    for i, p in enumerate(packings):
-        out[f"packing_bars_{i}"], out[f"packing_lines_{i}"] = _packing_rows(p, unit)
-    return out
+    return _panel_datasets(packings, Packing, "packings", _packing_rows, unit, ("packing_bars", "packing_lines"))
 
 
 def packing_chart(*packings, unit="s", height=220):
@@ -189,11 +190,7 @@ def stage_partition_datasets(*partitions, unit="s"):
     >>> data["stage_label_0"], data["stage_label_1"]
     ([{'y': 3.5, 'label': '2/2/2/2 layers: slowest stage 3.5 s'}], [{'y': 3.0, 'label': '2/2/3/1 layers: slowest stage 3 s'}])
     """
-    _check_all(partitions, StagePartition, "partitions")
-    out = {}
-    for i, p in enumerate(partitions):
-        out[f"stage_bars_{i}"], out[f"stage_label_{i}"] = _stage_rows(p, unit)
-    return out
+    return _panel_datasets(partitions, StagePartition, "partitions", _stage_rows, unit, ("stage_bars", "stage_label"))
 
 
 def stage_partition_chart(*partitions, unit="s", height=220):

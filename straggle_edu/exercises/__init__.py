@@ -12,8 +12,10 @@ so that the answer is computed, never typed, and a hint and a solution.
 - Solutions stay hidden until ``solution()`` is called, and a student copy
   never shows them: see :func:`solutions_visible`.
 - Hints, solutions and feedback speak the reader's language
-  (:mod:`straggle_edu.i18n`): an exercise module marks its hint and solution
-  with ``N_()``, and :class:`Exercise` translates them when it prints them. A
+  (:mod:`straggle_edu.i18n`): an exercise module writes its hint and solution
+  as plain English strings in the ``Exercise(...)`` call, the catalog's
+  extractor (:func:`straggle_edu.i18n.catalog.extract_exercises`) picks them
+  up from there, and :class:`Exercise` translates them when it prints them. A
   solution's code stays code; only its prose and comments are translated.
 """
 
@@ -76,8 +78,9 @@ class Exercise:
     expected : callable
         Returns the right answer, computed with the library.
     hint : str
-        A nudge that does not give the answer away (English, marked ``N_()``:
-        translated when shown).
+        A nudge that does not give the answer away (English, written as a
+        string literal in the call so that the catalog extracts it; translated
+        when shown).
     solution : str
         Code (or a sentence) that produces the answer (the same).
     rel_tol, abs_tol : float

@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ..i18n import N_
 from ..models.sgd_schedule import counted_mask, discarded_share, step_times
 from . import Exercise
 
@@ -28,26 +27,23 @@ _Q2 = np.array([[20, 21, 19, 80, 22, 20, 18, 80, 21, 23]], dtype=float)
 _Q3 = np.array([[1, 1, 4, 1, 1, 1, 1, 4, 1, 1]], dtype=float)
 
 q1 = Exercise(
-    "q1",
-    expected=lambda: discarded_share(np.ones((1, 100)), 94),
-    hint=N_("Each of the 6 late GPUs works until the step ends, as long as the others."),
-    solution=N_("discarded_share(np.ones((1, 100)), 94)  # 6/100 = 0.06"),
+    "q1", expected=lambda: discarded_share(np.ones((1, 100)), 94),
+    hint="Each of the 6 late GPUs works until the step ends, as long as the others.",
+    solution="discarded_share(np.ones((1, 100)), 94)  # 6/100 = 0.06",
     rel_tol=1e-6,
 )
 
 q2 = Exercise(
-    "q2",
-    expected=lambda: float(step_times(_Q2, 8)[0]),
-    hint=N_("Sort the ten times; the step ends at the 8th."),
-    solution=N_("step_times(np.array([[20, 21, 19, 80, 22, 20, 18, 80, 21, 23]]), 8)  # 22 ms, not 80"),
+    "q2", expected=lambda: float(step_times(_Q2, 8)[0]),
+    hint="Sort the ten times; the step ends at the 8th.",
+    solution="step_times(np.array([[20, 21, 19, 80, 22, 20, 18, 80, 21, 23]]), 8)  # 22 ms, not 80",
     rel_tol=1e-6,
 )
 
 q3 = Exercise(
-    "q3",
-    expected=lambda: float(counted_mask(_Q3, 8)[_Q3 == 4].mean()),
-    hint=N_("Which two processes arrive last every step?"),
-    solution=N_("counted_mask(times, 8)[times == 4].mean()  # 0: the long batches are exactly the dropped ones"),
+    "q3", expected=lambda: float(counted_mask(_Q3, 8)[_Q3 == 4].mean()),
+    hint="Which two processes arrive last every step?",
+    solution="counted_mask(times, 8)[times == 4].mean()  # 0: the long batches are exactly the dropped ones",
     abs_tol=1e-9,
 )
 
@@ -69,9 +65,8 @@ def backup_bill(workers, backups, p=0.1, stall=4.0):
 
 
 q4 = Exercise(
-    "q4",
-    expected=lambda: min(range(9), key=lambda b: backup_bill(16, b)),
-    hint=N_("A step is slow only when more than b of the 16 + b processes stall: 1 + 4 P(Binomial(16 + b, 0.1) > b). "
-         "Multiply by 16 + b, and try each b."),
-    solution=N_("min(range(9), key=lambda b: backup_bill(16, b))  # 5: 22.2 worker-steps, against 68.1 with none"),
+    "q4", expected=lambda: min(range(9), key=lambda b: backup_bill(16, b)),
+    hint="A step is slow only when more than b of the 16 + b processes stall: 1 + 4 P(Binomial(16 + b, 0.1) > b). "
+         "Multiply by 16 + b, and try each b.",
+    solution="min(range(9), key=lambda b: backup_bill(16, b))  # 5: 22.2 worker-steps, against 68.1 with none",
 )

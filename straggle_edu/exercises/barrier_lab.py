@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-from ..i18n import N_
 from ..instruments.barrier_lab import LabSettings
 from ..models.barrier_lab import predict_step_time, predicted_slowdown, replaced_step_time
 from . import Exercise
@@ -24,38 +23,34 @@ __all__ = ["q1", "q2", "q3", "q4", "q5"]
 _SLOW = dict(workers=4, step_seconds=0.065, jitter=0.0, slow_rank=1, slow_factor=2.0)
 
 q1 = Exercise(
-    "q1",
-    expected=lambda: 1e3 * predict_step_time(LabSettings(**_SLOW).step_times()),
-    hint=N_("Every step ends when the last worker reaches the barrier. Who is last, and how long does it work?"),
-    solution=N_("1e3 * predict_step_time(LabSettings(workers=4, step_seconds=0.065, jitter=0.0, slow_rank=1, "
-                "slow_factor=2).step_times())  # 130 ms"),
+    "q1", expected=lambda: 1e3 * predict_step_time(LabSettings(**_SLOW).step_times()),
+    hint="Every step ends when the last worker reaches the barrier. Who is last, and how long does it work?",
+    solution="1e3 * predict_step_time(LabSettings(workers=4, step_seconds=0.065, jitter=0.0, slow_rank=1, "
+             "slow_factor=2).step_times())  # 130 ms",
     rel_tol=1e-3,
 )
 
 q2 = Exercise(
-    "q2",
-    expected=lambda: 1e3 * (predict_step_time(LabSettings(**_SLOW).step_times()) - LabSettings(**_SLOW).step_time(0).mean()),
-    hint=N_("A healthy worker is done after its own 65 ms, then waits at the barrier until the step ends."),
-    solution=N_("130 - 65  # ms: the step (q1) minus a healthy worker's own work"),
+    "q2", expected=lambda: 1e3 * (predict_step_time(LabSettings(**_SLOW).step_times()) - LabSettings(**_SLOW).step_time(0).mean()),
+    hint="A healthy worker is done after its own 65 ms, then waits at the barrier until the step ends.",
+    solution="130 - 65  # ms: the step (q1) minus a healthy worker's own work",
     rel_tol=1e-3,
 )
 
 q3 = Exercise(
-    "q3",
-    expected=lambda: predicted_slowdown(LabSettings(**{**_SLOW, "workers": 8}).step_times()),
-    hint=N_("The ideal step gives every worker the per-step mean work: (130 + 7 x 65) / 8 ms. "
-            "S is the real step over the ideal one."),
-    solution=N_("predicted_slowdown(LabSettings(workers=8, step_seconds=0.065, jitter=0.0, slow_rank=1, "
-                "slow_factor=2).step_times())  # 130 / 73.125 = 16/9 = 1.78"),
+    "q3", expected=lambda: predicted_slowdown(LabSettings(**{**_SLOW, "workers": 8}).step_times()),
+    hint="The ideal step gives every worker the per-step mean work: (130 + 7 x 65) / 8 ms. "
+         "S is the real step over the ideal one.",
+    solution="predicted_slowdown(LabSettings(workers=8, step_seconds=0.065, jitter=0.0, slow_rank=1, "
+             "slow_factor=2).step_times())  # 130 / 73.125 = 16/9 = 1.78",
     rel_tol=1e-3,
 )
 
 q4 = Exercise(
-    "q4",
-    expected=lambda: 1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1).step_times()),
-    hint=N_("The step is E[max] of 8 draws of 50 ms x (1 + 0.1 Z). predict_step_time(LabSettings(...).step_times()) computes it."),
-    solution=N_("1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1).step_times())"
-                "  # about 57.1 ms: 50 + 5 x 1.424, E[max of 8 standard normals]"),
+    "q4", expected=lambda: 1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1).step_times()),
+    hint="The step is E[max] of 8 draws of 50 ms x (1 + 0.1 Z). predict_step_time(LabSettings(...).step_times()) computes it.",
+    solution="1e3 * predict_step_time(LabSettings(workers=8, step_seconds=0.05, jitter=0.1).step_times())"
+             "  # about 57.1 ms: 50 + 5 x 1.424, E[max of 8 standard normals]",
     rel_tol=2e-3,
 )
 
@@ -71,12 +66,11 @@ def _replace_or_keep():
 
 
 q5 = Exercise(
-    "q5",
-    expected=_replace_or_keep,
-    hint=N_("Compare two finishing times: keep = steps x the step with rank 3; replace = the restart + steps x the "
-            "step of 8 healthy workers. replaced_step_time(models) gives the second step."),
-    solution=N_("models = LabSettings(workers=8, step_seconds=0.05, jitter=0.05, slow_rank=3, slow_factor=1.5)"
-                ".step_times(); keep = 2000 * predict_step_time(models)  # 150 s; "
-                "replace = 60 + 2000 * replaced_step_time(models)  # 167 s: keep it. Replacing pays off only "
-                "after 60 / (0.0750 - 0.0536) = about 2,800 steps"),
+    "q5", expected=_replace_or_keep,
+    hint="Compare two finishing times: keep = steps x the step with rank 3; replace = the restart + steps x the "
+         "step of 8 healthy workers. replaced_step_time(models) gives the second step.",
+    solution="models = LabSettings(workers=8, step_seconds=0.05, jitter=0.05, slow_rank=3, slow_factor=1.5)"
+             ".step_times(); keep = 2000 * predict_step_time(models)  # 150 s; "
+             "replace = 60 + 2000 * replaced_step_time(models)  # 167 s: keep it. Replacing pays off only "
+             "after 60 / (0.0750 - 0.0536) = about 2,800 steps",
 )

@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-from ..i18n import N_
 from ..models.remedies import replaced_slowdown, restart_or_keep
 from ..traces import analyze, analyze_rank_times
 from ..traces.synthetic import example_trace, synthetic_trace
@@ -92,54 +91,48 @@ def _same_worker(answer, want):
 
 
 q1 = Exercise(
-    "q1",
-    expected=lambda: analyze_rank_times([[1.0] * 7 + [3.0]]).slowdown,
-    hint=N_("S = the slowest rank's time / the mean rank's time, and the mean includes the slow rank."),
-    solution=N_("analyze_rank_times([[1.0] * 7 + [3.0]]).slowdown  # 3 / (10 / 8) = 2.4"),
+    "q1", expected=lambda: analyze_rank_times([[1.0] * 7 + [3.0]]).slowdown,
+    hint="S = the slowest rank's time / the mean rank's time, and the mean includes the slow rank.",
+    solution="analyze_rank_times([[1.0] * 7 + [3.0]]).slowdown  # 3 / (10 / 8) = 2.4",
     rel_tol=1e-3,
 )
 
 q2 = Exercise(
-    "q2",
-    expected=lambda: analyze(mystery_trace()).culprit("by_worker"),
-    hint=N_("analyze(mystery_trace()) and look for the largest S_X in by_worker (or click the heatmap)."),
-    solution=N_("analyze(mystery_trace()).culprit('by_worker')  # (3, 2)"),
+    "q2", expected=lambda: analyze(mystery_trace()).culprit("by_worker"),
+    hint="analyze(mystery_trace()) and look for the largest S_X in by_worker (or click the heatmap).",
+    solution="analyze(mystery_trace()).culprit('by_worker')  # (3, 2)",
     compare=_same_worker,
 )
 
 q3 = Exercise(
-    "q3",
-    expected=lambda: "gc-pauses",
-    hint=N_("Look at by_optype, and at the per-step slowdown: is it the same every step? "
-            "Does one worker or one stage stand out?"),
-    solution=N_("a = analyze(mystery_cause_trace()); a.culprit('by_optype')  # 'gc': "
-                "random pauses, transient, on different workers each step -> 'gc-pauses'"),
+    "q3", expected=lambda: "gc-pauses",
+    hint="Look at by_optype, and at the per-step slowdown: is it the same every step? "
+         "Does one worker or one stage stand out?",
+    solution="a = analyze(mystery_cause_trace()); a.culprit('by_optype')  # 'gc': "
+             "random pauses, transient, on different workers each step -> 'gc-pauses'",
 )
 
 q4 = Exercise(
-    "q4",
-    expected=lambda: analyze(last_stage_trace()).m_s,
-    hint=N_("It is the m_s attribute of the analysis: (T_recorded - T_last_stage_fixed) / (T_recorded - T_ideal), "
-            "a ratio, so it can exceed 1."),
-    solution=N_("analyze(last_stage_trace()).m_s  # 8/7 = 1.14: fixing the stage removes more than the ideal does"),
+    "q4", expected=lambda: analyze(last_stage_trace()).m_s,
+    hint="It is the m_s attribute of the analysis: (T_recorded - T_last_stage_fixed) / (T_recorded - T_ideal), "
+         "a ratio, so it can exceed 1.",
+    solution="analyze(last_stage_trace()).m_s  # 8/7 = 1.14: fixing the stage removes more than the ideal does",
     rel_tol=1e-3,
 )
 
 q5 = Exercise(
-    "q5",
-    expected=lambda: restart_or_keep(3.3, replaced_slowdown([[1.5] + [1.0] * 7]), restart=1.0, lost=0.5).choice,
-    hint=N_("A healthy replacement makes the job 1.5x faster (the slow rank sets every step). "
-            "Keeping: 3.3 h x 1.5. Replacing: 1 h + 0.5 h + 3.3 h."),
-    solution=N_("restart_or_keep(3.3, replaced_slowdown([[1.5] + [1.0] * 7]), restart=1.0, lost=0.5).choice  "
-                "# 4.95 h against 4.8 h: 'replace'. The what-if S, 1.5 / (8.5 / 8) = 1.41, would say keep: "
-                "it compares with rebalanced work, not with a healthy GPU"),
+    "q5", expected=lambda: restart_or_keep(3.3, replaced_slowdown([[1.5] + [1.0] * 7]), restart=1.0, lost=0.5).choice,
+    hint="A healthy replacement makes the job 1.5x faster (the slow rank sets every step). "
+         "Keeping: 3.3 h x 1.5. Replacing: 1 h + 0.5 h + 3.3 h.",
+    solution="restart_or_keep(3.3, replaced_slowdown([[1.5] + [1.0] * 7]), restart=1.0, lost=0.5).choice  "
+             "# 4.95 h against 4.8 h: 'replace'. The what-if S, 1.5 / (8.5 / 8) = 1.41, would say keep: "
+             "it compares with rebalanced work, not with a healthy GPU",
     compare=_same_choice,
 )
 
 q6 = Exercise(
-    "q6",
-    expected=lambda: restart_or_keep(1.0, healthy_speedup(), restart=1 / 3, lost=2 / 3).break_even_hours,
-    hint=N_("healthy_speedup() is the replacement's speed-up s; break even where remaining x (s - 1) = restart + lost."),
-    solution=N_("restart_or_keep(1.0, healthy_speedup(), restart=1/3, lost=2/3).break_even_hours  # 1 / 0.725 = 1.38 h"),
+    "q6", expected=lambda: restart_or_keep(1.0, healthy_speedup(), restart=1 / 3, lost=2 / 3).break_even_hours,
+    hint="healthy_speedup() is the replacement's speed-up s; break even where remaining x (s - 1) = restart + lost.",
+    solution="restart_or_keep(1.0, healthy_speedup(), restart=1/3, lost=2/3).break_even_hours  # 1 / 0.725 = 1.38 h",
     rel_tol=1e-3,
 )

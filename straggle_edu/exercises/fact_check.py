@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..i18n import N_
 from ..math.cost import cost_of_stragglers
 from ..models.backup import wait_for_fastest
 from ..models.cluster import Cluster, expected_step_time
@@ -44,28 +43,25 @@ def best_k(dist, workers):
 
 
 q1 = Exercise(
-    "q1",
-    expected=lambda: cost_of_stragglers(2048, 30, 0.08, 3.0).usd_lost,
-    hint=N_("GPU-hours = GPUs x days x 24; the loss is 8% of them, at $3 each."),
-    solution=N_("se.cost_of_stragglers(2048, 30, 0.08, 3.0).usd_lost  # 2048 * 30 * 24 * 0.08 * 3 = $353,894.40"),
+    "q1", expected=lambda: cost_of_stragglers(2048, 30, 0.08, 3.0).usd_lost,
+    hint="GPU-hours = GPUs x days x 24; the loss is 8% of them, at $3 each.",
+    solution="se.cost_of_stragglers(2048, 30, 0.08, 3.0).usd_lost  # 2048 * 30 * 24 * 0.08 * 3 = $353,894.40",
     rel_tol=1e-6,
 )
 
 q2 = Exercise(
-    "q2",
-    expected=lambda: 2 * expected_step_time(Cluster.uniform(1, StepTime(1.0, jitter=0.1)))
+    "q2", expected=lambda: 2 * expected_step_time(Cluster.uniform(1, StepTime(1.0, jitter=0.1)))
     / expected_step_time(Cluster.uniform(2, StepTime(1.0, jitter=0.1))),
-    hint=N_("Two workers do twice the work per step, but a step lasts E[max of 2]. For a normal, "
-            "E[max of 2] = mu + sigma / sqrt(pi)."),
-    solution=N_("2 / (1 + 0.1 / np.sqrt(np.pi))  # about 1.893, not 2"),
+    hint="Two workers do twice the work per step, but a step lasts E[max of 2]. For a normal, "
+         "E[max of 2] = mu + sigma / sqrt(pi).",
+    solution="2 / (1 + 0.1 / np.sqrt(np.pi))  # about 1.893, not 2",
     rel_tol=1e-4,
 )
 
 q3 = Exercise(
-    "q3",
-    expected=lambda: best_k(StepTime(1.0, jitter=0.02, pause_prob=0.003, pause=1.0), 100),
-    hint=N_("Samples per second go as k / E[k-th fastest of 100]: print wait_for_fastest(StepTime(1.0, jitter=0.02, "
-            "pause_prob=0.003, pause=1.0), 100, k).throughput_ratio for k from 90 to 100 and take the largest."),
-    solution=N_("max(range(90, 101), key=lambda k: wait_for_fastest(StepTime(1.0, jitter=0.02, pause_prob=0.003, "
-                "pause=1.0), 100, k).throughput_ratio)  # 98: with stalls this rare, drop only the two slowest, not six"),
+    "q3", expected=lambda: best_k(StepTime(1.0, jitter=0.02, pause_prob=0.003, pause=1.0), 100),
+    hint="Samples per second go as k / E[k-th fastest of 100]: print wait_for_fastest(StepTime(1.0, jitter=0.02, "
+         "pause_prob=0.003, pause=1.0), 100, k).throughput_ratio for k from 90 to 100 and take the largest.",
+    solution="max(range(90, 101), key=lambda k: wait_for_fastest(StepTime(1.0, jitter=0.02, pause_prob=0.003, "
+             "pause=1.0), 100, k).throughput_ratio)  # 98: with stalls this rare, drop only the two slowest, not six",
 )

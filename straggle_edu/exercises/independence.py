@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from ..i18n import N_
 from ..models.correlation import expected_max_correlated, p_any_slow_shared
 from ..models.empirical import empirical_expected_max
 from . import Exercise
@@ -20,34 +19,30 @@ from . import Exercise
 __all__ = ["q1", "q2", "q3", "q4"]
 
 q1 = Exercise(
-    "q1",
-    expected=lambda: p_any_slow_shared(1 / 200, 512, shared=1.0, group=8),
-    hint=N_("Fully shared by a host of 8: the 512 workers behave like 64 independent hosts, each slow 1 step in 200."),
-    solution=N_("p_any_slow_shared(1 / 200, 512, shared=1.0, group=8)  # 1 - (1 - 1/200)**64"),
+    "q1", expected=lambda: p_any_slow_shared(1 / 200, 512, shared=1.0, group=8),
+    hint="Fully shared by a host of 8: the 512 workers behave like 64 independent hosts, each slow 1 step in 200.",
+    solution="p_any_slow_shared(1 / 200, 512, shared=1.0, group=8)  # 1 - (1 - 1/200)**64",
     abs_tol=5e-4,
 )
 
 q2 = Exercise(
-    "q2",
-    expected=lambda: expected_max_correlated(2048, rho=0.64),
-    hint=N_("A job-wide shared factor moves everyone together and drops out of the maximum: sqrt(1 - rho) times the independent value."),
-    solution=N_("expected_max_correlated(2048, rho=0.64)  # 0.6 * se.expected_max(stats.norm(), 2048)"),
+    "q2", expected=lambda: expected_max_correlated(2048, rho=0.64),
+    hint="A job-wide shared factor moves everyone together and drops out of the maximum: sqrt(1 - rho) times the independent value.",
+    solution="expected_max_correlated(2048, rho=0.64)  # 0.6 * se.expected_max(stats.norm(), 2048)",
     abs_tol=0.005,
 )
 
 q3 = Exercise(
-    "q3",
-    expected=lambda: empirical_expected_max([1.0, 1.0, 1.2, 1.6], 3),
-    hint=N_("The largest of 3 draws is the k-th smallest value with probability (k/m)**3 - ((k-1)/m)**3, m = 4."),
-    solution=N_("empirical_expected_max([1.0, 1.0, 1.2, 1.6], 3)  # 1.0*(2/4)**3 + 1.2*((3/4)**3-(2/4)**3) + 1.6*(1-(3/4)**3)"),
+    "q3", expected=lambda: empirical_expected_max([1.0, 1.0, 1.2, 1.6], 3),
+    hint="The largest of 3 draws is the k-th smallest value with probability (k/m)**3 - ((k-1)/m)**3, m = 4.",
+    solution="empirical_expected_max([1.0, 1.0, 1.2, 1.6], 3)  # 1.0*(2/4)**3 + 1.2*((3/4)**3-(2/4)**3) + 1.6*(1-(3/4)**3)",
     abs_tol=5e-4,
 )
 
 q4 = Exercise(
-    "q4",
-    expected=lambda: "independent" if p_any_slow_shared(0.001, 1024) > p_any_slow_shared(0.001, 1024, 1.0, 8)
+    "q4", expected=lambda: "independent" if p_any_slow_shared(0.001, 1024) > p_any_slow_shared(0.001, 1024, 1.0, 8)
     else "host",
-    hint=N_("Same rate per GPU. Compare p_any_slow_shared(0.001, 1024) with shared=1.0, group=8: which touches more steps?"),
-    solution=N_("'independent'  # 1 - 0.999**1024 = 64% of steps, against 1 - 0.999**128 = 12% when hosts are slow "
-                "together: shared slowness wastes steps together"),
+    hint="Same rate per GPU. Compare p_any_slow_shared(0.001, 1024) with shared=1.0, group=8: which touches more steps?",
+    solution="'independent'  # 1 - 0.999**1024 = 64% of steps, against 1 - 0.999**128 = 12% when hosts are slow "
+             "together: shared slowness wastes steps together",
 )

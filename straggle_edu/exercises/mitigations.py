@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-from ..i18n import N_
 from ..models.backup import backup_workers, inception_50_setup, wait_for_fastest
 from ..models.balance import greedy_lpt, partition_for_step
 from ..models.causes import stage_imbalance
@@ -66,68 +65,61 @@ def _same_choice(answer, want):
     return said == want or (want == "keep running" and said == "keep")
 
 q1 = Exercise(
-    "q1",
-    expected=lambda: greedy_lpt(Q1_COSTS, 3).makespan,
-    hint=N_("Sort the sequences longest first. Give each to the worker with the least work so far. "
-            "The step lasts as long as the most loaded worker."),
-    solution=N_("greedy_lpt(Q1_COSTS, 3).makespan  # 7 | 6 | 5; then 4 joins 5 (9), 4 joins 6 (10), 3 joins 7 (10), "
-                "3 joins 9 (12): 12, where the best split (7+4 | 6+5 | 4+3+3) gets 11"),
+    "q1", expected=lambda: greedy_lpt(Q1_COSTS, 3).makespan,
+    hint="Sort the sequences longest first. Give each to the worker with the least work so far. "
+         "The step lasts as long as the most loaded worker.",
+    solution="greedy_lpt(Q1_COSTS, 3).makespan  # 7 | 6 | 5; then 4 joins 5 (9), 4 joins 6 (10), 3 joins 7 (10), "
+             "3 joins 9 (12): 12, where the best split (7+4 | 6+5 | 4+3+3) gets 11",
 )
 
 q2 = Exercise(
-    "q2",
-    expected=lambda: backup_workers(**{**inception_50_setup(), "n": 200}, max_backups=16, price=0.3).best_normalized,
-    hint=N_("Cheaper backups lower the price line in the margin chart, and more workers stall per step at N = 200. "
-            "backup_workers(..., price=0.3) returns a plan; look at its best_normalized."),
-    solution=N_('backup_workers(**{**inception_50_setup(), "n": 200}, max_backups=16, price=0.3).best_normalized  # 10'),
+    "q2", expected=lambda: backup_workers(**{**inception_50_setup(), "n": 200}, max_backups=16, price=0.3).best_normalized,
+    hint="Cheaper backups lower the price line in the margin chart, and more workers stall per step at N = 200. "
+         "backup_workers(..., price=0.3) returns a plan; look at its best_normalized.",
+    solution='backup_workers(**{**inception_50_setup(), "n": 200}, max_backups=16, price=0.3).best_normalized  # 10',
 )
 
 q3 = Exercise(
-    "q3",
-    expected=lambda: float(tail_at_scale_latency().sf(0.007)),
-    hint=N_("A hedge goes out only for requests still running after the delay: P(latency > 5 ms)."),
-    solution=N_("float(tail_at_scale_latency().sf(0.007))  # about 0.072: hedging after 7 ms sends 7.2% more requests"),
+    "q3", expected=lambda: float(tail_at_scale_latency().sf(0.007)),
+    hint="A hedge goes out only for requests still running after the delay: P(latency > 5 ms).",
+    solution="float(tail_at_scale_latency().sf(0.007))  # about 0.072: hedging after 7 ms sends 7.2% more requests",
     abs_tol=5e-4,
 )
 
 q4 = Exercise(
-    "q4",
-    expected=lambda: wait_for_fastest(Q4_STEP, 100, 98).throughput_ratio,
-    hint=N_("Samples per second are (gradients kept per step) / (step time). Compare 98 / E[98th of 100] with "
-            "100 / E[max of 100]: wait_for_fastest(Q4_STEP, 100, 98).throughput_ratio."),
-    solution=N_("wait_for_fastest(Q4_STEP, 100, 98).throughput_ratio"),
+    "q4", expected=lambda: wait_for_fastest(Q4_STEP, 100, 98).throughput_ratio,
+    hint="Samples per second are (gradients kept per step) / (step time). Compare 98 / E[98th of 100] with "
+         "100 / E[max of 100]: wait_for_fastest(Q4_STEP, 100, 98).throughput_ratio.",
+    solution="wait_for_fastest(Q4_STEP, 100, 98).throughput_ratio",
     rel_tol=1e-3,
 )
 
 q5 = Exercise(
-    "q5",
-    expected=_q5_best,
-    hint=N_("Pick the split for Q5_JOB: 24 layers on 4 stages, 4 microbatches, the last stage also runs an "
-            "output layer worth 3 layers. Answer a list of 4 layer counts. With few microbatches the fill and the "
-            "drain weigh more than the beat: compare splits with stage_imbalance(..., layers_per_stage=...).step_time, "
-            "or search them all with partition_for_step."),
-    solution=N_("partition_for_step([1.0] * 24, 4, 4, last_stage_extra=3.0).layers_per_stage  # [9, 6, 6, 3]: "
-                "step 45 layer-times, where the smallest bottleneck (6/7/7/4) gives 48"),
+    "q5", expected=_q5_best,
+    hint="Pick the split for Q5_JOB: 24 layers on 4 stages, 4 microbatches, the last stage also runs an "
+         "output layer worth 3 layers. Answer a list of 4 layer counts. With few microbatches the fill and the "
+         "drain weigh more than the beat: compare splits with stage_imbalance(..., layers_per_stage=...).step_time, "
+         "or search them all with partition_for_step.",
+    solution="partition_for_step([1.0] * 24, 4, 4, last_stage_extra=3.0).layers_per_stage  # [9, 6, 6, 3]: "
+             "step 45 layer-times, where the smallest bottleneck (6/7/7/4) gives 48",
     compare=_same_step,
 )
 
 q6 = Exercise(
-    "q6",
-    expected=lambda: backup_workers(Q6_JOB["dist"], Q6_JOB["n"], 12, sync=Q6_JOB["sync"],
+    "q6", expected=lambda: backup_workers(Q6_JOB["dist"], Q6_JOB["n"], 12, sync=Q6_JOB["sync"],
                                     sync_per_worker=Q6_JOB["sync_per_worker"], price=Q6_JOB["price"]).best_normalized,
-    hint=N_("Choose b (0 to 12) for Q6_JOB, the one that uses the least GPU-time per gradient. Count the stalled "
-            "workers on a typical step first (p x N); then let backup_workers(...) weigh gains against traffic and price."),
-    solution=N_("backup_workers(Q6_JOB['dist'], 100, 12, sync=0.1, sync_per_worker=0.005, price=0.5).best_normalized"
-                "  # 5: about two workers stall per step, and the 6th backup saves less than its traffic and price"),
+    hint="Choose b (0 to 12) for Q6_JOB, the one that uses the least GPU-time per gradient. Count the stalled "
+         "workers on a typical step first (p x N); then let backup_workers(...) weigh gains against traffic and price.",
+    solution="backup_workers(Q6_JOB['dist'], 100, 12, sync=0.1, sync_per_worker=0.005, price=0.5).best_normalized"
+             "  # 5: about two workers stall per step, and the 6th backup saves less than its traffic and price",
 )
 
 q7 = Exercise(
-    "q7",
-    expected=lambda: restart_or_keep(**Q7_JOB).choice,
-    hint=N_("A persistent straggler is a node to fix, not a gradient to drop: the only question is when. "
-            "Keeping it costs remaining x (speed-up - 1); replacing it costs the restart plus the lost work. "
-            "Answer 'replace' or 'keep running'."),
-    solution=N_("restart_or_keep(**Q7_JOB).choice  # 'keep running': 15 x 1.08 = 16.2 h against "
-                "0.5 + 1 + 15 = 16.5 h; replacing pays beyond 1.5 / 0.08 = 18.75 h of work left"),
+    "q7", expected=lambda: restart_or_keep(**Q7_JOB).choice,
+    hint="A persistent straggler is a node to fix, not a gradient to drop: the only question is when. "
+         "Keeping it costs remaining x (speed-up - 1); replacing it costs the restart plus the lost work. "
+         "Answer 'replace' or 'keep running'.",
+    solution="restart_or_keep(**Q7_JOB).choice  # 'keep running': 15 x 1.08 = 16.2 h against "
+             "0.5 + 1 + 15 = 16.5 h; replacing pays beyond 1.5 / 0.08 = 18.75 h of work left",
     compare=_same_choice,
 )

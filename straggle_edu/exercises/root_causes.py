@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-from ..i18n import N_
 from ..models.causes import gc_expected_step_time, output_layer_cost, stage_imbalance, straggler_scenario
 from ..models.osdi2025 import STUDY
 from ..models.remedies import restart_or_keep
@@ -67,52 +66,46 @@ def _same_choice(answer, want):
     return isinstance(answer, str) and answer.strip().lower() in {want, want.split()[0]}
 
 q1 = Exercise(
-    "q1",
-    expected=lambda: output_layer_cost(2048, 151936, 4096),
-    hint=N_("Per token, a layer is about 24 h^2 + 4 s h FLOP and the output layer 2 h V."),
-    solution=N_("output_layer_cost(2048, 151936, 4096)  # 151936 / (12 * 2048 + 2 * 4096) = 4.64 layers"),
+    "q1", expected=lambda: output_layer_cost(2048, 151936, 4096),
+    hint="Per token, a layer is about 24 h^2 + 4 s h FLOP and the output layer 2 h V.",
+    solution="output_layer_cost(2048, 151936, 4096)  # 151936 / (12 * 2048 + 2 * 4096) = 4.64 layers",
     rel_tol=1e-3,
 )
 
 q2 = Exercise(
-    "q2",
-    expected=lambda: (gc_expected_step_time(256, base=1.0, pause=0.2, interval=20)
+    "q2", expected=lambda: (gc_expected_step_time(256, base=1.0, pause=0.2, interval=20)
                       / gc_expected_step_time(256, base=1.0, pause=0.2, interval=20, planned=True) - 1.0),
-    hint=N_("Random: the step pauses if any of 256 workers collects, 1 - 0.95^256 of the time. Planned: 1 step in 20."),
-    solution=N_("gc_expected_step_time(256, pause=0.2, interval=20) / "
-                "gc_expected_step_time(256, pause=0.2, interval=20, planned=True) - 1  # 1.2 / 1.01 - 1 = 0.188"),
+    hint="Random: the step pauses if any of 256 workers collects, 1 - 0.95^256 of the time. Planned: 1 step in 20.",
+    solution="gc_expected_step_time(256, pause=0.2, interval=20) / "
+             "gc_expected_step_time(256, pause=0.2, interval=20, planned=True) - 1  # 1.2 / 1.01 - 1 = 0.188",
     rel_tol=1e-3,
 )
 
 q3 = Exercise(
-    "q3",
-    expected=lambda: 1.0 / (1.0 - STUDY["waste_p90"].value),
-    hint=N_("Waste = 1 - 1/S: the share of the time that a straggler-free run would not need."),
-    solution=N_("1 / (1 - 0.213)  # S = 1.27"),
+    "q3", expected=lambda: 1.0 / (1.0 - STUDY["waste_p90"].value),
+    hint="Waste = 1 - 1/S: the share of the time that a straggler-free run would not need.",
+    solution="1 / (1 - 0.213)  # S = 1.27",
     rel_tol=1e-3,
 )
 
 q4 = Exercise(
-    "q4",
-    expected=lambda: straggler_scenario("slow worker", rng=7).truth["dp"],
-    hint=N_("diagnose_job(straggler_scenario('slow worker', rng=7)).by_dp: which rank stands out?"),
-    solution=N_("int(diagnose_job(straggler_scenario('slow worker', rng=7)).by_dp.argmax())"),
+    "q4", expected=lambda: straggler_scenario("slow worker", rng=7).truth["dp"],
+    hint="diagnose_job(straggler_scenario('slow worker', rng=7)).by_dp: which rank stands out?",
+    solution="int(diagnose_job(straggler_scenario('slow worker', rng=7)).by_dp.argmax())",
 )
 
 q5 = Exercise(
-    "q5",
-    expected=_best_split_slowdown,
-    hint=N_("The last stage also runs the output layer (q1). Try split_slowdown([6, 6, 6, 6]), then move layers "
-            "off the last stage one at a time; stop when the step gets slower again."),
-    solution=N_("min over splits of split_slowdown(split): the last stage keeps fewer layers, "
-                "e.g. split_slowdown([7, 7, 6, 4]); any split with the same slowdown is right"),
+    "q5", expected=_best_split_slowdown,
+    hint="The last stage also runs the output layer (q1). Try split_slowdown([6, 6, 6, 6]), then move layers "
+         "off the last stage one at a time; stop when the step gets slower again.",
+    solution="min over splits of split_slowdown(split): the last stage keeps fewer layers, "
+             "e.g. split_slowdown([7, 7, 6, 4]); any split with the same slowdown is right",
     compare=_as_fast_as,
 )
 
 q6 = Exercise(
-    "q6",
-    expected=lambda: restart_or_keep(12, 1.2, restart=0.5, lost=2.0).choice,
-    hint=N_("Keeping it: 12 h x 1.2. Replacing it: 0.5 h + 2 h + 12 h. Which finishes sooner?"),
-    solution=N_("restart_or_keep(12, 1.2, restart=0.5, lost=2.0).choice  # 14.4 h against 14.5 h: 'keep running'"),
+    "q6", expected=lambda: restart_or_keep(12, 1.2, restart=0.5, lost=2.0).choice,
+    hint="Keeping it: 12 h x 1.2. Replacing it: 0.5 h + 2 h + 12 h. Which finishes sooner?",
+    solution="restart_or_keep(12, 1.2, restart=0.5, lost=2.0).choice  # 14.4 h against 14.5 h: 'keep running'",
     compare=_same_choice,
 )

@@ -13,7 +13,6 @@ the step-time model, not the explorer.
 
 from __future__ import annotations
 
-from ..i18n import N_
 from ..math.order_stats import expected_max
 from ..models.step_time import StepTime
 from . import Exercise
@@ -26,19 +25,17 @@ def _worker():
 
 
 q1 = Exercise(
-    "q1",
-    expected=lambda: expected_max(_worker(), 256),
-    hint=N_("A step of a synchronous job ends when its slowest worker arrives: se.expected_max(worker, n)."),
-    solution=N_("se.expected_max(worker, 256)  # about 1.50 s"),
+    "q1", expected=lambda: expected_max(_worker(), 256),
+    hint="A step of a synchronous job ends when its slowest worker arrives: se.expected_max(worker, n).",
+    solution="se.expected_max(worker, 256)  # about 1.50 s",
     abs_tol=5e-3,
 )
 
 q2 = Exercise(
-    "q2",
-    expected=lambda: 1024 * _worker().mean() / expected_max(_worker(), 1024),
-    hint=N_("In the time one job step takes, each GPU could have done E[step of one worker] / E[step of the job] "
-            "of a step on its own. Multiply by the number of GPUs."),
-    solution=N_("1024 * worker.mean() / se.expected_max(worker, 1024)  # about 653"),
+    "q2", expected=lambda: 1024 * _worker().mean() / expected_max(_worker(), 1024),
+    hint="In the time one job step takes, each GPU could have done E[step of one worker] / E[step of the job] "
+         "of a step on its own. Multiply by the number of GPUs.",
+    solution="1024 * worker.mean() / se.expected_max(worker, 1024)  # about 653",
     rel_tol=5e-3,
 )
 
@@ -49,10 +46,9 @@ def _largest_efficient(floor=0.75):
 
 
 q3 = Exercise(
-    "q3",
-    expected=_largest_efficient,
-    hint=N_("Each GPU delivers worker.mean() / se.expected_max(worker, n) of its own speed. "
-            "Try n = 1, 2, 4, ... and keep the largest n where that is still at least 0.75."),
-    solution=N_("max(n for n in [2**k for k in range(13)] if worker.mean() / se.expected_max(worker, n) >= 0.75)"
-                "  # 64 (77%); at 128 each GPU delivers 71%"),
+    "q3", expected=_largest_efficient,
+    hint="Each GPU delivers worker.mean() / se.expected_max(worker, n) of its own speed. "
+         "Try n = 1, 2, 4, ... and keep the largest n where that is still at least 0.75.",
+    solution="max(n for n in [2**k for k in range(13)] if worker.mean() / se.expected_max(worker, n) >= 0.75)"
+             "  # 64 (77%); at 128 each GPU delivers 71%",
 )

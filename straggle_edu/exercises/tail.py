@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from ..i18n import N_
 from ..math.tail import p_any_slow, per_worker_budget, workers_until
 from . import Exercise
 
@@ -22,43 +21,38 @@ __all__ = ["q1", "q2", "q3", "q4", "q5"]
 _Q5_RATES = (1e-3, 1e-4, 1e-5, 1e-6)
 
 q1 = Exercise(
-    "q1",
-    expected=lambda: p_any_slow(0.001, 1000),
-    hint=N_("The step is clean only when all 1,000 workers are: (1 - p)**n. The rest is se.p_any_slow(p, n)."),
-    solution=N_("se.p_any_slow(0.001, 1000)  # 1 - 0.999**1000, about 0.632"),
+    "q1", expected=lambda: p_any_slow(0.001, 1000),
+    hint="The step is clean only when all 1,000 workers are: (1 - p)**n. The rest is se.p_any_slow(p, n).",
+    solution="se.p_any_slow(0.001, 1000)  # 1 - 0.999**1000, about 0.632",
     abs_tol=5e-4,
 )
 
 q2 = Exercise(
-    "q2",
-    expected=lambda: workers_until(0.002, 0.5),
-    hint=N_("Find the smallest n with 1 - (1 - p)**n >= 0.5, that is n >= log(0.5) / log(1 - p). Or se.workers_until(p, target)."),
-    solution=N_("se.workers_until(0.002, 0.5)  # 347, about ln 2 / p = 346.6 rounded up"),
+    "q2", expected=lambda: workers_until(0.002, 0.5),
+    hint="Find the smallest n with 1 - (1 - p)**n >= 0.5, that is n >= log(0.5) / log(1 - p). Or se.workers_until(p, target).",
+    solution="se.workers_until(0.002, 0.5)  # 347, about ln 2 / p = 346.6 rounded up",
 )
 
 q3 = Exercise(
-    "q3",
-    expected=lambda: per_worker_budget(1024, 0.001),
-    hint=N_("Clean on 99.9% of steps means P(some worker slow) <= 0.001. Solve 1 - (1 - p)**1024 = 0.001 for p, "
-            "or use se.per_worker_budget(n, target)."),
-    solution=N_("se.per_worker_budget(1024, 0.001)  # 1 - 0.999**(1/1024), about 9.77e-07: 1 step in a million"),
+    "q3", expected=lambda: per_worker_budget(1024, 0.001),
+    hint="Clean on 99.9% of steps means P(some worker slow) <= 0.001. Solve 1 - (1 - p)**1024 = 0.001 for p, "
+         "or use se.per_worker_budget(n, target).",
+    solution="se.per_worker_budget(1024, 0.001)  # 1 - 0.999**(1/1024), about 9.77e-07: 1 step in a million",
 )
 
 q4 = Exercise(
-    "q4",
-    expected=lambda: 100 * (1 - per_worker_budget(1000, 0.5)),
-    hint=N_("The job's step is below t when every worker's is: F(t)**n. Its median is where F(t)**n = 0.5, "
-            "so F(t) = 0.5**(1/n). As a percentile, multiply by 100."),
-    solution=N_("100 * 0.5 ** (1 / 1000)  # = 100 * (1 - se.per_worker_budget(1000, 0.5)), the worker's p99.93"),
+    "q4", expected=lambda: 100 * (1 - per_worker_budget(1000, 0.5)),
+    hint="The job's step is below t when every worker's is: F(t)**n. Its median is where F(t)**n = 0.5, "
+         "so F(t) = 0.5**(1/n). As a percentile, multiply by 100.",
+    solution="100 * 0.5 ** (1 / 1000)  # = 100 * (1 - se.per_worker_budget(1000, 0.5)), the worker's p99.93",
     abs_tol=0.005,
 )
 
 
 q5 = Exercise(
-    "q5",
-    expected=lambda: max(p for p in _Q5_RATES if p_any_slow(p, 2048) < 0.10),
-    hint=N_("Each tighter rate costs more engineering, so take the loosest that works. Try se.p_any_slow(p, 2048) "
-            "for each offer, or compare the offers with se.per_worker_budget(2048, 0.10)."),
-    solution=N_("max(p for p in [1e-3, 1e-4, 1e-5, 1e-6] if se.p_any_slow(p, 2048) < 0.10)"
-                "  # 1e-05: 2.0% of steps slow; 1 in 10,000 gives 18.5%"),
+    "q5", expected=lambda: max(p for p in _Q5_RATES if p_any_slow(p, 2048) < 0.10),
+    hint="Each tighter rate costs more engineering, so take the loosest that works. Try se.p_any_slow(p, 2048) "
+         "for each offer, or compare the offers with se.per_worker_budget(2048, 0.10).",
+    solution="max(p for p in [1e-3, 1e-4, 1e-5, 1e-6] if se.p_any_slow(p, 2048) < 0.10)"
+             "  # 1e-05: 2.0% of steps slow; 1 in 10,000 gives 18.5%",
 )

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-from ..i18n import N_
 from ..models.barriers import accumulation_time
 from ..models.pipeline import simulate_pipeline, slowed
 from ..models.step_time import StepTime
@@ -28,44 +27,39 @@ __all__ = ["q1", "q2", "q3", "q4", "q5"]
 _KS = (1, 2, 4, 8, 16, 32, 64)
 
 q1 = Exercise(
-    "q1",
-    expected=lambda: simulate_pipeline(6, 12, forward=0.5, backward=1.0).step_time,
-    hint=N_("Every device does M microbatches of f + b, plus the fill and drain of the pipe: P - 1 more."),
-    solution=N_("simulate_pipeline(6, 12, forward=0.5, backward=1.0).step_time  # (12 + 6 - 1) * 1.5 = 25.5 s"),
+    "q1", expected=lambda: simulate_pipeline(6, 12, forward=0.5, backward=1.0).step_time,
+    hint="Every device does M microbatches of f + b, plus the fill and drain of the pipe: P - 1 more.",
+    solution="simulate_pipeline(6, 12, forward=0.5, backward=1.0).step_time  # (12 + 6 - 1) * 1.5 = 25.5 s",
 )
 
 q2 = Exercise(
-    "q2",
-    expected=lambda: (simulate_pipeline(2, 2, slowed(1.0, 4.0, (1, 2, 2), stage=0, microbatch=1), 2.0).step_time
+    "q2", expected=lambda: (simulate_pipeline(2, 2, slowed(1.0, 4.0, (1, 2, 2), stage=0, microbatch=1), 2.0).step_time
                       - simulate_pipeline(2, 2, 1.0, 2.0).step_time),
-    hint=N_("The op had slack: stage 0 would have waited for the first backward anyway. Look at run.ops['slack']."),
-    solution=N_("f = slowed(1.0, 4.0, (1, 2, 2), stage=0, microbatch=1)\n"
-                "simulate_pipeline(2, 2, f, 2.0).step_time - simulate_pipeline(2, 2, 1.0, 2.0).step_time"
-                "  # 10 - 9 = 1 s: 3 s added, 2 s of slack"),
+    hint="The op had slack: stage 0 would have waited for the first backward anyway. Look at run.ops['slack'].",
+    solution="f = slowed(1.0, 4.0, (1, 2, 2), stage=0, microbatch=1)\n"
+             "simulate_pipeline(2, 2, f, 2.0).step_time - simulate_pipeline(2, 2, 1.0, 2.0).step_time"
+             "  # 10 - 9 = 1 s: 3 s added, 2 s of slack",
 )
 
 q3 = Exercise(
-    "q3",
-    expected=lambda: 1.0 - simulate_pipeline(8, 8, 1.0, 2.0).utilization,
-    hint=N_("Each device is busy M (f + b) out of (M + P - 1)(f + b); the rest is the bubble."),
-    solution=N_("1 - simulate_pipeline(8, 8, 1.0, 2.0).utilization  # (P - 1) / (M + P - 1) = 7/15 = 0.467"),
+    "q3", expected=lambda: 1.0 - simulate_pipeline(8, 8, 1.0, 2.0).utilization,
+    hint="Each device is busy M (f + b) out of (M + P - 1)(f + b); the rest is the bubble.",
+    solution="1 - simulate_pipeline(8, 8, 1.0, 2.0).utilization  # (P - 1) / (M + P - 1) = 7/15 = 0.467",
 )
 
 q4 = Exercise(
-    "q4",
-    expected=lambda: float(data_parallel_scaling(1000, StepTime(1.0, jitter=0.0, pause_prob=0.001, pause=2.0)).step_time[0]),
-    hint=N_("The step pauses whenever any of the 1,000 workers pauses: P(any) = 1 - (1 - p)^n."),
-    solution=N_("data_parallel_scaling(1000, StepTime(1.0, jitter=0.0, pause_prob=0.001, pause=2.0)).step_time[0]"
-                "  # 1 + 2 * (1 - 0.999**1000) = 2.264 s"),
+    "q4", expected=lambda: float(data_parallel_scaling(1000, StepTime(1.0, jitter=0.0, pause_prob=0.001, pause=2.0)).step_time[0]),
+    hint="The step pauses whenever any of the 1,000 workers pauses: P(any) = 1 - (1 - p)^n.",
+    solution="data_parallel_scaling(1000, StepTime(1.0, jitter=0.0, pause_prob=0.001, pause=2.0)).step_time[0]"
+             "  # 1 + 2 * (1 - 0.999**1000) = 2.264 s",
     rel_tol=1e-3,
 )
 
 
 q5 = Exercise(
-    "q5",
-    expected=lambda: next(k for k in _KS if accumulation_time(64, k, 1.0, 0.05, 0.4) <= 1.05),
-    hint=N_("Time per microbatch is 1 s x (1 + 0.05 E[M_64] / sqrt(k)) + 0.4 s / k: both losses shrink with k. "
-            "Try accumulation_time(64, k, 1.0, 0.05, 0.4) for each k."),
-    solution=N_("next(k for k in (1, 2, 4, 8, 16, 32, 64) if accumulation_time(64, k, 1.0, 0.05, 0.4) <= 1.05)"
-                "  # k = 16 gives 1.054 s, k = 32 gives 1.033 s: choose 32 (a larger batch: check it still trains well)"),
+    "q5", expected=lambda: next(k for k in _KS if accumulation_time(64, k, 1.0, 0.05, 0.4) <= 1.05),
+    hint="Time per microbatch is 1 s x (1 + 0.05 E[M_64] / sqrt(k)) + 0.4 s / k: both losses shrink with k. "
+         "Try accumulation_time(64, k, 1.0, 0.05, 0.4) for each k.",
+    solution="next(k for k in (1, 2, 4, 8, 16, 32, 64) if accumulation_time(64, k, 1.0, 0.05, 0.4) <= 1.05)"
+             "  # k = 16 gives 1.054 s, k = 32 gives 1.033 s: choose 32 (a larger batch: check it still trains well)",
 )

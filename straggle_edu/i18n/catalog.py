@@ -2,7 +2,8 @@
 
 One ``.po`` per room of the package lives in ``straggle_edu/i18n/zh/``:
 ``charts.po`` holds what ``straggle_edu/charts`` marks with ``_()`` or
-``N_()``, and ``notebooks.po`` holds the labels that the notebooks' code
+``N_()`` (``exercises.po`` also the hints and solutions written in its
+``Exercise(...)`` calls), and ``notebooks.po`` holds the labels that the notebooks' code
 cells pass to ``claim()``, ``cite()`` and ``calibrated()``. All of them
 compile into one ``locales/zh/LC_MESSAGES/straggle_edu.mo``.
 
@@ -25,7 +26,7 @@ import json
 import pathlib
 import sys
 
-__all__ = ["ROOT", "PO_DIR", "extract", "update", "compile_catalogs", "problems", "NOTEBOOK_CALLS"]
+__all__ = ["ROOT", "PO_DIR", "extract", "update", "compile_catalogs", "problems", "NOTEBOOK_CALLS", "EXERCISE_TEXTS"]
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 ROOT = PACKAGE.parent
@@ -85,6 +86,27 @@ def extract_notebook(fileobj, keywords, comment_tags, options):
                     yield 1000 * (index + 1) + lineno, None, text, [f"cell {index}, {node.func.id}()"]
 
 
+# An exercise's hint and solution are English text that ``Exercise`` translates
+# when it prints them: the extractor takes them from the ``Exercise(...)``
+# calls themselves (keyword or third and fourth positional argument), so the
+# declarations need no ``N_()``.
+EXERCISE_TEXTS = ("hint", "solution")
+
+
+def extract_exercises(fileobj, keywords, comment_tags, options):
+    """A Babel extraction method for the exercises: what ``_()``/``N_()`` mark, and the texts of ``Exercise(...)`` calls."""
+    from babel.messages.extract import extract_python
+
+    source = fileobj.read()
+    yield from extract_python(io.BytesIO(source), keywords, comment_tags, options)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Exercise":
+            texts = [kw.value for kw in node.keywords if kw.arg in EXERCISE_TEXTS] + node.args[2:4]
+            for text in texts:
+                for lineno, message in _strings(text):
+                    yield lineno, None, message, []
+
+
 def _rooms():
     """Room name -> the files whose strings it holds."""
     rooms = {}
@@ -93,7 +115,7 @@ def _rooms():
         room = rel.parts[0] if len(rel.parts) > 1 else "package"
         if room in ("i18n",):
             continue
-        rooms.setdefault(room, []).append(("python", path))
+        rooms.setdefault(room, []).append((extract_exercises if room == "exercises" else "python", path))
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         rooms.setdefault("notebooks", []).append((extract_notebook, path))
     return rooms
