@@ -39,7 +39,8 @@ KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 
 # Calls in a notebook's code cells whose labels the library shows: the
 # first string argument (or the second, after a fact-check claim's number),
-# a cited figure given as text, the keys of ``figures=`` and ``readings=``,
+# a cited figure given as text, the keys of ``figures=`` and ``readings=``
+# (also of dicts assigned to ``figures`` or ``readings`` before the call),
 # and the ``precise=``, ``where=`` and ``source`` strings. ``say(template,
 # **values)`` is a code cell's translated print.
 NOTEBOOK_CALLS = ("claim", "cite", "calibrated", "say")
@@ -84,6 +85,12 @@ def extract_notebook(fileobj, keywords, comment_tags, options):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NOTEBOOK_CALLS:
                 for lineno, text in _call_messages(node):
                     yield 1000 * (index + 1) + lineno, None, text, [f"cell {index}, {node.func.id}()"]
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
+                    isinstance(t, ast.Name) and t.id in ("figures", "readings") for t in node.targets):
+                # figures = {...}; claim(..., figures=figures): the keys are the table's labels
+                for key in node.value.keys:
+                    for lineno, text in _strings(key) if key is not None else ():
+                        yield 1000 * (index + 1) + lineno, None, text, [f"cell {index}, {node.targets[0].id}"]
 
 
 # An exercise's hint and solution are English text that ``Exercise`` translates
