@@ -66,3 +66,17 @@ def test_numbers_follow_cldr_not_the_os_locale():
     assert i18n.format_count(9_999) == "9,999"
     i18n.set_language("en")
     assert i18n.format_count(983_040) == "983,040"
+
+
+def test_processes_started_after_set_language_speak_it(monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.delenv(i18n.LANG_ENV, raising=False)
+    i18n.set_language("zh")
+    code = "from straggle_edu.i18n import get_language; print(get_language())"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "zh"
+    i18n.set_language(None)
+    import os
+
+    assert i18n.LANG_ENV not in os.environ and i18n.get_language() == "en"

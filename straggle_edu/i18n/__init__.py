@@ -84,7 +84,11 @@ def set_language(lang=None):
     Notes
     -----
     Charts and explorers built after the call speak the new language; a
-    widget already on screen keeps the labels it was built with.
+    widget already on screen keeps the labels it was built with. The choice
+    is also exported as ``STRAGGLE_EDU_LANG``, so that processes started
+    afterwards (a ``!straggle-edu analyze ...`` cell, the barrier lab's
+    workers) speak it too; ``set_language(None)`` puts the variable back
+    as it was.
 
     Examples
     --------
@@ -97,7 +101,18 @@ def set_language(lang=None):
     >>> set_language(None); get_language()
     'en'
     """
-    _state["lang"] = None if lang is None else _check(lang)
+    if lang is None:
+        _state["lang"] = None
+        if "saved_env" in _state:
+            saved = _state.pop("saved_env")
+            if saved is None:
+                os.environ.pop(LANG_ENV, None)
+            else:
+                os.environ[LANG_ENV] = saved
+        return
+    _state["lang"] = _check(lang)
+    _state.setdefault("saved_env", os.environ.get(LANG_ENV))
+    os.environ[LANG_ENV] = lang
 
 
 def get_language():
