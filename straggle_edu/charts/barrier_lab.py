@@ -55,6 +55,7 @@ def lab_gantt_chart(busy, wait, start=None, max_steps=20):
     Returns
     -------
     altair.HConcatChart
+        Busy and waiting bars of each worker, step by step, with a rule at each barrier release.
 
     Examples
     --------

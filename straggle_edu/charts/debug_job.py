@@ -148,6 +148,7 @@ def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
     Returns
     -------
     altair.LayerChart
+        Bars of S_X per group and a rule at the job's S.
 
     Examples
     --------
@@ -207,6 +208,7 @@ def worker_ops_chart(ops, *, title="", long_factor=1.2, width=620):
     Returns
     -------
     altair.Chart
+        Two rows of op bars on one time axis: as recorded, and as replayed.
 
     Examples
     --------
@@ -263,6 +265,7 @@ def cause_gallery_chart(rows, *, width=360):
     Returns
     -------
     altair.LayerChart
+        One row per cause, one column per figure, with the values as text.
 
     Examples
     --------

@@ -102,6 +102,7 @@ def report_scores_chart(scores, thresholds=(0.7, 0.75), bins=40):
     Returns
     -------
     altair.LayerChart
+        The histogram of scores and one rule per threshold.
 
     Examples
     --------
@@ -139,6 +140,7 @@ def alarms_vs_n_chart(rows, sim_rows=(), budget=1.0):
     Returns
     -------
     altair.LayerChart
+        One line per threshold, the budget rule, and simulated estimates with their intervals.
 
     Examples
     --------
@@ -176,6 +178,7 @@ def alarms_vs_threshold_chart(rows, budget=1.0, pick=None):
     Returns
     -------
     altair.LayerChart
+        The alarms curve, the budget rule and the picked threshold.
 
     Examples
     --------

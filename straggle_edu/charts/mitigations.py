@@ -131,6 +131,7 @@ def packing_chart(*packings, unit="s", height=220):
     Returns
     -------
     altair.HConcatChart
+        One bar panel per packing, sharing the load axis.
 
     Examples
     --------
@@ -211,6 +212,7 @@ def stage_partition_chart(*partitions, unit="s", height=220):
     Returns
     -------
     altair.HConcatChart
+        One stacked-bar panel per partition, sharing the cost axis.
 
     Examples
     --------
@@ -311,6 +313,7 @@ def backup_step_chart(plan, *, sync_per_worker=None, price=None, height=200):
     Returns
     -------
     altair.VConcatChart
+        Step time above, normalized speedup below, sharing the b axis.
 
     Examples
     --------
@@ -373,6 +376,7 @@ def backup_margin_chart(plan, *, sync_per_worker=None, price=None, height=260):
     Returns
     -------
     altair.LayerChart
+        The saving and the cost of each added backup, and where they cross.
 
     Examples
     --------
@@ -422,6 +426,7 @@ def backup_tails_chart(plans, height=260):
     Returns
     -------
     altair.LayerChart
+        One speedup line per tail shape, and a rule at 1 (no gain).
 
     Examples
     --------
@@ -485,6 +490,7 @@ def hedging_chart(latency, delay_ms=10.0, fanout=1000, q=0.999, points=600, t_ma
     Returns
     -------
     altair.LayerChart
+        The plain and the hedged survival curves on a log axis.
 
     Examples
     --------
@@ -564,6 +570,7 @@ def hedging_tradeoff_chart(tradeoff, delay_ms=10.0, height=180):
     Returns
     -------
     altair.VConcatChart
+        Tail latency above, extra requests below, sharing the delay axis.
 
     Examples
     --------
@@ -636,6 +643,7 @@ def sgd_loss_chart(comparison, points=150, height=280):
     Returns
     -------
     altair.Chart
+        One excess-loss line per run against seconds.
 
     Examples
     --------

@@ -60,6 +60,7 @@ def restaurant_chart(noise=None, dishes=8, dish=10.0, slow=14.0, spread=0.2, ran
     Returns
     -------
     altair.LayerChart
+        The dishes as bars, and the moment the table is served.
 
     Examples
     --------

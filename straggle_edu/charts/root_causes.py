@@ -59,6 +59,7 @@ def study_waste_chart():
     Returns
     -------
     altair.LayerChart
+        The study's percentiles as bars with their values as text.
 
     Examples
     --------
@@ -114,6 +115,7 @@ def sequence_lengths_chart(lengths, bins=40):
     Returns
     -------
     altair.LayerChart
+        The histogram, with dashed rules at the marked lengths.
 
     Examples
     --------
@@ -165,6 +167,7 @@ def worker_load_chart(worker_times, *, label=N_("compute time (s)")):
     Returns
     -------
     altair.LayerChart
+        One bar per worker (the slowest in red), and rules at the reference times.
 
     Examples
     --------
@@ -213,6 +216,7 @@ def stage_costs_chart(result):
     Returns
     -------
     altair.LayerChart
+        Stacked bars per stage and a rule at the even split.
 
     Examples
     --------
@@ -266,6 +270,7 @@ def gc_chart(random_steps, planned_steps, *, max_points=400):
     Returns
     -------
     altair.LayerChart
+        The two step-time series, random and planned, over steps, with reference rules.
 
     Examples
     --------
@@ -347,6 +352,7 @@ def attribution_chart(diagnosis):
     Returns
     -------
     altair.FacetChart
+        One bar panel per group (dp rank, stage, op type).
 
     Examples
     --------
@@ -377,6 +383,7 @@ def worker_heatmap_chart(diagnosis):
     Returns
     -------
     altair.Chart
+        A dp rank x stage grid of cells coloured by S.
 
     Examples
     --------
@@ -407,6 +414,7 @@ def per_step_chart(diagnosis, threshold=STRAGGLING):
     Returns
     -------
     altair.LayerChart
+        S per step and the dashed straggling line.
 
     Examples
     --------

@@ -40,6 +40,7 @@ def job_vs_average_chart(ns, job, average, n=None, unit="s"):
     Returns
     -------
     altair.LayerChart
+        Two curves against n, the job's and the average worker's.
 
     Examples
     --------

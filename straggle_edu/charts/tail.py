@@ -71,6 +71,7 @@ def tail_probability_chart(p=0.01, n=100, target=0.5, ps=(0.001, 0.01, 0.1), n_m
     Returns
     -------
     altair.LayerChart
+        The curve for the chosen p, the reference curves, the target rule and its crossing.
 
     Examples
     --------
@@ -142,6 +143,7 @@ def tail_budget_chart(n=4096, target=0.01, n_max=100_000):
     Returns
     -------
     altair.LayerChart
+        The budget curve against n, and the chosen n marked with its label.
 
     Examples
     --------
@@ -210,6 +212,7 @@ def tail_percentile_chart(step_time, n=100, levels=(0.5, 0.95, 0.99), points=100
     Returns
     -------
     altair.VConcatChart
+        The job's distribution above one worker's, sharing the time axis.
 
     Examples
     --------

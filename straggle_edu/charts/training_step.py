@@ -169,6 +169,7 @@ def pipeline_gantt_chart(run, *, color="microbatch", slowed=None, width=640):
     Returns
     -------
     altair.LayerChart
+        One row per worker, a bar per op (the critical path outlined), idle time left blank.
 
     Examples
     --------
@@ -235,6 +236,7 @@ def delay_response_chart(extra, step_increase, *, slack=None, label=N_("the slow
     Returns
     -------
     altair.LayerChart
+        The step-time increase against the delay, the diagonal, and the slack as a dashed rule.
 
     Examples
     --------
@@ -288,6 +290,7 @@ def dp_scaling_chart(scenarios, *, measure="efficiency", n=None):
     Returns
     -------
     altair.LayerChart
+        The scaling curve, the dashed perfect line and the n rule.
 
     Examples
     --------
@@ -350,6 +353,7 @@ def dp_breakdown_chart(scaling, ns=None):
     Returns
     -------
     altair.Chart
+        A stacked bar per n: compute, waiting and sync.
 
     Examples
     --------
@@ -384,6 +388,7 @@ def barrier_overhead_chart(rows, *, barriers=None):
     Returns
     -------
     altair.LayerChart
+        The overhead curve against the number of barriers, and a rule a slider moves.
 
     Examples
     --------
@@ -419,6 +424,7 @@ def grid_chart(rows):
     Returns
     -------
     altair.FacetChart
+        One panel per PP stage, a cell per DP x TP rank.
 
     Examples
     --------

@@ -25,6 +25,7 @@ import math
 import ipywidgets as widgets
 import traitlets
 
+from .._validate import one_of
 from ..notebook.display import chart_widget, site_mode
 
 __all__ = ["Explorer"]
@@ -88,6 +89,27 @@ class Explorer(widgets.VBox):
         if site_mode():
             self._site_links = [*self._site_links, site_link(ctrl, jchart, param, transform)]
         return link
+
+    def set(self, **values):
+        """Move controls by name, in the order given, as a reader would; returns the explorer.
+
+        For a scripted demo (the teaching guide's demo moves) and for
+        examples: ``tail_explorer().set(n=4096)``.
+
+        Examples
+        --------
+        >>> import ipywidgets as widgets
+        >>> ex = Explorer({"a": widgets.IntSlider(1), "b": widgets.IntSlider(2)}, {}).set(b=7, a=3)
+        >>> ex.controls["a"].value, ex.controls["b"].value
+        (3, 7)
+        >>> ex.set(c=1)
+        Traceback (most recent call last):
+        ...
+        ValueError: control must be one of 'a', 'b', got 'c'
+        """
+        for name, value in values.items():
+            self.controls[one_of("control", name, self.controls)].value = value
+        return self
 
     def on_change(self, update, *names, now=True):
         """Call ``update(change)`` whenever a control's value changes; then ``update()`` once.

@@ -100,11 +100,10 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
 
     Examples
     --------
-    >>> ex = expected_max_explorer(size=200)
-    >>> ex.controls["n"].value = 256
+    >>> ex = expected_max_explorer(size=200).set(n=256)
     >>> ex.charts["growth"].params.n_mark
     256.0
-    >>> ex.controls["shape"].value = "exponential"
+    >>> ex = ex.set(shape="exponential")
     >>> round(float(ex.growth.exact[-1]), 3)  # 0.9 + 0.1 * H_16384
     1.928
     >>> ex.controls["text"].value = "1.0 1.0 1.2 1.6"
@@ -200,9 +199,7 @@ def max_histogram_explorer(shape="normal", jitter=0.1, n=256, size=20_000, seed=
 
     Examples
     --------
-    >>> ex = max_histogram_explorer(size=2000)
-    >>> ex.controls["n"].value = 4096
-    >>> ex.charts["pair"].params.n
+    >>> max_histogram_explorer(size=2000).set(n=4096).charts["pair"].params.n
     4096.0
     """
     size = whole("size", size, low=1000, high=100_000)
@@ -324,9 +321,7 @@ def speedup_explorer(jitter=0.05, n=1024):
 
     Examples
     --------
-    >>> ex = speedup_explorer()
-    >>> ex.controls["jitter"].value = 0.1
-    >>> ex.charts["speedup"].params.jitter
+    >>> speedup_explorer().set(jitter=0.1).charts["speedup"].params.jitter
     0.1
     """
     ns = np.array(POWERS_OF_TWO[:14])

@@ -52,8 +52,7 @@ def tail_explorer(p=0.01, n=100, target=0.5):
 
     Examples
     --------
-    >>> ex = tail_explorer()
-    >>> ex.controls["n"].value = 4096
+    >>> ex = tail_explorer().set(n=4096)
     >>> ex.charts["tail"].params.n
     4096.0
     >>> ex.readout.value

@@ -274,8 +274,7 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
 
     Examples
     --------
-    >>> ex = dp_scaling_explorer()
-    >>> ex.controls["n"].value = 4096
+    >>> ex = dp_scaling_explorer().set(n=4096)
     >>> ex.charts["scaling"].params.n_mark
     4096.0
     >>> round(float(ex.scaling().efficiency[-1]), 3)   # at n = 100,000 the ring's latency adds 1 s
@@ -375,8 +374,7 @@ def barriers_explorer(barriers=1, jitter=0.05, n=8):
 
     Examples
     --------
-    >>> ex = barriers_explorer()
-    >>> ex.controls["barriers"].value = 128
+    >>> ex = barriers_explorer().set(barriers=128)
     >>> ex.charts["overhead"].params.barriers_mark
     128.0
     >>> "7.12%" in ex.readout.value and "0.63%" in ex.readout.value
