@@ -44,7 +44,10 @@ Beside them, three rooms of their own:
     with ``straggle_edu.exercises``, each notebook's exercises.
 ``straggle_edu.app``
     what a shell runs: the CLI, the lab launcher, the site, the classroom
-    tools.
+    tools, the Chinese twins' sync.
+
+Every room that shows text to a reader speaks through ``straggle_edu.i18n``:
+``set_language("zh")`` (or ``STRAGGLE_EDU_LANG=zh``) switches it to Chinese.
 
 ``tests/test_layers.py`` states what each room may import. Modules in
 charts, explorers and exercises are named after the notebook they serve
