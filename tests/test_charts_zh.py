@@ -20,6 +20,7 @@ import re
 
 import numpy as np
 import pytest
+from _chartdata import all_rows
 from scipy import stats
 
 import straggle_edu.charts as charts
@@ -269,26 +270,6 @@ BUILDERS = {
 _TEXT_CHANNELS = ("text",)
 
 
-def _rows(spec):
-    """Every inline row of the spec: its datasets and every ``data.values`` (JSON text or a list)."""
-    out = []
-    for values in spec.get("datasets", {}).values():
-        out += values
-    def walk(node):
-        if isinstance(node, dict):
-            data = node.get("data")
-            if isinstance(data, dict) and "values" in data:
-                values = data["values"]
-                out.extend(json.loads(values) if isinstance(values, str) else values)
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-    walk(spec)
-    return [r for r in out if isinstance(r, dict)]
-
-
 def _titles(value):
     if isinstance(value, str):
         yield value
@@ -364,7 +345,7 @@ def visible_texts(spec):
                 walk(v)
 
     walk(spec)
-    for row in _rows(spec):
+    for row in all_rows(spec):
         for field in fields & set(row):
             if isinstance(row[field], str):
                 found.append((f"data {field}", row[field]))

@@ -1,6 +1,7 @@
 """The debug-a-job explorer: set a control (or click the heatmap), check what changed."""
 
 import pytest
+from _chartdata import all_rows
 
 from straggle_edu.explorers.debug_job import EXAMPLE_CAUSES, debug_job_explorer
 from straggle_edu.traces import analyze, analyze_rank_times
@@ -9,24 +10,7 @@ from straggle_edu.traces.synthetic import example_trace
 
 def values(jchart):
     """Every row of a (possibly concatenated or layered) chart's inline data."""
-    spec = jchart.chart.to_dict()
-    rows = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            data = node.get("data")
-            if isinstance(data, dict) and "values" in data:
-                rows.extend(data["values"])
-            elif isinstance(data, dict) and "name" in data and data["name"] in spec.get("datasets", {}):
-                rows.extend(spec["datasets"][data["name"]])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(spec)
-    return rows
+    return all_rows(jchart.chart.to_dict())
 
 
 def test_starts_on_the_culprit_and_its_worst_step():

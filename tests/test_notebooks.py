@@ -44,26 +44,32 @@ PLANNED = [
     "12_detector_thresholds.ipynb",
 ]
 
-_MD_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_HTML_LINK = re.compile(r"""href\s*=\s*["']([^"']+)["']""", re.I)
+_MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_HTML_LINK = re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']""", re.I)
 
 
 def _read(path):
     return nbformat.read(path, as_version=nbformat.NO_CONVERT)
 
 
-def notebook_links(nb):
-    """Relative links to .ipynb files in a notebook's markdown cells, as written."""
+def relative_links(nb):
+    """The relative link targets (files, without #fragments) in a notebook's markdown cells, as written:
+    markdown links and images, HTML ``href`` and ``src``."""
     found = []
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
         for target in _MD_LINK.findall(cell.source) + _HTML_LINK.findall(cell.source):
             url = urlparse(target)
-            if url.scheme or url.netloc or not url.path.endswith(".ipynb"):
+            if url.scheme or url.netloc or not url.path:
                 continue
             found.append(unquote(url.path))
     return found
+
+
+def notebook_links(nb):
+    """Relative links to .ipynb files in a notebook's markdown cells, as written."""
+    return [link for link in relative_links(nb) if link.endswith(".ipynb")]
 
 
 def test_notebooks_exist():

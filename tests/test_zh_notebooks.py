@@ -17,37 +17,18 @@ the docs reads ``../../docs/glossary.md`` and a link to another notebook
 (the English one).
 """
 
-import re
 import sys
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 import nbformat
 import pytest
 
 from straggle_edu.app.translations import LANGUAGE_LINE, check_twin, start_twin, twin_path
+from test_notebooks import relative_links
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 ENGLISH = sorted(NOTEBOOKS.glob("*.ipynb"))
 IDS = [p.name for p in ENGLISH]
-
-_MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_HTML_LINK = re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']""", re.I)
-
-
-def relative_links(nb):
-    """The relative link targets (files, without #fragments) in a notebook's markdown cells, as written."""
-    found = []
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        for target in _MD_LINK.findall(cell.source) + _HTML_LINK.findall(cell.source):
-            url = urlparse(target)
-            if url.scheme or url.netloc or not url.path:
-                continue
-            found.append(unquote(url.path))
-    return found
-
 
 def broken_links(path):
     """The links of notebook ``path`` whose target does not exist (a notebook still to be translated is fine)."""
