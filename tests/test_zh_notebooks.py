@@ -116,3 +116,32 @@ def test_broken_links_sees_a_link_written_for_the_wrong_folder(tmp_path, monkeyp
     nbformat.write(nb, twin)
     assert broken_links(twin) == []
     assert check_twin(english) == []
+
+
+def _stray_emphasis(markdown):
+    """Asterisks left as text after rendering: an emphasis that did not open or close.
+
+    In Chinese this happens when a closing ``**`` follows full-width
+    punctuation and precedes a letter (``**先猜一猜：**一步``): CommonMark
+    then does not close it. Write ``**先猜一猜**：一步``.
+    """
+    import re
+
+    import mistune
+
+    html = mistune.create_markdown()(markdown)
+    text = re.sub(r"<code>.*?</code>|<[^>]+>|\$[^$]*\$", "", html, flags=re.S)
+    return text.count("*")
+
+
+def test_stray_emphasis_sees_a_bold_that_does_not_close():
+    assert _stray_emphasis("**先猜一猜：**一步有多长？") > 0
+    assert _stray_emphasis("**先猜一猜**：一步有多长？") == 0
+
+
+@pytest.mark.parametrize("path", ENGLISH + sorted((NOTEBOOKS / "zh").glob("*.ipynb")),
+                         ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+def test_emphasis_renders_in_every_markdown_cell(path):
+    nb = nbformat.read(path, as_version=4)
+    bad = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "markdown" and _stray_emphasis(cell.source)]
+    assert not bad, f"{path.name}: cells {bad} show a literal * (an emphasis that does not open or close)"
