@@ -483,7 +483,13 @@ async (code) => {
     if (t === 'stream') out += msg.content.text;
     if (t === 'error') out += 'ERROR ' + msg.content.ename + ': ' + msg.content.evalue;
   };
-  await future.done;
+  // A reply that never comes fails the call (the caller retries once), instead of
+  // waiting forever: page.evaluate itself has no timeout.
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error('the kernel did not answer within 90 s')), 90000);
+  });
+  try { await Promise.race([future.done, late]); } finally { clearTimeout(timer); }
   return out;
 }
 """
@@ -658,7 +664,10 @@ class LabNotebook:
     def expected_chart_count(self, widget_ids):
         if not widget_ids:
             return 0
-        out = self.page.evaluate(JS_KERNEL_EXEC, KERNEL_COUNT % json.dumps(widget_ids))
+        try:
+            out = self.page.evaluate(JS_KERNEL_EXEC, KERNEL_COUNT % json.dumps(widget_ids))
+        except Exception:  # playwright's Error: the reply was lost once; ask again
+            out = self.page.evaluate(JS_KERNEL_EXEC, KERNEL_COUNT % json.dumps(widget_ids))
         try:
             return int(json.loads(out.strip().splitlines()[-1])["charts"])
         except (ValueError, IndexError, KeyError) as exc:
