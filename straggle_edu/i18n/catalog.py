@@ -249,9 +249,14 @@ def problems():
     for message in _merged():
         if not message.id:
             continue
-        key = message.id[0] if isinstance(message.id, tuple) else message.id
-        want = message.string[0] if isinstance(message.string, (tuple, list)) else message.string
-        if mo.gettext(key) != want:
+        if isinstance(message.id, (tuple, list)):
+            # A plural entry is read with ngettext: what gettext answers for
+            # its singular differs across Python versions (3.10, 3.11.2).
+            key, got = message.id[0], mo.ngettext(message.id[0], message.id[1], 1)
+            want = message.string[0]
+        else:
+            key, got, want = message.id, mo.gettext(message.id), message.string
+        if got != want:
             found.append(f"{MO_PATH.name} is stale for {key!r}: run python -m straggle_edu.i18n.catalog compile")
             break
     return found
