@@ -270,21 +270,29 @@ def _start(ctx, s, plan, weights_buf, slots_buf, deadline, procs, conns):
         ready.add(rank)
 
 
-def _finish(book, conns, procs, local, rows_done):
+def _finish(book, conns, local, rows_done):
     """Send stop; collect the late processes' last reports (at most 10 s; at once, normally)."""
     for c in conns:
         try:
             c.send(("stop",))
         except (OSError, ValueError):
             pass
-    P = len(conns)
     H = book.period if local else 1
     last = max(rows_done // H - 1, 0)
-    try:
-        _wait_for(lambda: all(book.seen(last, r, local) for r in range(P)), book, conns, procs,
-                  time.monotonic() + 10.0, local)
-    except (TimeoutError, RuntimeError, OSError, EOFError):
-        pass
+    deadline = time.monotonic() + 10.0
+    # Read each process's own pipe until its last report: a process that got
+    # "stop" exits at once, and another one's exit must not end the wait (it
+    # did, and a late gradient's "cancelled" report went unread now and then).
+    for rank, conn in enumerate(conns):
+        while not book.seen(last, rank, local):
+            try:
+                if not conn.poll(max(0.0, deadline - time.monotonic())):
+                    break
+                msg = conn.recv()
+            except (EOFError, OSError):
+                break
+            if msg[0] not in ("ready", "error"):
+                book.take(rank, msg, local)
 
 
 def _result(plan, book, W, target, complete, pids):
@@ -339,7 +347,7 @@ def run_processes(s, progress=None, out=None, timeout=None):
         _start(ctx, s, plan, weights_buf, slots_buf, deadline, procs, conns)
         body = _run_rounds if local else _run_steps
         W = body(plan, book, conns, procs, shared, slots, deadline, progress)
-        _finish(book, conns, procs, local, book.done_rows)
+        _finish(book, conns, local, book.done_rows)
         complete = True
         result = _result(plan, book, W, target, True, [p.pid for p in procs])
         if out is not None:
