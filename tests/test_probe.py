@@ -178,7 +178,12 @@ def test_step_timer_never_closed_is_marked_incomplete_at_exit(tmp_path):
         # no timer.close(): the process just ends
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr[-2000:]
+    # A script that ends without destroy_process_group() sometimes dies in
+    # torch's own gloo teardown, after every atexit handler has run ("terminate
+    # called without an active exception", SIGABRT; seen once in six runs on
+    # 3.10). That abort is torch's; what this test checks is our atexit mark.
+    torch_teardown = run.returncode == -6 and "terminate called without an active exception" in run.stderr
+    assert run.returncode == 0 or torch_teardown, run.stderr[-2000:]
     rows, complete = read_trace(out)
     assert not complete and {s for s, _, _ in rows} == {0, 1}
 
