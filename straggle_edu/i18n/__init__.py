@@ -46,7 +46,7 @@ import pathlib
 
 __all__ = [
     "LANGUAGES", "LANG_ENV", "set_language", "get_language", "_", "N_", "ngettext",
-    "format_count", "format_number", "FONT",
+    "format_count", "FONT",
 ]
 
 LANGUAGES = ("en", "zh")
@@ -175,27 +175,6 @@ def ngettext(singular, plural, n):
     '3 workers'
     """
     return _translations().ngettext(singular, plural, n)
-
-
-def format_number(x, digits=3):
-    """``x`` with ``digits`` significant digits and CLDR grouping for the current language.
-
-    Examples
-    --------
-    >>> set_language("en"); format_number(1234567.8, digits=4)
-    '1,235,000'
-    >>> format_number(0.012345)
-    '0.0123'
-    """
-    from babel.numbers import format_decimal
-
-    x = float(x)
-    if x == 0 or not (abs(x) < float("inf")):
-        return format_decimal(x, locale=_CLDR[get_language()])
-    from math import floor, log10
-
-    rounded = round(x, digits - 1 - int(floor(log10(abs(x)))))
-    return format_decimal(rounded, format="#,##0.##########", locale=_CLDR[get_language()])
 
 
 def format_count(x):
