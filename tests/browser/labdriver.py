@@ -875,3 +875,20 @@ JS_SITE_INPUTS = r"""
 }).filter((x) => x.charts.length)
 """
 
+
+# Typeset math on a static page: MathJax (the site's own copy) has finished and drew something.
+JS_MATH_TYPESET = """
+() => window.MathJax && window.MathJax.Hub && window.MathJax.Hub.queue.pending === 0
+      && document.querySelectorAll('.MathJax, .MathJax_Display').length > 0
+"""
+
+
+def open_site_page(context, url, errors):
+    """Open a static-site page and wait until its charts are drawn; JavaScript errors go to ``errors``."""
+    page = context.new_page()
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(url, wait_until="load")
+    page.evaluate(JS_HELPERS)
+    page.wait_for_function("() => !document.querySelector('.se-chart') || document.documentElement.dataset.seCharts === 'done'",
+                           timeout=60_000)
+    return page

@@ -18,11 +18,6 @@ import labdriver
 pytestmark = pytest.mark.browser
 
 NOTEBOOKS = [p.name for p in labdriver.notebook_paths()]
-# Typeset math comes from the site's own copy of MathJax: no request may leave 127.0.0.1.
-JS_MATH_TYPESET = """
-() => window.MathJax && window.MathJax.Hub && window.MathJax.Hub.queue.pending === 0
-      && document.querySelectorAll('.MathJax, .MathJax_Display').length > 0
-"""
 
 
 @pytest.fixture(scope="session")
@@ -42,20 +37,10 @@ def site_server(built_site):
         yield server
 
 
-def _open(context, url, errors):
-    page = context.new_page()
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(url, wait_until="load")
-    page.evaluate(labdriver.JS_HELPERS)
-    page.wait_for_function("() => !document.querySelector('.se-chart') || document.documentElement.dataset.seCharts === 'done'",
-                           timeout=60_000)
-    return page
-
-
 def test_site_index_links_every_notebook(built_site, site_server, browser_context, blocked_requests):
     out, pages = built_site
     blocked_requests.clear()
-    page = _open(browser_context, f"{site_server.base_url}/index.html", [])
+    page = labdriver.open_site_page(browser_context, f"{site_server.base_url}/index.html", [])
     try:
         hrefs = page.eval_on_selector_all("ol li > a", "els => els.map((a) => a.getAttribute('href'))")
         shot = labdriver.SCREENSHOTS / "site-index.png"
@@ -77,7 +62,7 @@ def test_site_page_draws_every_chart_offline(name, built_site, site_server, brow
     info = pages[name]
     blocked_requests.clear()
     errors = []
-    page = _open(browser_context, f"{site_server.base_url}/{Path(name).stem}.html", errors)
+    page = labdriver.open_site_page(browser_context, f"{site_server.base_url}/{Path(name).stem}.html", errors)
     try:
         charts = page.evaluate(labdriver.JS_SITE_CHARTS)
         text = page.evaluate("() => document.body.innerText")
@@ -100,9 +85,9 @@ def test_site_page_draws_every_chart_offline(name, built_site, site_server, brow
 def test_site_typesets_math_offline(built_site, site_server, browser_context, blocked_requests):
     """The formula of 02 (1 - (1 - p)^n) is typeset by the site's own MathJax, with the network blocked."""
     blocked_requests.clear()
-    page = _open(browser_context, f"{site_server.base_url}/02_tail_probability.html", [])
+    page = labdriver.open_site_page(browser_context, f"{site_server.base_url}/02_tail_probability.html", [])
     try:
-        page.wait_for_function(JS_MATH_TYPESET, timeout=60_000, polling=250)
+        page.wait_for_function(labdriver.JS_MATH_TYPESET, timeout=60_000, polling=250)
         typeset = page.evaluate("() => document.querySelectorAll('.MathJax, .MathJax_Display').length")
         raw = page.evaluate("() => document.body.innerText.includes('\\\\text{some worker slow}')")
     finally:
@@ -121,7 +106,7 @@ def test_site_sliders_move_charts_without_a_kernel(built_site, site_server, brow
         if not info.interactive_charts:
             continue
         errors = []
-        page = _open(browser_context, f"{site_server.base_url}/{Path(name).stem}.html", errors)
+        page = labdriver.open_site_page(browser_context, f"{site_server.base_url}/{Path(name).stem}.html", errors)
         try:
             inputs = page.evaluate(labdriver.JS_SITE_INPUTS)
             assert inputs, f"{name}: {info.interactive_charts} interactive charts but no bound input on the page"

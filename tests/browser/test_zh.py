@@ -92,10 +92,6 @@ def test_zh_notebook_draws_chinese_charts_with_real_glyphs(lab_notebook, browser
 # ---------------------------------------------------------------- the Chinese static site
 
 ZH_SITE = ["01_restaurant.ipynb", "02_tail_probability.ipynb"]
-JS_MATH_TYPESET = """
-() => window.MathJax && window.MathJax.Hub && window.MathJax.Hub.queue.pending === 0
-      && document.querySelectorAll('.MathJax, .MathJax_Display').length > 0
-"""
 
 
 @pytest.fixture(scope="module")
@@ -114,17 +110,13 @@ def test_zh_site_page_draws_chinese_charts_and_math_offline(name, zh_site, brows
     server, pages = zh_site
     blocked_requests.clear()
     errors = []
-    page = browser_context.new_page()
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page = labdriver.open_site_page(browser_context, f"{server.base_url}/{name.replace('.ipynb', '.html')}", errors)
     try:
-        page.goto(f"{server.base_url}/{name.replace('.ipynb', '.html')}", wait_until="load")
-        page.evaluate(labdriver.JS_HELPERS)
-        page.wait_for_function("() => document.documentElement.dataset.seCharts === 'done'", timeout=60_000)
         charts = page.evaluate(labdriver.JS_SITE_CHARTS)
         lang = page.evaluate("() => document.documentElement.lang")
         has_math = name.startswith("02")
         if has_math:
-            page.wait_for_function(JS_MATH_TYPESET, timeout=60_000, polling=250)
+            page.wait_for_function(labdriver.JS_MATH_TYPESET, timeout=60_000, polling=250)
         fonts = chinese_glyph_fonts(page, browser_context)
         shot = labdriver.SCREENSHOTS / f"site-zh-{name.replace('.ipynb', '')}.png"
         shot.parent.mkdir(parents=True, exist_ok=True)
