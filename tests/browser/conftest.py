@@ -1,8 +1,7 @@
 """Fixtures for the real-browser tests: one Chromium, one JupyterLab, per session.
 
-- Chromium is Debian's package (``/usr/bin/chromium``). When it is missing the
-  setup installs it (``apt-get install -y chromium``, as root); when that is
-  impossible, every browser test is skipped with the reason.
+- Chromium is Debian's package (``/usr/bin/chromium``). When it is missing,
+  every browser test is skipped with the install line (``.ci/run`` installs it).
 - JupyterLab listens on 127.0.0.1 with a random token and serves a temporary
   copy of ``notebooks/``; it is always stopped, kernels included.
 - The page may reach localhost only; anything else is aborted and recorded,
@@ -179,7 +178,7 @@ def figures():
 
 @pytest.fixture(scope="session")
 def chromium_path():
-    path, reason = labdriver.find_chromium(install=True)
+    path, reason = labdriver.find_chromium()
     if path is None:
         pytest.skip(f"browser tests need Debian's chromium: {reason}")
     return path

@@ -4,8 +4,8 @@ The browser tests use this module through the fixtures in ``conftest.py``;
 ``benchmarks/bench_browser.py`` reports the figures the tests record. It
 holds no tests itself.
 
-- :func:`find_chromium` finds Debian's chromium, installing it with apt when
-  running as root, or says why it cannot.
+- :func:`find_chromium` finds Debian's chromium, or says how to install it;
+  :func:`cjk_font` names an installed font with Chinese glyphs, if any.
 - :class:`LabServer` runs ``python -m jupyterlab`` on 127.0.0.1, on a free
   port, with a random token, serving a temporary copy of the notebooks (the
   browser never saves into the repository), and always stops it.
@@ -69,34 +69,30 @@ def is_core(name):
 # ---------------------------------------------------------------- chromium
 
 
-def find_chromium(install=True):
-    """Return ``(path, None)`` for a usable chromium, or ``(None, reason)``.
+def find_chromium():
+    """Return ``(path, None)`` for a usable chromium, or ``(None, reason)`` saying how to install it.
 
-    Looks for ``chromium`` (Debian's package) on PATH and in /usr/bin. When it
-    is missing, ``install`` is true, we are root and apt-get exists, installs
-    it with ``apt-get install -y chromium`` (Playwright's own browser
-    download cannot work offline).
+    Looks for ``chromium`` (Debian's package) on PATH and in /usr/bin.
+    Playwright's own browser download cannot work offline, and a test run
+    installs nothing: ``.ci/run`` installs Debian's package.
     """
     for candidate in (shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser")):
         if candidate and os.access(candidate, os.X_OK):
             return candidate, None
-    apt = shutil.which("apt-get")
-    if not install:
-        return None, "chromium is not installed"
-    if apt is None:
-        return None, "chromium is not installed and apt-get is not available to install it"
-    if os.geteuid() != 0:
-        return None, "chromium is not installed (install Debian's 'chromium' package; installing it needs root)"
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    return None, "chromium is not installed (Debian and Ubuntu: sudo apt install chromium)"
+
+
+def cjk_font():
+    """The family of a font with Chinese glyphs that fontconfig knows (``fc-list :lang=zh``), or None."""
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        return None
     try:
-        subprocess.run([apt, "update", "-qq"], env=env, check=True, capture_output=True, timeout=600)
-        subprocess.run([apt, "install", "-y", "-qq", "chromium"], env=env, check=True, capture_output=True, timeout=1200)
-    except (subprocess.SubprocessError, OSError) as exc:
-        return None, f"chromium is not installed and 'apt-get install -y chromium' failed: {exc}"
-    path = shutil.which("chromium") or "/usr/bin/chromium"
-    if os.access(path, os.X_OK):
-        return path, None
-    return None, "apt-get installed chromium but no chromium executable was found"
+        out = subprocess.run([fc_list, ":lang=zh", "family"], capture_output=True, text=True, timeout=60).stdout
+    except (subprocess.SubprocessError, OSError):
+        return None
+    families = sorted({line.split(",")[0].strip() for line in out.splitlines() if line.strip()})
+    return families[0] if families else None
 
 
 def launch_browser(playwright, executable, user_data_dir, viewport=(1280, 900)):
