@@ -9,6 +9,7 @@ import string
 
 import pytest
 
+import _notebook_runs
 from straggle_edu.i18n import set_language
 from straggle_edu.notebook import calibrated, cite, claim, say
 from straggle_edu.notebook.factcheck import verdict_table
@@ -142,24 +143,20 @@ def test_translations_keep_the_placeholders_of_their_msgid(room):
     assert not wrong, wrong
 
 
-def _run_in_chinese(name, tmp_path):
-    import pathlib
-
-    import nbformat
-    from nbclient import NotebookClient
-
-    root = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
-    nb = nbformat.read(root / name, as_version=4)
-    first = next(c for c in nb.cells if c.cell_type == "code")
-    first.source = 'import straggle_edu; straggle_edu.set_language("zh")\n' + first.source
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(root)}}).execute()
-    return [o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+def _stream_text(run):
+    return [o.get("text", "") for c in run.cells if c.cell_type == "code" for o in c.get("outputs", [])
             if o.get("output_type") == "stream"]
 
 
-@pytest.mark.parametrize("name", ["02_tail_probability.ipynb", "08_fact_check.ipynb"])
-def test_a_notebook_run_in_chinese_shows_chinese_check_lines(name, tmp_path):
-    lines = [line for text in _run_in_chinese(name, tmp_path) for line in text.splitlines()]
+# The Chinese twins of 02 and 08, from the session's one run of each (tests/_notebook_runs.py).
+@pytest.mark.notebooks
+@pytest.mark.parametrize("path", [_notebook_runs.NOTEBOOKS / "zh" / name for name in ("02_tail_probability.ipynb", "08_fact_check.ipynb")],
+                         ids=["02_tail_probability.ipynb", "08_fact_check.ipynb"])
+def test_a_notebook_run_in_chinese_shows_chinese_check_lines(path):
+    name = path.name
+    run = _notebook_runs.executed(path)
+    assert run.error is None, run.error
+    lines = [line for text in _stream_text(run) for line in text.splitlines()]
     checks = [line for line in lines if line.startswith(("✓", "引用：", "≈"))]
     assert checks, f"{name}: no ✓ line in the output"
     english = [line for line in checks if not CJK.search(line)]

@@ -1,6 +1,6 @@
 """No exercise's answer is printed above its question.
 
-Each notebook is executed once (nbclient, cached for the session) and the text
+Each notebook's one run of the session (``tests/_notebook_runs.py``) is read, and the text
 of every output above the cell that poses an exercise is searched for that
 exercise's expected value (``straggle_edu.exercises.<topic>.qN.expected()``).
 
@@ -23,7 +23,6 @@ The rule, made exact:
 from __future__ import annotations
 
 import ast
-import functools
 import html
 import json
 import math
@@ -33,6 +32,8 @@ from pathlib import Path
 
 import pytest
 
+import _notebook_runs
+
 # English notebooks only: this test executes every notebook, and a Chinese twin in notebooks/zh/ has
 # the same code (tests/test_zh_notebooks.py checks the twin structure with check_twin), so
 # checking the twins' structure is enough and their values are not checked twice.
@@ -41,15 +42,11 @@ _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE]([-+]?\d
 _TAG = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.S | re.I)
 
 
-@functools.lru_cache(maxsize=None)
 def _executed(path):
-    """The notebook's cells after one run top to bottom (once per test session)."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
-    return nb.cells
+    """The notebook's cells after its one run this session (tests/_notebook_runs.py)."""
+    run = _notebook_runs.executed(path)
+    assert run.error is None, f"{path.name} failed at {run.error}"
+    return run.cells
 
 
 def _significant_digits(text):
@@ -153,7 +150,7 @@ def test_checkable_skips_booleans_and_short_numbers():
     assert [_checkable(a) for a in (True, 6, 0.5, 98, "x", 0.634, 1.893)] == [None, None, None, None, None, 0.634, 1.893]
 
 
-@pytest.mark.slow
+@pytest.mark.notebooks
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_no_answer_above_its_question(path):
     import importlib
