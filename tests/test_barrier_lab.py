@@ -93,6 +93,7 @@ def assert_reaped(pids):
 
 
 # --------------------------------------------------------- the real barrier
+@pytest.mark.slow  # times real processes: alone, in the slow tier
 def test_barrier_lab_slow_rank_cli_trace_slowdown(tmp_path, capsys):
     out = tmp_path / "lab.csv"
     code = cli_main(
@@ -125,6 +126,7 @@ def test_barrier_lab_slow_rank_cli_trace_slowdown(tmp_path, capsys):
     assert np.all(np.abs(period - period.mean(axis=1, keepdims=True)) < 0.01)
 
 
+@pytest.mark.slow  # times real processes: alone, in the slow tier
 def test_barrier_lab_result_matches_its_trace_and_prediction(tmp_path):
     out = tmp_path / "lab.csv"
     r = run_barrier_lab(workers=3, steps=12, step_seconds=0.02, jitter=0.1, seed=3, out=out)
@@ -147,6 +149,7 @@ def test_barrier_lab_result_matches_its_trace_and_prediction(tmp_path):
     np.testing.assert_allclose(r.wait_share(), w.sum(axis=0) / (c + w).sum(axis=0), rtol=1e-6)
 
 
+@pytest.mark.slow  # times real processes: alone, in the slow tier
 def test_barrier_lab_compute_work_is_real_and_timed():
     workers = min(2, bl.cpu_cores())
     t0 = time.process_time()
@@ -156,6 +159,7 @@ def test_barrier_lab_compute_work_is_real_and_timed():
     assert time.process_time() - t0 < 2.0  # the work ran in the workers, not here
 
 
+@pytest.mark.slow  # times real processes: alone, in the slow tier
 def test_barrier_lab_one_worker_never_waits_long():
     r = run_barrier_lab(workers=1, steps=3, step_seconds=0.01)
     assert r.busy.shape == (3, 1) and np.all(r.wait < 0.01)
@@ -316,6 +320,7 @@ def test_cleanup_finishes_despite_a_second_interrupt(tmp_path, monkeypatch):
     assert not read_trace(out)[1]
 
 
+@pytest.mark.slow  # times real processes: alone, in the slow tier
 def test_cleanup_on_timeout(tmp_path):
     out = tmp_path / "lab.csv"
     t0 = time.monotonic()
@@ -422,6 +427,7 @@ def test_calibrate_work_units_on_a_fake_clock(monkeypatch):
         bl.calibrate_work_units(0)
 
 
+@pytest.mark.slow  # times real processes: alone, in the slow tier
 def test_barrier_lab_fixed_work_measures_the_machine(tmp_path):
     workers = min(2, bl.cpu_cores())
     r = run_barrier_lab(workers=workers, steps=6, step_seconds=0.01, work="fixed", work_units=50,

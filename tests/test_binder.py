@@ -18,11 +18,17 @@ has 3.11.2; the pins install on every 3.11.x, see the markers in the file).
 Where there is none (a machine with only 3.10 or 3.12), the stand-in is
 skipped and says which Python it needs.
 
+How the notebooks run there: nbval, cell by cell, with a kernel of that
+environment (a kernelspec written for its Python, ``--nbval-kernel-name``),
+in two pytest processes at once; the notebooks that time real processes
+(``tests/_notebook_runs.SOLO``) run after them, alone. This is the slow tier's
+one run of each notebook; the default tier's is ``tests/test_notebook_runs.py``,
+in the development environment.
+
 The environment is built once per test session (pip's cache makes a rebuild
 quick) and reused for every notebook. Marked slow; it runs in CI.
 """
 
-import json
 import os
 import re
 import shutil
@@ -49,29 +55,15 @@ _IGNORE = shutil.ignore_patterns(
     ".hypothesis", ".ipynb_checkpoints", "screenshots",
 )
 
-# Runs inside the fresh environment: execute one notebook with nbclient, save
-# the executed copy, and report as JSON. The first check proves that the
-# kernel is the fresh environment's own Python.
-_RUNNER = r"""
-import json, sys, time
+# Runs inside the fresh environment: prove that a kernel of the kernelspec is its own Python.
+_PROBE = r"""
 import nbformat
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
-
-src, dst, prefix = sys.argv[1:4]
 probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import sys; print(sys.prefix)")])
-NotebookClient(probe, timeout=120, kernel_name="python3").execute()
-kernel_prefix = probe.cells[0].outputs[0]["text"].strip()
-nb = nbformat.read(src, as_version=4)
-start = time.perf_counter()
-error = None
-try:
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": sys.argv[4]}}).execute()
-except CellExecutionError as exc:
-    error = str(exc)[-3000:]
-nbformat.write(nb, dst)
-print(json.dumps({"kernel_prefix": kernel_prefix, "seconds": time.perf_counter() - start, "error": error}))
+NotebookClient(probe, timeout=120, kernel_name="straggle-binder").execute()
+print(probe.cells[0].outputs[0]["text"].strip())
 """
+KERNEL = "straggle-binder"
 
 
 def _requirements():
@@ -202,7 +194,79 @@ def binder_env(tmp_path_factory):
         cwd=repo, env=env, capture_output=True, text=True, timeout=1800,
     )
     assert done.returncode == 0, f"pip install -r binder/requirements.txt failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    # A kernelspec for the fresh Python, where only this session's Jupyter looks.
+    jupyter_path = root / "jupyter-path"
+    subprocess.run([str(python), "-m", "ipykernel", "install", "--name", KERNEL, "--prefix", str(jupyter_path)],
+                   env=env, check=True, capture_output=True, timeout=120)
+    env["JUPYTER_PATH"] = str(jupyter_path / "share" / "jupyter")
     return {"python": python, "prefix": str(venv), "repo": repo, "env": env, "out": root / "executed"}
+
+
+def _nbval(binder_env, notebooks, xml):
+    """Start pytest + nbval (the development environment's) on ``notebooks`` with the fresh environment's kernel."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-o", "junit_family=xunit1",
+           "--nbval-lax", "--nbval-kernel-name", KERNEL, "--nbval-cell-timeout", "600",
+           "--rootdir", str(binder_env["repo"] / "notebooks"), f"--junitxml={xml}", *map(str, notebooks)]
+    env = dict(binder_env["env"], PATH=os.environ.get("PATH", ""))
+    return subprocess.Popen(cmd, cwd=binder_env["repo"] / "notebooks", env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def _cells(xml):
+    """``{notebook under notebooks/: [cells run, [failing cell: message, ...]]}`` from nbval's junit XML."""
+    import xml.etree.ElementTree as ET
+
+    found = {}
+    for case in ET.parse(xml).getroot().iter("testcase"):
+        entry = found.setdefault(case.get("file"), [0, []])
+        entry[0] += 1
+        bad = case.find("failure") if case.find("failure") is not None else case.find("error")
+        if bad is not None:
+            entry[1].append(f"{case.get('name')}: {(bad.get('message') or '')[:500]}")
+    return found
+
+
+def _run_batch(binder_env, groups, tag):
+    """Run the groups of notebooks at the same time, one nbval process each; merge their cells."""
+    procs, found, logs = [], {}, []
+    try:
+        for i, group in enumerate(groups):
+            xml = binder_env["out"] / f"nbval-{tag}-{i}.xml"
+            procs.append((_nbval(binder_env, group, xml), xml))
+        for proc, xml in procs:
+            logs.append(proc.communicate(timeout=3600)[0][-3000:])
+            if xml.exists():
+                found.update(_cells(xml))
+    finally:
+        for proc, _ in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return found, logs
+
+
+@pytest.fixture(scope="session")
+def binder_runs(binder_env):
+    """Every notebook run cell by cell by nbval in the fresh environment.
+
+    Returns ``({notebook under notebooks/: [cells run, failures]}, nbval's output)``.
+    Two nbval processes share the notebooks; the solo ones (real-process
+    timing) run afterwards, alone.
+    """
+    import time
+
+    import _notebook_runs
+
+    copies = [binder_env["repo"] / "notebooks" / rel for rel in IDS]
+    pooled = [p for p in copies if p.name not in _notebook_runs.SOLO]
+    solo = [p for p in copies if p.name in _notebook_runs.SOLO]
+    binder_env["out"].mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    found, logs = _run_batch(binder_env, [pooled[0::2], pooled[1::2]], "pool")
+    more, more_logs = _run_batch(binder_env, [solo], "solo")
+    found.update(more)
+    print(f"Binder stand-in: {len(copies)} notebooks run by nbval in {time.monotonic() - t0:.0f} s")
+    return found, "\n".join(logs + more_logs)
 
 
 @pytest.mark.slow
@@ -219,20 +283,20 @@ def test_binder_environment_is_fresh_and_complete(binder_env):
 
 
 @pytest.mark.slow
+def test_binder_kernel_is_the_fresh_environment(binder_env):
+    out = subprocess.run([str(binder_env["python"]), "-c", _PROBE], env=binder_env["env"], capture_output=True, text=True,
+                         cwd=binder_env["repo"], timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == binder_env["prefix"], "the kernel did not run in the fresh environment"
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=IDS)
-def test_binder_runs_notebook(binder_env, notebook):
-    rel = notebook.relative_to(REPO / "notebooks")
+def test_binder_runs_notebook(binder_runs, notebook):
+    rel = notebook.relative_to(REPO / "notebooks").as_posix()
     before = notebook.read_bytes()
-    src = binder_env["repo"] / "notebooks" / rel
-    dst = binder_env["out"] / rel
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [str(binder_env["python"]), "-c", _RUNNER, str(src), str(dst), binder_env["prefix"], str(src.parent)],
-        env=binder_env["env"], cwd=src.parent, capture_output=True, text=True, timeout=1200,
-    )
-    assert done.returncode == 0, f"the runner failed:\n{done.stderr[-3000:]}"
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["kernel_prefix"] == binder_env["prefix"], "the kernel did not run in the fresh environment"
-    assert report["error"] is None, f"{rel} failed in the Binder environment:\n{report['error']}"
-    print(f"{rel}: Run-All {report['seconds']:.1f} s in the Binder environment")
+    found, log = binder_runs
+    cells, failures = found.get(rel, (0, []))
+    assert cells, f"nbval ran no cell of {rel} in the Binder environment:\n{log[-3000:]}"
+    assert not failures, f"{rel} failed in the Binder environment:\n" + "\n".join(failures)
     assert notebook.read_bytes() == before, "the original notebook was modified"

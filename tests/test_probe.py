@@ -241,6 +241,7 @@ def slowdown_by_rank(compute):
     return [np.maximum(compute[:, r], ideal).mean() / ideal.mean() for r in range(compute.shape[1])]
 
 
+@pytest.mark.slow  # times real processes: alone, in the slow tier
 def test_step_timer_in_a_user_loop_three_gloo_ranks(tmp_path):
     needs_torch()
     script = tmp_path / "train.py"
@@ -266,6 +267,7 @@ def test_step_timer_in_a_user_loop_three_gloo_ranks(tmp_path):
 
 
 # ------------------------------------------------------------------ probe
+@pytest.mark.slow  # times real processes: alone, in the slow tier
 def test_probe_under_torchrun_two_gloo_ranks_names_the_slow_rank(tmp_path):
     needs_torch()
     out = tmp_path / "probe.csv"
@@ -301,6 +303,7 @@ def _children(pid):
     return live_processes(ppid=pid)
 
 
+@pytest.mark.slow  # times real processes: alone, in the slow tier
 def test_probe_interrupted_under_torchrun_keeps_a_marked_trace_and_no_process(tmp_path):
     needs_torch()
     out = tmp_path / "probe.csv"

@@ -49,6 +49,7 @@ def test_run_sgd_weights_equal_the_replay_bit_for_bit(kw):
     assert not any(alive(p) for p in r.pids)
 
 
+@pytest.mark.slow  # times real processes: alone, in the slow tier
 def test_run_sgd_arrivals_follow_the_plan_where_the_gap_exceeds_5ms():
     """The measured arrival order agrees with the plan wherever the planned gap exceeds 5 ms.
 

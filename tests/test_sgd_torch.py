@@ -10,7 +10,13 @@ import pytest
 
 from straggle_edu.instruments.sgd import SGDSettings, make_plan, replay
 
-pytest.importorskip("torch")
+# torchrun starts real processes that time themselves: the slow tier.
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _torch():
+    pytest.importorskip("torch", reason="the SGD experiment's torch backend needs torch (pip install torch)")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -18,7 +18,7 @@ import pytest
 
 import labdriver
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NOTEBOOKS = [p.name for p in labdriver.notebook_paths()]
 MOVES = int(os.environ.get("STRAGGLE_EDU_BROWSER_MOVES", "5"))

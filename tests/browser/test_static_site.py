@@ -15,7 +15,7 @@ import pytest
 
 import labdriver
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NOTEBOOKS = [p.name for p in labdriver.notebook_paths()]
 
