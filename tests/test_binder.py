@@ -6,11 +6,14 @@ newest patch release of the Python that ``binder/runtime.txt`` names. These
 tests do the same in a fresh
 virtual environment (no system site-packages, nothing from the development
 environment), on a copy of the repository so the work tree is never touched,
-and then execute every notebook in ``notebooks/`` and every Chinese twin in
-``notebooks/zh/`` there with a kernel of that environment (the twins run the
-same code in Chinese: this is where a catalog that fails to load in an
-installed package would show). Executed copies go to a temporary folder; the notebooks
-themselves are never modified.
+and then run the student copy (``straggle-edu student-copies``) of every
+notebook in ``notebooks/`` and of every Chinese twin in ``notebooks/zh/`` there
+with a kernel of that environment (the twins run the same code in Chinese: this
+is where a catalog that fails to load in an installed package would show).
+A student copy is its notebook without the ``.solution()`` lines, run in
+student mode, so one run checks both what Binder serves and what a class
+gets (``tests/test_classroom.py`` checks that a copy drops nothing else).
+Everything runs in a temporary copy; the notebooks themselves are never modified.
 
 The interpreter: the newest patch release of runtime.txt's version among the
 running Python, ``pythonX.Y`` on PATH and pyenv's versions (a stock Debian 12
@@ -18,7 +21,7 @@ has 3.11.2; the pins install on every 3.11.x, see the markers in the file).
 Where there is none (a machine with only 3.10 or 3.12), the stand-in is
 skipped and says which Python it needs.
 
-How the notebooks run there: nbval, cell by cell, with a kernel of that
+How the copies run there: nbval, cell by cell, with a kernel of that
 environment (a kernelspec written for its Python, ``--nbval-kernel-name``),
 in two pytest processes at once; the notebooks that time real processes
 (``tests/_notebook_runs.SOLO``) run after them, alone. This is the slow tier's
@@ -203,12 +206,13 @@ def binder_env(tmp_path_factory):
 
 
 def _nbval(binder_env, notebooks, xml):
+    root = binder_env["students"]
     """Start pytest + nbval (the development environment's) on ``notebooks`` with the fresh environment's kernel."""
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-o", "junit_family=xunit1",
            "--nbval-lax", "--nbval-kernel-name", KERNEL, "--nbval-cell-timeout", "600",
-           "--rootdir", str(binder_env["repo"] / "notebooks"), f"--junitxml={xml}", *map(str, notebooks)]
+           "--rootdir", str(root), f"--junitxml={xml}", *map(str, notebooks)]
     env = dict(binder_env["env"], PATH=os.environ.get("PATH", ""))
-    return subprocess.Popen(cmd, cwd=binder_env["repo"] / "notebooks", env=env, stdout=subprocess.PIPE,
+    return subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
 
 
@@ -247,7 +251,7 @@ def _run_batch(binder_env, groups, tag):
 
 @pytest.fixture(scope="session")
 def binder_runs(binder_env):
-    """Every notebook run cell by cell by nbval in the fresh environment.
+    """The student copy of every notebook run cell by cell by nbval in the fresh environment.
 
     Returns ``({notebook under notebooks/: [cells run, failures]}, nbval's output)``.
     Two nbval processes share the notebooks; the solo ones (real-process
@@ -257,7 +261,11 @@ def binder_runs(binder_env):
 
     import _notebook_runs
 
-    copies = [binder_env["repo"] / "notebooks" / rel for rel in IDS]
+    from straggle_edu.app import classroom
+
+    binder_env["students"] = binder_env["repo"] / "students"
+    classroom.student_copies(binder_env["students"], binder_env["repo"] / "notebooks")
+    copies = [binder_env["students"] / rel for rel in IDS]
     pooled = [p for p in copies if p.name not in _notebook_runs.SOLO]
     solo = [p for p in copies if p.name in _notebook_runs.SOLO]
     binder_env["out"].mkdir(parents=True, exist_ok=True)
@@ -265,7 +273,7 @@ def binder_runs(binder_env):
     found, logs = _run_batch(binder_env, [pooled[0::2], pooled[1::2]], "pool")
     more, more_logs = _run_batch(binder_env, [solo], "solo")
     found.update(more)
-    print(f"Binder stand-in: {len(copies)} notebooks run by nbval in {time.monotonic() - t0:.0f} s")
+    print(f"Binder stand-in: {len(copies)} student copies run by nbval in {time.monotonic() - t0:.0f} s")
     return found, "\n".join(logs + more_logs)
 
 
@@ -292,11 +300,11 @@ def test_binder_kernel_is_the_fresh_environment(binder_env):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=IDS)
-def test_binder_runs_notebook(binder_runs, notebook):
+def test_binder_runs_the_student_copy_of_every_notebook(binder_runs, notebook):
     rel = notebook.relative_to(REPO / "notebooks").as_posix()
     before = notebook.read_bytes()
     found, log = binder_runs
     cells, failures = found.get(rel, (0, []))
-    assert cells, f"nbval ran no cell of {rel} in the Binder environment:\n{log[-3000:]}"
-    assert not failures, f"{rel} failed in the Binder environment:\n" + "\n".join(failures)
+    assert cells, f"nbval ran no cell of the student copy of {rel} in the Binder environment:\n{log[-3000:]}"
+    assert not failures, f"the student copy of {rel} failed in the Binder environment:\n" + "\n".join(failures)
     assert notebook.read_bytes() == before, "the original notebook was modified"
