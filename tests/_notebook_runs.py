@@ -16,9 +16,10 @@ executes the notebooks in the order the tests will want them, while pytest
 goes on with the unit tests, which run before them (the conftest moves the
 tests that read runs to the end). On 2 cores that keeps both busy.
 
-The notebooks that time real processes (:data:`SOLO`: the live barrier lab and
-real SGD, whose claims compare measured and predicted seconds) are not run in
-the pool. :func:`executed` runs each of them when a test first asks, after
+The notebooks that time real processes (their metadata says
+``"straggle_edu": {"runs_alone": true}``, see :func:`straggle_edu.app.site.runs_alone`:
+the live barrier lab and real SGD, whose claims compare measured and predicted
+seconds) are not run in the pool. :func:`executed` runs each of them when a test first asks, after
 the pool has finished, with nothing else running: the test that asks is
 the only work pytest is doing at that moment.
 
@@ -47,8 +48,6 @@ ALL = ENGLISH + CHINESE
 KERNELS = 2
 # Seconds one cell may take before its run fails (a notebook's cell budget is 15 s).
 CELL_TIMEOUT = 300
-# Notebooks whose claims time real processes: run alone, never beside another kernel.
-SOLO = {"10_live_barrier_lab.ipynb", "11_backup_workers_for_real.ipynb"}
 
 _ENV = {k: v for k, v in os.environ.items() if not k.startswith("STRAGGLE_EDU_")}
 # The kernel imports this checkout's package, whichever environment it was installed from.
@@ -67,6 +66,13 @@ class Run:
     @property
     def cells(self):
         return self.nb.cells
+
+
+def solo(path):
+    """True when the notebook must run with no other kernel beside it."""
+    from straggle_edu.app.site import runs_alone
+
+    return runs_alone(path)
 
 
 def rel(path):
@@ -121,7 +127,7 @@ class _Runs:
             if self.pool is None:
                 self.pool = ThreadPoolExecutor(max_workers=KERNELS, thread_name_prefix="notebook-run")
             for path in paths:
-                if path.name not in SOLO and path not in self.futures and path not in self.done:
+                if not solo(path) and path not in self.futures and path not in self.done:
                     self.futures[path] = self.pool.submit(run_notebook, path)
 
     def get(self, path):
@@ -133,7 +139,7 @@ class _Runs:
         if future is not None:
             result = future.result()
         else:
-            if path.name in SOLO:
+            if solo(path):
                 self.drain()
             result = run_notebook(path)
         with self.lock:

@@ -24,7 +24,7 @@ skipped and says which Python it needs.
 How the copies run there: nbval, cell by cell, with a kernel of that
 environment (a kernelspec written for its Python, ``--nbval-kernel-name``),
 in two pytest processes at once; the notebooks that time real processes
-(``tests/_notebook_runs.SOLO``) run after them, alone. This is the slow tier's
+(``runs_alone`` in their metadata) run after them, alone. This is the slow tier's
 one run of each notebook; the default tier's is ``tests/test_notebook_runs.py``,
 in the development environment.
 
@@ -266,8 +266,8 @@ def binder_runs(binder_env):
     binder_env["students"] = binder_env["repo"] / "students"
     classroom.student_copies(binder_env["students"], binder_env["repo"] / "notebooks")
     copies = [binder_env["students"] / rel for rel in IDS]
-    pooled = [p for p in copies if p.name not in _notebook_runs.SOLO]
-    solo = [p for p in copies if p.name in _notebook_runs.SOLO]
+    pooled = [p for p in copies if not _notebook_runs.solo(p)]
+    solo = [p for p in copies if _notebook_runs.solo(p)]
     binder_env["out"].mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     found, logs = _run_batch(binder_env, [pooled[0::2], pooled[1::2]], "pool")

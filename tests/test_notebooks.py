@@ -147,3 +147,15 @@ def test_notebook_links_finds_markdown_and_html_links_only():
         nbformat.v4.new_code_cell("# [f](99_not_a_link.ipynb)"),
     ])
     assert notebook_links(nb) == ["01_restaurant.ipynb", "02_tail_probability.ipynb", "03_expected_maximum.ipynb"]
+
+
+@pytest.mark.parametrize("path", PATHS, ids=IDS)
+def test_notebook_that_runs_real_processes_runs_alone(path):
+    # A notebook whose code starts real processes (straggle_edu.instruments) compares measured seconds
+    # with a prediction: it must say so, so that the site and the suite run it with nothing beside it.
+    nb = _read(path)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    real = "straggle_edu.instruments" in code or "straggle_edu.explorers.barrier_lab" in code
+    flagged = nb.metadata.get("straggle_edu", {}).get("runs_alone", False)
+    assert flagged == real, f"{path.name}: metadata straggle_edu.runs_alone is {flagged}, but the notebook " + (
+        "starts real processes" if real else "starts none")

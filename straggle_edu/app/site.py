@@ -57,7 +57,7 @@ from pathlib import Path
 
 from ..i18n import LANG_ENV, N_, _, get_language, ngettext
 
-__all__ = ["build_site", "bind_spec", "d3_format", "configure", "run", "SitePage", "NOTE", "MATHJAX_URL"]
+__all__ = ["build_site", "runs_alone", "bind_spec", "d3_format", "configure", "run", "SitePage", "NOTE", "MATHJAX_URL"]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -168,6 +168,26 @@ def _title_and_summary(nb, fallback):
     return title, summary
 
 
+def runs_alone(path):
+    """True when the notebook at ``path`` times real processes and must not share the machine.
+
+    Such a notebook says so in its metadata, ``"straggle_edu": {"runs_alone": true}``
+    (the live barrier lab and real SGD compare measured seconds with a
+    prediction); the site runs it after the others, with nothing beside it,
+    whatever ``jobs`` is.
+
+    Examples
+    --------
+    >>> from straggle_edu.app.launch import find_notebooks
+    >>> runs_alone(find_notebooks() / "10_live_barrier_lab.ipynb"), runs_alone(find_notebooks() / "02_tail_probability.ipynb")
+    (True, False)
+    """
+    import json
+
+    meta = json.loads(Path(path).read_text(encoding="utf-8")).get("metadata", {})
+    return bool(meta.get("straggle_edu", {}).get("runs_alone", False))
+
+
 def _execute(path, workdir, timeout, allow_errors, lang="en"):
     import nbclient
     import nbformat
@@ -204,7 +224,8 @@ def build_site(out_dir, notebooks="notebooks", pattern="*.ipynb", timeout=600.0,
     timeout : float
         Seconds a single cell may run.
     jobs : int
-        Notebooks executed at once, 1..16.
+        Notebooks executed at once, 1..16. A notebook that times real
+        processes (:func:`runs_alone`) runs after the others, alone.
     allow_errors : bool
         Write a page even when a cell raises.
     log : callable
@@ -247,7 +268,6 @@ def _build_site(out_dir, notebooks, pattern, timeout, jobs, allow_errors, log, l
     (out / ".nojekyll").write_text("")
 
     names = {p.name: p.stem + ".html" for p in paths}
-    done = []
     with tempfile.TemporaryDirectory(prefix="straggle-edu-site-") as tmp:
         work = Path(tmp) / src.name
         shutil.copytree(src, work, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
@@ -258,11 +278,14 @@ def _build_site(out_dir, notebooks, pattern, timeout, jobs, allow_errors, log, l
             nb = _execute(work / path.name, work, timeout, allow_errors, lang)
             return path, nb, time.monotonic() - t0
 
+        alone = [p for p in paths if runs_alone(p)]
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            for k, (path, nb, seconds) in enumerate(pool.map(one, paths), 1):
-                done.append((path, nb, seconds))
-                log(_("[{k}/{n}] executed {name} in {seconds:.1f} s").format(k=k, n=len(paths), name=path.name,
-                                                                               seconds=seconds))
+            # Notebooks that time real processes run after the others, one at a time.
+            results = list(pool.map(one, [p for p in paths if p not in alone])) + [one(p) for p in alone]
+        for k, (path, nb, seconds) in enumerate(results, 1):
+            log(_("[{k}/{n}] executed {name} in {seconds:.1f} s").format(k=k, n=len(paths), name=path.name,
+                                                                           seconds=seconds))
+        done = sorted(results, key=lambda r: paths.index(r[0]))
         pages = []
         for i, (path, nb, seconds) in enumerate(done):
             prev = done[i - 1][0] if i else None

@@ -9,11 +9,11 @@
 - Each notebook is opened and run once (a module-scoped fixture), then every
   test about that notebook uses the same page.
 
-- The static site is built once, one notebook at a time, when its tests
-  start: notebooks that time real work (the live barrier lab) must not share
-  the machine with another kernel. ``STRAGGLE_EDU_BROWSER_OVERLAP=1`` builds
-  it in a background thread while JupyterLab is tested instead (shorter run,
-  noisier latency figures and timings).
+- The static site is built once, two notebooks at a time, when its tests
+  start; the notebooks that time real work (``runs_alone`` in their metadata:
+  the live barrier lab, real SGD) run after the others, alone.
+  ``STRAGGLE_EDU_BROWSER_OVERLAP=1`` builds it in a background thread while
+  JupyterLab is tested instead (shorter run, noisier latency figures and timings).
 
 The figures (Run-All times, slider-to-chart latencies, the suite's time) are
 printed at the end of the run and written to ``tests/browser/screenshots/figures.json``;
@@ -53,7 +53,7 @@ class SiteBuild:
         self.seconds = None
         self.thread = None
 
-    def run(self, jobs=1):
+    def run(self, jobs=2):
         from straggle_edu.app.site import build_site
 
         t0 = time.monotonic()
@@ -72,7 +72,7 @@ class SiteBuild:
 
     def wait(self):
         if self.thread is None and self.pages is None and self.error is None:
-            self.run(jobs=1)
+            self.run()
         elif self.thread is not None:
             self.thread.join()
         if self.error is not None:

@@ -117,7 +117,7 @@ def zh_site(chromium_path, tmp_path_factory):
     from straggle_edu.app.site import build_site
 
     out = tmp_path_factory.mktemp("zh-site")
-    pages = build_site(out, labdriver.NOTEBOOKS / "zh", pattern=ZH_SITE, lang="zh", log=lambda line: None)
+    pages = build_site(out, labdriver.NOTEBOOKS / "zh", pattern=ZH_SITE, lang="zh", jobs=2, log=lambda line: None)
     with labdriver.StaticServer(out) as server:
         yield server, {p.name: p for p in pages}
 
