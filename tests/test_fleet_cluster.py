@@ -149,3 +149,20 @@ def test_run_killed_with_sigkill_loses_no_finished_job_and_resumes(fleet, tmp_pa
     assert run.cached >= len(finished) and run.cached + run.analysed == JOBS + 3
     assert without_seconds(read_rows(out)) == serial
     assert not list(out.rglob(".tmp-*"))
+
+
+@pytest.mark.parametrize("block_steps", [3])
+def test_jobs_cut_into_block_tasks_equal_analyze_bit_for_bit(tmp_path, block_steps):
+    from straggle_edu.fleet.engine import analysis_row
+    from straggle_edu.traces.blocks import analyze_op_file
+
+    run = run_fleet([OSDI], tmp_path, workers=2, block_steps=block_steps, progress=False)
+    assert (run.jobs, run.errors) == (3, 0)
+    for row in read_rows(tmp_path):
+        streamed = analyze_op_file(row["path"], block_steps=block_steps, attribution="full")
+        whole = analyze_op_file(row["path"], block_steps=None, attribution="full")
+        assert streamed.details["blocks"] > 1
+        want = analysis_row(streamed)
+        assert {k: row[k] for k in want if k in row} == {k: want[k] for k in want if k in row}
+        assert row["slowdown"] == whole.slowdown and row["top_stage_s"] == max(whole.by_stage.values())
+        assert row["top_dp_rank_s"] == max(whole.by_dp_rank.values()) and row["ops"] == len(whole.details["trace"])

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from .. import _validate
 from ..i18n import _
+from . import _split
 from .figures import culprit_class, culprit_where, fleet_figures
 from .sources import count_jobs, expand
 from .store import Spool, Store, atomic_write, clean_row, content_hash
@@ -199,10 +200,13 @@ def _block_steps(path, block_steps, budget):
     return "auto"
 
 
-def job_row(path, *, block_steps="auto", done=frozenset()):
+def job_row(path, *, block_steps="auto", done=frozenset(), split=False):
     """Analyse one job's trace; return its row (without the job's id, path, gpus and hours).
 
-    Returns ``{"content_hash": h, "cached": True}`` when ``h`` is in ``done``.
+    Returns ``{"content_hash": h, "cached": True}`` when ``h`` is in ``done``;
+    with ``split``, a Parquet trace that is analysed in blocks is not
+    analysed here: its row holds the ``plan`` of its blocks, for the fleet to
+    run as tasks (:mod:`~straggle_edu.fleet._split`).
     Private keys the fleet reads and does not store: ``cache`` (the row may
     be kept for resume), ``meta_gpus`` / ``meta_hours`` (from the layout
     file), the runner-ups of :func:`analysis_row`.
@@ -223,8 +227,12 @@ def job_row(path, *, block_steps="auto", done=frozenset()):
             return {"content_hash": row["content_hash"], "cached": True}
         row["meta_gpus"], row["meta_hours"] = _meta_sizes(meta)
         with _Budget(_worker_budget()) as budget:
-            a, ops = _analyze(path, _block_steps(path, block_steps, budget.nbytes))
-        row.update(analysis_row(a), ops=ops)
+            steps = _block_steps(path, block_steps, budget.nbytes)
+            row["plan"] = _split.plan(path, steps, meta) if split else None
+            if row["plan"] is None:
+                a, ops = _analyze(path, steps)
+                row.update(analysis_row(a), ops=ops)
+            row["budget"] = budget.nbytes
     except _ANALYZE_ERRORS as exc:
         row["error"] = " ".join(str(exc).split())
     except MemoryError:
@@ -279,7 +287,7 @@ def _serial_rows(jobs, block_steps, done, total=None):
         yield job, _source_error(job) if job.error is not None else job_row(job.path, block_steps=block_steps, done=done)
 
 
-def job_rows(paths, *, block_steps="auto", done=frozenset()):
+def job_rows(paths, *, block_steps="auto", done=frozenset(), split=False):
     """:func:`job_row` of each path: one task of the fleet runs a chunk of small jobs.
 
     Examples
@@ -288,7 +296,7 @@ def job_rows(paths, *, block_steps="auto", done=frozenset()):
     >>> [r.get("format") for r in job_rows([public_trace_path(), "no-such.csv"])]
     ['op-level', None]
     """
-    return [job_row(p, block_steps=block_steps, done=done) for p in paths]
+    return [job_row(p, block_steps=block_steps, done=done, split=split) for p in paths]
 
 
 def _lost(exc, n):
@@ -342,14 +350,17 @@ def _dask_rows(client, jobs, block_steps, done, total):
                 yield chunk[0], _source_error(chunk[0])
                 continue
             count += 1
-            fut = client.submit(job_rows, [j.path for j in chunk], block_steps=block_steps, done=done_arg, pure=False,
-                                key=f"fleet-{run}-jobs-{count}")
+            fut = client.submit(job_rows, [j.path for j in chunk], block_steps=block_steps, done=done_arg, split=True,
+                                pure=False, key=f"fleet-{run}-jobs-{count}")
             pending[fut.key] = chunk
             ac.add(fut)
         if not pending:
             return
         fut = next(ac)
         chunk = pending.pop(fut.key)
+        if isinstance(chunk, tuple):  # a job's blocks, done
+            yield chunk[0], _split_row(fut, chunk[1])
+            continue
         try:
             rows = fut.result()
         except Exception as exc:
@@ -362,7 +373,27 @@ def _dask_rows(client, jobs, block_steps, done, total):
                     ac.add(one)
                 continue
             rows = _lost(exc, len(chunk))
-        yield from zip(chunk, rows)
+        fut.release()
+        for job, row in zip(chunk, rows):
+            if row.get("plan") is None:
+                yield job, row
+                continue
+            count += 1
+            one = _split.submit(client, job.path, row["plan"], f"fleet-{run}-split-{count}", row["budget"])
+            pending[one.key] = (job, {**row, "t0": time.perf_counter()})
+            ac.add(one)
+
+
+def _split_row(fut, row):
+    """The row of a job analysed in blocks: what its first task found, and the columns its last returned."""
+    base = {k: v for k, v in row.items() if k not in ("plan", "t0")}
+    try:
+        return {**base, **fut.result(), "seconds": row["seconds"] + time.perf_counter() - row["t0"]}
+    except _ANALYZE_ERRORS as exc:
+        return {**base, "error": " ".join(str(exc).split())}
+    except Exception as exc:
+        return {**base, **_lost(exc, 1)[0]}
+    finally:
         fut.release()
 
 

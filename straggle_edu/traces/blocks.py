@@ -33,7 +33,8 @@ from .._validate import whole
 from ._table import TraceError, _arrow_columns, display_path, missing_pyarrow
 from .optrace import find_meta, op_trace_from_columns, read_op_trace
 
-__all__ = ["iter_op_blocks", "analyze_op_file", "program_sample", "count_rows", "BLOCK_ROWS", "STREAM_ROWS"]
+__all__ = ["iter_op_blocks", "analyze_op_file", "program_sample", "count_rows", "auto_block_steps", "block_ranges",
+           "read_op_block", "BLOCK_ROWS", "STREAM_ROWS"]
 
 BLOCK_ROWS = 1_000_000  # "auto": about this many ops per block
 STREAM_ROWS = 6_000_000  # "auto": traces with more ops than this are analysed block by block
@@ -199,6 +200,79 @@ def program_sample(path, *, meta=None, dp_ranks=64):
     return _block(path, parts, pp or None, meta_source)
 
 
+def auto_block_steps(path):
+    """What ``block_steps="auto"`` picks: None (read whole) up to :data:`STREAM_ROWS` ops, else steps of about
+    :data:`BLOCK_ROWS` ops.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> auto_block_steps(public_trace_path()) is None
+    True
+    """
+    path = Path(path)
+    rows = count_rows(path) if path.exists() else 0
+    if rows <= STREAM_ROWS:
+        return None
+    n_steps = len(_step_order(path)[0])
+    return max(1, int(BLOCK_ROWS // max(1, rows // n_steps)))
+
+
+def block_ranges(path, block_steps):
+    """``[(first step, last step), ...]`` of the blocks :func:`iter_op_blocks` cuts, and whether the file is in step order.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> block_ranges(public_trace_path(), 10)   # the artifact's step ids, 32 steps
+    ([(23, 266), (273, 530), (535, 1039), (1043, 1048)], True)
+    """
+    steps, ordered = _step_order(Path(path))
+    block_steps = whole("block_steps", block_steps)
+    return [(int(steps[i]), int(steps[min(i + block_steps, len(steps)) - 1])) for i in range(0, len(steps), block_steps)], ordered
+
+
+def read_op_block(path, first, last, *, meta=None):
+    """The ops of steps ``first..last`` of a trace file, as the :class:`OpTrace` that :func:`iter_op_blocks` yields
+    for that block; a Parquet file's row groups outside the steps are not read.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> [b.steps.tolist() for b in iter_op_blocks(public_trace_path(), block_steps=30)][1]
+    [1043, 1048]
+    >>> read_op_block(public_trace_path(), 1043, 1048).steps.tolist()
+    [1043, 1048]
+    """
+    import pyarrow as pa
+
+    path = Path(path)
+    meta_data, meta_source = find_meta(path, meta)
+    parts = []
+    for batch in _step_batches(path, first, last):
+        s = batch.column(batch.schema.get_field_index("step")).to_numpy(zero_copy_only=False)
+        keep = (s >= first) & (s <= last)
+        if keep.any():
+            parts.append(pa.Table.from_batches([batch]).filter(pa.array(keep)))
+    return _block(path, parts, meta_data, meta_source)
+
+
+def _step_batches(path, first, last):
+    """The file's batches that may hold steps first..last: for Parquet, only the row groups whose statistics say so."""
+    if path.suffix.lower() not in (".parquet", ".pq"):
+        yield from _batches(path)
+        return
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(path)
+    col = f.schema_arrow.get_field_index("step")
+    for rg in range(f.metadata.num_row_groups):
+        st = f.metadata.row_group(rg).column(col).statistics
+        if st is not None and st.has_min_max and (st.max < first or st.min > last):
+            continue
+        yield from f.iter_batches(batch_size=_BATCH, row_groups=[rg])
+
+
 def analyze_op_file(path, *, meta=None, block_steps="auto", attribution="auto", progress=False, ideal="artifact"):
     """What-if analysis of an op-level trace file, block by block when it is large.
 
@@ -231,12 +305,7 @@ def analyze_op_file(path, *, meta=None, block_steps="auto", attribution="auto", 
 
     path = Path(path)
     if block_steps == "auto":
-        rows = count_rows(path) if path.exists() else 0
-        if rows <= STREAM_ROWS:
-            block_steps = None
-        else:
-            n_steps = len(_step_order(path)[0])
-            block_steps = max(1, int(BLOCK_ROWS // max(1, rows // n_steps)))
+        block_steps = auto_block_steps(path)
     if not block_steps:
         return analyze_ops(read_op_trace(path, meta=meta), attribution=attribution, progress=progress, ideal=ideal)
     block_steps = whole("block_steps", block_steps)
