@@ -21,7 +21,7 @@ cumulative time); and with ``--huge``, the 16,384-rank x 50-step trace of ``benc
 and ``straggle-edu fleet --workers 2`` on it as whole processes (wall, CPU, peak memory; goal for
 the fleet: at most 15 s wall), and whether their S agree bit for bit.
 
-Run: ``.venv/bin/python benchmarks/bench_fleet.py [--jobs 500] [--profile] [--huge]``
+Run: ``.venv/bin/python benchmarks/bench_fleet.py [--jobs 500] [--repeat 2] [--profile] [--huge | --only-huge]``
 """
 
 from __future__ import annotations
@@ -187,7 +187,10 @@ def main(argv=None):
     parser.add_argument("--profile", action="store_true", help="also profile the serial fleet")
     parser.add_argument("--huge", action="store_true", help="also the 16,384 x 50 trace")
     parser.add_argument("--huge-dir", default="/tmp/straggle-edu-16k")
+    parser.add_argument("--only-huge", action="store_true", help="only the 16,384 x 50 trace")
     args = parser.parse_args(argv)
+    if args.only_huge:
+        return huge(args.huge_dir)
     src, how = demo_fleet(args.jobs, args.dir or f"/tmp/straggle-edu-fleet-{args.jobs}")
     print(f"fleet: {src} ({how})")
     fleet_table(src, args.repeat)

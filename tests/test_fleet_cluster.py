@@ -156,9 +156,13 @@ def test_jobs_cut_into_block_tasks_equal_analyze_bit_for_bit(tmp_path, block_ste
     from straggle_edu.fleet.engine import analysis_row
     from straggle_edu.traces.blocks import analyze_op_file
 
-    run = run_fleet([OSDI], tmp_path, workers=2, block_steps=block_steps, progress=False)
-    assert (run.jobs, run.errors) == (3, 0)
-    for row in read_rows(tmp_path):
+    # and a job of more DP ranks (72) than the program sample holds (64), as a 16,384-rank job has
+    wide = tmp_path / "wide"
+    wide.mkdir()
+    synthetic_fleet(wide, 1, seed=7, dp=72, pp=2, microbatches=2, steps=5)
+    run = run_fleet([OSDI, wide], tmp_path / "out", workers=2, block_steps=block_steps, progress=False)
+    assert (run.jobs, run.errors) == (4, 0)
+    for row in read_rows(tmp_path / "out"):
         streamed = analyze_op_file(row["path"], block_steps=block_steps, attribution="full")
         whole = analyze_op_file(row["path"], block_steps=None, attribution="full")
         assert streamed.details["blocks"] > 1

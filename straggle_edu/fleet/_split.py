@@ -103,7 +103,7 @@ def _scores(block, program, finished, ideal, offset):
     t0 = time.perf_counter()
     out = block_scores(block["model"], program, finished, ideal, step_offset=offset)
     return {**out, "steps": block["model"].steps, "recorded": block["model"].recorded_step,
-            "seconds": time.perf_counter() - t0}
+            "dp_size": block["model"].dp_size, "seconds": time.perf_counter() - t0}
 
 
 def _merge_scores(program, ideal, *parts):
@@ -113,7 +113,8 @@ def _merge_scores(program, ideal, *parts):
 
     steps = np.concatenate([p["steps"] for p in parts])
     recorded = np.concatenate([p["recorded"] for p in parts])
-    return merge_scores(program, parts, steps, recorded, ideal)
+    # the program holds the first 64 DP ranks; the trace's first block, all of them (as analyze_blocks' first model)
+    return merge_scores(replace(program, dp_size=parts[0]["dp_size"]), parts, steps, recorded, ideal)
 
 
 def _mw(block, finished, fix, ideal):
@@ -134,7 +135,7 @@ def _analysis(scores, program, finished, ideal, infos, *t_mw):
         notes += info["notes"]
         for name, count in info["skipped"]:
             skipped[name] = skipped.get(name, 0) + count
-    a = scores_analysis(scores, np.concatenate(t_mw), first=program, trace0=infos[0]["trace0"], finished=finished,
+    a = scores_analysis(scores, np.concatenate(t_mw), first=scores["whole"], trace0=infos[0]["trace0"], finished=finished,
                         ideal=ideal, attribution="full", notes=notes, skipped=skipped, blocks=len(infos))
     return {**analysis_row(a), "ops": sum(i["ops"] for i in infos),
             "block_seconds": sum(i["seconds"] for i in infos)}
