@@ -159,7 +159,11 @@ def test_jobs_cut_into_block_tasks_equal_analyze_bit_for_bit(tmp_path, block_ste
     # and a job of more DP ranks (72) than the program sample holds (64), as a 16,384-rank job has
     wide = tmp_path / "wide"
     wide.mkdir()
-    synthetic_fleet(wide, 1, seed=7, dp=72, pp=2, microbatches=2, steps=5)
+    (trace,) = synthetic_fleet(wide, 1, seed=7, dp=72, pp=2, microbatches=2, steps=5)
+    import pyarrow.parquet as pq
+
+    pq.write_table(pq.read_table(trace), trace, row_group_size=1000)  # row groups across steps: read in parts
+    assert pq.ParquetFile(trace).metadata.num_row_groups > 5
     run = run_fleet([OSDI, wide], tmp_path / "out", workers=2, block_steps=block_steps, progress=False)
     assert (run.jobs, run.errors) == (4, 0)
     for row in read_rows(tmp_path / "out"):

@@ -3,7 +3,8 @@
 The passes of :func:`~straggle_edu.traces.whatif.analyze_blocks`, each block its own task, the
 block's model kept on the worker that built it:
 
-1. the program (the dependency model of the first 64 DP ranks over every step), once;
+1. the program (the dependency model of the first 64 DP ranks over every step), its rows read
+   in as many parts as there are workers, then built once;
 2. per block: read its steps (a Parquet file's other row groups are not read), build its model
    from the program, take its :func:`~straggle_edu.traces.whatif.ideal_stats`;
 3. merge the statistics in step order (:func:`~straggle_edu.traces.whatif.merge_stats`, the exact
@@ -38,23 +39,36 @@ def plan(path, block_steps, meta):
     >>> plan(public_trace_path(), 10, None) is None   # a CSV: read once, in one task
     True
     """
+    import pyarrow.parquet as pq
+
     from ..traces import _detect
-    from ..traces.blocks import auto_block_steps, block_ranges
+    from ..traces.blocks import STREAM_ROWS, _step_order, auto_block_steps, block_ranges, count_rows
 
     p = Path(path)
     if p.is_dir() or p.suffix.lower() not in (".parquet", ".pq") or _detect(p) != "op-level":
         return None
+    if block_steps == "auto" and count_rows(p) <= STREAM_ROWS:
+        return None
+    order = _step_order(p)  # read once, for the block size and the blocks
     if block_steps == "auto":
-        block_steps = auto_block_steps(p)
+        block_steps = auto_block_steps(p, steps=order[0])
     if not block_steps:
         return None
-    ranges, _ = block_ranges(p, block_steps)
+    ranges, _ = block_ranges(p, block_steps, order=order)
     if len(ranges) < 2:
         return None
-    return {"ranges": ranges, "meta": None if meta is None else str(meta)}
+    groups = pq.ParquetFile(p).metadata.num_row_groups
+    return {"ranges": ranges, "meta": None if meta is None else str(meta), "row_groups": groups}
 
 
-def _program(path, meta, budget):
+def _sample(path, row_groups):
+    """The first 64 DP ranks' rows of some of the file's row groups (the program's sample, read in parts)."""
+    from ..traces.blocks import sample_rows
+
+    return sample_rows(path, row_groups)
+
+
+def _program(path, meta, budget, *samples):
     """The dependency model's wiring, from the first 64 DP ranks over every step (as analyze_op_file builds it)."""
     from .. import _validate
     from ..traces.blocks import program_sample
@@ -62,7 +76,7 @@ def _program(path, meta, budget):
 
     old = _validate.set_memory_budget(max(_validate.memory_budget(), budget))
     try:
-        m = build_model(program_sample(path, meta=meta))
+        m = build_model(program_sample(path, meta=meta, parts=[t for part in samples for t in part]))
     finally:
         _validate.set_memory_budget(old)
     return replace(m, work=None, start=None, duration=None, node_mb=None, cell_of_row=None)
@@ -156,14 +170,18 @@ def _analysis_of(scores, program, finished, ideal, n, *rest):
     return _analysis(scores, program, finished, ideal, list(rest[:n]), *rest[n:])
 
 
-def submit(client, path, job_plan, key, budget, ideal="artifact"):
-    """Submit the tasks of one job's blocks; return the future of its row's analysis columns."""
+def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact"):
+    """Submit the tasks of one job's blocks (the program's sample read in ``workers`` parts); return the future of
+    its row's analysis columns."""
     meta = job_plan["meta"]
 
     def sub(name, fn, *args):
         return client.submit(fn, *args, key=f"{key}-{name}", pure=False)
 
-    program = sub("program", _program, path, meta, budget)
+    groups, n = job_plan["row_groups"], max(1, min(job_plan["row_groups"], workers))
+    cuts = [groups * i // n for i in range(n + 1)]
+    samples = [sub(f"sample{i}", _sample, path, range(cuts[i], cuts[i + 1])) for i in range(n)]
+    program = sub("program", _program, path, meta, budget, *samples)
     blocks = [sub(f"block{i}", _first_pass, path, lo, hi, meta, program, ideal, budget)
               for i, (lo, hi) in enumerate(job_plan["ranges"])]
     finished = sub("finish", _merge, ideal, *[sub(f"stats{i}", operator.getitem, b, "stats") for i, b in enumerate(blocks)])

@@ -379,7 +379,7 @@ def _dask_rows(client, jobs, block_steps, done, total):
                 yield job, row
                 continue
             count += 1
-            one = _split.submit(client, job.path, row["plan"], f"fleet-{run}-split-{count}", row["budget"])
+            one = _split.submit(client, job.path, row["plan"], f"fleet-{run}-split-{count}", row["budget"], threads)
             pending[one.key] = (job, {**row, "t0": time.perf_counter()})
             ac.add(one)
 

@@ -34,7 +34,7 @@ from ._table import TraceError, _arrow_columns, display_path, missing_pyarrow
 from .optrace import find_meta, op_trace_from_columns, read_op_trace
 
 __all__ = ["iter_op_blocks", "analyze_op_file", "program_sample", "count_rows", "auto_block_steps", "block_ranges",
-           "read_op_block", "BLOCK_ROWS", "STREAM_ROWS"]
+           "read_op_block", "sample_rows", "BLOCK_ROWS", "STREAM_ROWS"]
 
 BLOCK_ROWS = 1_000_000  # "auto": about this many ops per block
 STREAM_ROWS = 6_000_000  # "auto": traces with more ops than this are analysed block by block
@@ -174,12 +174,13 @@ def iter_op_blocks(path, *, block_steps, meta=None):
         yield from _unsorted_blocks(path, blocks, meta_data, meta_source)
 
 
-def program_sample(path, *, meta=None, dp_ranks=64):
+def program_sample(path, *, meta=None, dp_ranks=64, parts=None):
     """The ops of the first ``dp_ranks`` DP ranks over every step, as one OpTrace (read in one pass).
 
     The replay orders a stage's ops by their median times over every step
     and the first 64 DP ranks, so this sample's dependency model is the
     whole trace's (for traces of up to 64 DP ranks it is the whole trace).
+    ``parts``: the sampled rows already read (:func:`sample_rows`), in file order.
 
     Examples
     --------
@@ -187,22 +188,46 @@ def program_sample(path, *, meta=None, dp_ranks=64):
     >>> program_sample(public_trace_path(), dp_ranks=1)
     OpTrace(ops=3392, dp=1, pp=4, steps=32, source='...trace-ST.csv')
     """
-    import pyarrow as pa
-
     path = Path(path)
     dp_ranks = whole("dp_ranks", dp_ranks)
     meta_data, meta_source = find_meta(path, meta)
-    parts = []
-    for batch in _batches(path):
-        d = batch.column(batch.schema.get_field_index("dp_rank")).to_numpy(zero_copy_only=False)
-        parts.append(pa.Table.from_batches([batch]).filter(pa.array(d < dp_ranks)))
+    if parts is None:
+        parts = sample_rows(path, dp_ranks=dp_ranks)
     pp = {k: v for k, v in (meta_data or {}).items() if k in ("pp_size", "vpp_size")}
     return _block(path, parts, pp or None, meta_source)
 
 
-def auto_block_steps(path):
+def sample_rows(path, row_groups=None, *, dp_ranks=64):
+    """The rows of the first ``dp_ranks`` DP ranks, as pyarrow tables in file order; of some row groups only.
+
+    :func:`program_sample` of the tables of consecutive row groups, concatenated in
+    file order, is :func:`program_sample` of the whole file: the reading can be shared.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> sum(t.num_rows for t in sample_rows(public_trace_path(), dp_ranks=1))
+    3392
+    """
+    import pyarrow as pa
+
+    path = Path(path)
+    if row_groups is None:
+        batches = _batches(path)
+    else:
+        import pyarrow.parquet as pq
+
+        batches = pq.ParquetFile(path).iter_batches(batch_size=_BATCH, row_groups=list(row_groups))
+    parts = []
+    for batch in batches:
+        d = batch.column(batch.schema.get_field_index("dp_rank")).to_numpy(zero_copy_only=False)
+        parts.append(pa.Table.from_batches([batch]).filter(pa.array(d < dp_ranks)))
+    return parts
+
+
+def auto_block_steps(path, steps=None):
     """What ``block_steps="auto"`` picks: None (read whole) up to :data:`STREAM_ROWS` ops, else steps of about
-    :data:`BLOCK_ROWS` ops.
+    :data:`BLOCK_ROWS` ops (``steps``: the file's step ids, when the caller has read them).
 
     Examples
     --------
@@ -214,12 +239,14 @@ def auto_block_steps(path):
     rows = count_rows(path) if path.exists() else 0
     if rows <= STREAM_ROWS:
         return None
-    n_steps = len(_step_order(path)[0])
+    n_steps = len(_step_order(path)[0] if steps is None else steps)
     return max(1, int(BLOCK_ROWS // max(1, rows // n_steps)))
 
 
-def block_ranges(path, block_steps):
+def block_ranges(path, block_steps, order=None):
     """``[(first step, last step), ...]`` of the blocks :func:`iter_op_blocks` cuts, and whether the file is in step order.
+
+    ``order``: what ``_step_order`` found, when the caller has it (the file's steps are then not read again).
 
     Examples
     --------
@@ -227,7 +254,7 @@ def block_ranges(path, block_steps):
     >>> block_ranges(public_trace_path(), 10)   # the artifact's step ids, 32 steps
     ([(23, 266), (273, 530), (535, 1039), (1043, 1048)], True)
     """
-    steps, ordered = _step_order(Path(path))
+    steps, ordered = _step_order(Path(path)) if order is None else order
     block_steps = whole("block_steps", block_steps)
     return [(int(steps[i]), int(steps[min(i + block_steps, len(steps)) - 1])) for i in range(0, len(steps), block_steps)], ordered
 
