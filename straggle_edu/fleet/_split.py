@@ -5,8 +5,9 @@ block's model kept on the worker that built it:
 
 1. the program (the dependency model of the first 64 DP ranks over every step), its rows read
    in as many parts as there are workers, then built once;
-2. per block: read its steps (a Parquet file's other row groups are not read), build its model
-   from the program, take its :func:`~straggle_edu.traces.whatif.ideal_stats`;
+2. per run of blocks that share row groups (read once; a Parquet file's other row groups are not
+   read): build each block's model from the program, take its
+   :func:`~straggle_edu.traces.whatif.ideal_stats`;
 3. merge the statistics in step order (:func:`~straggle_edu.traces.whatif.merge_stats`, the exact
    merge of ``analyze``) and finish them;
 4. per block: :func:`~straggle_edu.traces.whatif.block_scores`;
@@ -42,7 +43,7 @@ def plan(path, block_steps, meta):
     import pyarrow.parquet as pq
 
     from ..traces import _detect
-    from ..traces.blocks import STREAM_ROWS, _step_order, auto_block_steps, block_ranges, count_rows
+    from ..traces.blocks import STREAM_ROWS, _step_order, auto_block_steps, block_ranges, count_rows, step_row_groups
 
     p = Path(path)
     if p.is_dir() or p.suffix.lower() not in (".parquet", ".pq") or _detect(p) != "op-level":
@@ -58,7 +59,33 @@ def plan(path, block_steps, meta):
     if len(ranges) < 2:
         return None
     groups = pq.ParquetFile(p).metadata.num_row_groups
-    return {"ranges": ranges, "meta": None if meta is None else str(meta), "row_groups": groups}
+    return {"ranges": ranges, "units": _units(ranges, step_row_groups(p)), "meta": None if meta is None else str(meta),
+            "row_groups": groups}
+
+
+def _units(ranges, groups):
+    """The blocks in runs that share row groups (each run read once): ``[[block index, ...], ...]``.
+
+    Examples
+    --------
+    >>> _units([(0, 0), (1, 1), (2, 2), (3, 3)], [(0, 1), (2, 3)])
+    [[0, 1], [2, 3]]
+    >>> _units([(0, 0), (1, 1)], [None])
+    [[0, 1]]
+    """
+    def touched(lo, hi):
+        return {i for i, g in enumerate(groups) if g is None or not (g[1] < lo or g[0] > hi)}
+
+    units, seen = [], set()
+    for i, (lo, hi) in enumerate(ranges):
+        rgs = touched(lo, hi)
+        if units and rgs & seen:
+            units[-1].append(i)
+            seen |= rgs
+        else:
+            units.append([i])
+            seen = rgs
+    return units
 
 
 def _sample(path, row_groups):
@@ -82,24 +109,29 @@ def _program(path, meta, budget, *samples):
     return replace(m, work=None, start=None, duration=None, node_mb=None, cell_of_row=None)
 
 
-def _first_pass(path, first, last, meta, program, ideal, budget):
-    """Pass 1 of one block: its model (work and microbatches kept), its statistics, notes and size."""
+def _first_pass(path, ranges, meta, program, ideal, budget):
+    """Pass 1 of a run of blocks (read at once): each block's model (work and microbatches kept), statistics,
+    notes and size."""
     from .. import _validate
-    from ..traces.blocks import read_op_block
+    from ..traces.blocks import read_op_blocks
     from ..traces.replay import build_model
     from ..traces.whatif import ideal_stats
 
     t0 = time.perf_counter()
     old = _validate.set_memory_budget(max(_validate.memory_budget(), budget))
+    out = []
     try:
-        trace = read_op_block(path, first, last, meta=meta)
-        model = build_model(trace, program=program)
+        for trace in read_op_blocks(path, ranges, meta=meta):
+            model = build_model(trace, program=program)
+            slim = replace(model, start=None, duration=None, cell_of_row=None)
+            out.append({"model": slim, "stats": ideal_stats(model, ideal), "notes": list(model.notes),
+                        "skipped": list(trace.skipped), "ops": len(trace),
+                        "trace0": SimpleNamespace(source=trace.source, layout=trace.layout)})
     finally:
         _validate.set_memory_budget(old)
-    slim = replace(model, start=None, duration=None, cell_of_row=None)
-    return {"model": slim, "stats": ideal_stats(model, ideal), "notes": list(model.notes), "skipped": list(trace.skipped),
-            "ops": len(trace), "trace0": SimpleNamespace(source=trace.source, layout=trace.layout),
-            "seconds": time.perf_counter() - t0}
+    for block in out:
+        block["seconds"] = (time.perf_counter() - t0) / len(out)
+    return out
 
 
 def _merge(ideal, *stats):
@@ -182,8 +214,10 @@ def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact"):
     cuts = [groups * i // n for i in range(n + 1)]
     samples = [sub(f"sample{i}", _sample, path, range(cuts[i], cuts[i + 1])) for i in range(n)]
     program = sub("program", _program, path, meta, budget, *samples)
-    blocks = [sub(f"block{i}", _first_pass, path, lo, hi, meta, program, ideal, budget)
-              for i, (lo, hi) in enumerate(job_plan["ranges"])]
+    ranges, blocks = job_plan["ranges"], []
+    for u, unit in enumerate(job_plan["units"]):
+        run = sub(f"read{u}", _first_pass, path, [ranges[i] for i in unit], meta, program, ideal, budget)
+        blocks += [sub(f"block{i}", operator.getitem, run, k) for k, i in enumerate(unit)]
     finished = sub("finish", _merge, ideal, *[sub(f"stats{i}", operator.getitem, b, "stats") for i, b in enumerate(blocks)])
     infos = [sub(f"info{i}", _info, b) for i, b in enumerate(blocks)]
     scores = [sub(f"scores{i}", _scores, b, program, finished, ideal, sub(f"offset{i}", _offset, *infos[:i]))

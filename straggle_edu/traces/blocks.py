@@ -34,7 +34,7 @@ from ._table import TraceError, _arrow_columns, display_path, missing_pyarrow
 from .optrace import find_meta, op_trace_from_columns, read_op_trace
 
 __all__ = ["iter_op_blocks", "analyze_op_file", "program_sample", "count_rows", "auto_block_steps", "block_ranges",
-           "read_op_block", "sample_rows", "BLOCK_ROWS", "STREAM_ROWS"]
+           "read_op_block", "read_op_blocks", "step_row_groups", "sample_rows", "BLOCK_ROWS", "STREAM_ROWS"]
 
 BLOCK_ROWS = 1_000_000  # "auto": about this many ops per block
 STREAM_ROWS = 6_000_000  # "auto": traces with more ops than this are analysed block by block
@@ -282,6 +282,56 @@ def read_op_block(path, first, last, *, meta=None):
         if keep.any():
             parts.append(pa.Table.from_batches([batch]).filter(pa.array(keep)))
     return _block(path, parts, meta_data, meta_source)
+
+
+def read_op_blocks(path, ranges, *, meta=None):
+    """:func:`read_op_block` of each ``(first, last)`` of ``ranges`` (consecutive blocks), the file read once for all.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> [b.steps.tolist() for b in read_op_blocks(public_trace_path(), [(23, 1039), (1043, 1048)])][1]
+    [1043, 1048]
+    """
+    import pyarrow as pa
+
+    path = Path(path)
+    meta_data, meta_source = find_meta(path, meta)
+    lo, hi = ranges[0][0], ranges[-1][1]
+    tables, steps = [], []
+    for batch in _step_batches(path, lo, hi):
+        s = batch.column(batch.schema.get_field_index("step")).to_numpy(zero_copy_only=False)
+        keep = (s >= lo) & (s <= hi)
+        if keep.any():
+            tables.append(pa.Table.from_batches([batch]).filter(pa.array(keep)))
+            steps.append(s[keep])
+    out = []
+    for first, last in ranges:
+        parts = [t.filter(pa.array((s >= first) & (s <= last))) for t, s in zip(tables, steps)]
+        out.append(_block(path, [t for t in parts if t.num_rows], meta_data, meta_source))
+    return out
+
+
+def step_row_groups(path):
+    """``[(min step, max step), ...]`` of each row group of a Parquet file (None where it has no statistics).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from straggle_edu.traces.optrace import read_op_trace, public_trace_path, write_trace
+    >>> p = write_trace(read_op_trace(public_trace_path()), pathlib.Path(tempfile.mkdtemp()) / "trace-ST.parquet")
+    >>> step_row_groups(p)
+    [(23, 1048)]
+    """
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(path)
+    col = f.schema_arrow.get_field_index("step")
+    out = []
+    for rg in range(f.metadata.num_row_groups):
+        st = f.metadata.row_group(rg).column(col).statistics
+        out.append((int(st.min), int(st.max)) if st is not None and st.has_min_max else None)
+    return out
 
 
 def _step_batches(path, first, last):
