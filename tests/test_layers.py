@@ -38,11 +38,14 @@ ALLOWED = {
     "notebook": _BELOW["charts"] | {"_validate", "i18n", "notebook"},
     # Instruments run real processes; what they predict comes from models.
     "instruments": _BELOW["traces"] | {"_validate", "i18n", "instruments"},
-    "exercises": _BELOW["traces"] | {"_validate", "i18n", "instruments", "exercises"},
+    "exercises": _BELOW["traces"] | {"_validate", "i18n", "instruments", "exercises", "fleet"},
     # The barrier-lab explorer starts the instrument; explorers show through
     # the notebook helpers.
     "explorers": _BELOW["explorers"] | {"_validate", "i18n", "instruments", "notebook"},
-    "app": set(LAYERS) | {"_validate", "i18n", "instruments", "notebook", "exercises", "app"},
+    "app": set(LAYERS) | {"_validate", "i18n", "instruments", "notebook", "exercises", "app", "fleet"},
+    # The fleet analyses jobs with the traces room's one engine; it never draws (charts/fleet.py and
+    # app/fleet_report.py take its rows as plain data) and loads dask only inside its functions.
+    "fleet": _BELOW["traces"] | {"_validate", "i18n", "fleet"},
     # The language switch imports nothing of the package.
     "i18n": set(),
 }
@@ -51,7 +54,7 @@ _NO_PLOTS = ("altair", "ipywidgets", "anywidget", "IPython")
 FORBIDDEN_LIBS = {
     "math": _NO_PLOTS, "models": _NO_PLOTS, "traces": _NO_PLOTS, "instruments": _NO_PLOTS,
     "exercises": _NO_PLOTS, "charts": ("ipywidgets", "anywidget"), "notebook": ("ipywidgets", "anywidget"),
-    "explorers": (), "app": (), "i18n": _NO_PLOTS,
+    "explorers": (), "app": (), "i18n": _NO_PLOTS, "fleet": _NO_PLOTS,
 }
 
 # Loose at the top: the package, ``python -m``, the input checker, and a
