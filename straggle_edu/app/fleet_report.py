@@ -78,7 +78,7 @@ def _comparison(figures):
     lost, total = figures.get("gpu_hours_lost"), figures.get("gpu_hours")
     wasted = lost / total if lost is not None and total else None
     return [
-        (_("jobs"), f"{figures.get('jobs', 0):,}", f"{STUDY['jobs'].value:,}"),
+        (_("number of jobs"), f"{figures.get('jobs', 0):,}", f"{STUDY['jobs'].value:,}"),
         (_("jobs at S >= 1.1 (slowed by 10% or more)"), _pct(figures.get("share_slowed_10pct")),
          _pct(STUDY["jobs_slowed_10pct"].value)),
         (_("the same, weighted by GPU-hours"), _pct(figures.get("share_slowed_10pct_gpu_hours")), "–"),
