@@ -76,10 +76,10 @@ def test_demo_traces_realise_their_drawn_slowdown(small):
 
 
 @pytest.mark.parametrize("cause", sorted(demo.CAUSE_SHARES))
-def test_strength_for_inverts_the_noise_free_response(cause):
+def test_strength_for_inverts_the_response(cause):
     dp, pp, mb = demo.LAYOUTS[cause]
     x = demo.strength_for(cause, 1.3)
-    S = analyze(demo._trace(cause, x, dp, pp, mb, 8, 0.0, 7)).slowdown
+    S = analyze(demo._trace(cause, x, dp, pp, mb, demo.STEPS, demo.JITTER, 7)).slowdown
     assert S == pytest.approx(1.3, rel=0.03)
 
 

@@ -48,7 +48,7 @@ CULPRIT_CLASSES = {"compute": N_("compute"), "communication": N_("communication"
 #: Where the top culprit sits, as the fleet's rows name it, and its label.
 CULPRIT_WHERE = {"last-stage": N_("the last stage"), "single-dp-rank": N_("one DP rank"),
                  "single-worker": N_("one worker"), "spread": N_("spread over many workers")}
-_NO_ATTRIBUTION = N_("no attribution")  # the key of the jobs without one: None, "none", "null" or ""
+_NO_ATTRIBUTION = N_("no attribution")  # the key of the jobs without one ("unattributed" in fleet.json)
 _MAX_POINTS = 400
 _RED, _GREY, _BLUE = "#e45756", "#888888", "#4c78a8"
 
@@ -187,7 +187,7 @@ def culprit_rows(figures):
 def _label(key, labels):
     if key in labels:
         return _(labels[key])
-    return _(_NO_ATTRIBUTION) if key in (None, "none", "null", "") else str(key)
+    return _(_NO_ATTRIBUTION) if key in (None, "none", "null", "", "unattributed") else str(key)
 
 
 def _bars(rows, title, color):

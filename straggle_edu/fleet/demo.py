@@ -43,9 +43,12 @@ Each job's trace is a miniature (a few DP ranks and stages, 8 steps, a few
 thousand ops) of the job its meta describes (``gpus`` and ``hours``), so that
 hundreds of jobs analyse in seconds. The cause's strength is set so that the
 what-if analysis of the miniature gives the drawn S: each cause's response
-S(strength) is measured once per process on a noise-free grid and inverted
-(:func:`strength_for`). Jitter (1%) moves the measured S a little off the
-drawn one.
+S(strength) is measured once per process on a grid (with the miniature's 1%
+jitter, one seed, so that the noise's own small slowdown is counted) and
+inverted (:func:`strength_for`). Each job's own jitter moves its measured S a
+little off the drawn one (by 0.6% typically). Causes that move from worker to
+worker (sequence lengths, GC) visit every DP rank equally often, so that no
+one rank becomes the culprit of a job of 8 steps by chance.
 
 The three real public jobs of the study's artifact (ST, AR and SE; Apache-2.0,
 see ``straggle_edu/traces/data/README.txt``) are added by default, copied
@@ -291,16 +294,22 @@ def _cause_kwargs(cause, x, dp, pp, mb, steps, rng):
         return {"slow_link": (int(rng.integers(dp)), int(rng.integers(pp - 1)), 1.0 + x)}
     tokens = np.ones((steps, dp, mb))
     pauses = np.zeros((steps, dp, pp))
+    step = np.arange(steps)
     if cause == "seq-imbalance":  # the long sequences land on one DP rank, a different one each step
-        tokens[np.arange(steps), rng.integers(dp, size=steps)] = 1.0 + x
+        tokens[step, _turns(rng, dp, steps)] = 1.0 + x
         return {"seq_imbalance": tokens}
     if cause == "gc-pauses":  # some worker collects in every step: at fleet scale, someone always does
-        pauses[np.arange(steps), rng.integers(dp, size=steps), np.arange(steps) % pp] = x * _STEP_SECONDS
+        pauses[step, _turns(rng, dp, steps), step % pp] = x * _STEP_SECONDS
         return {"gc_pauses": pauses}
     one_of("cause", cause, list(CAUSE_SHARES))  # "mixed": a third of the strength to each of three causes
-    tokens[np.arange(steps), rng.integers(dp, size=steps)] = 1.0 + x / 3
-    pauses[np.arange(steps), rng.integers(dp, size=steps), np.arange(steps) % pp] = x / 3 * _STEP_SECONDS
+    tokens[step, _turns(rng, dp, steps)] = 1.0 + x / 3
+    pauses[step, _turns(rng, dp, steps), step % pp] = x / 3 * _STEP_SECONDS
     return {"last_stage": 1.0 + x / 3, "seq_imbalance": tokens, "gc_pauses": pauses}
+
+
+def _turns(rng, dp, steps):
+    """Which DP rank it hits in each step: every rank equally often, in a shuffled order (no rank is the culprit)."""
+    return rng.permutation(np.resize(np.arange(dp), steps))
 
 
 def _trace(cause, x, dp, pp, mb, steps, jitter, seed):
@@ -313,18 +322,18 @@ def _trace(cause, x, dp, pp, mb, steps, jitter, seed):
 
 @functools.lru_cache(maxsize=None)
 def _response(cause):
-    """(strength grid, S) of ``cause`` on its miniature, noise-free; S made non-decreasing."""
+    """(strength grid, S) of ``cause`` on its miniature (with its jitter, one seed); S made non-decreasing."""
     from ..traces.whatif import analyze_ops
 
     dp, pp, mb = LAYOUTS[cause]
     grid = _GRIDS[cause]
-    S = np.array([analyze_ops(_trace(cause, x, dp, pp, mb, pp * 2, 0.0, 0), attribution="basic").slowdown
+    S = np.array([analyze_ops(_trace(cause, x, dp, pp, mb, STEPS, JITTER, 0), attribution="basic").slowdown
                   for x in grid])
     return grid, np.maximum.accumulate(S)
 
 
 def strength_for(cause, slowdown):
-    """The strength of ``cause`` at which its miniature's what-if S is ``slowdown`` (noise-free).
+    """The strength of ``cause`` at which its miniature's what-if S is ``slowdown`` (jitter included).
 
     Measured once per process on a grid of strengths and interpolated; a
     slowdown beyond the grid gets the grid's strongest cause.
@@ -333,7 +342,7 @@ def strength_for(cause, slowdown):
     --------
     >>> x = strength_for("last-stage", 1.2)
     >>> from straggle_edu.traces import analyze
-    >>> round(analyze(_trace("last-stage", x, 2, 4, 8, 8, 0.0, 0)).slowdown, 2)
+    >>> round(analyze(_trace("last-stage", x, 2, 4, 8, STEPS, JITTER, 0)).slowdown, 2)
     1.2
     """
     one_of("cause", cause, list(CAUSE_SHARES))
