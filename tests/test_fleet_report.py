@@ -109,3 +109,21 @@ def test_report_refuses_bad_input(tmp_path, kwargs, match):
     args = {"out_dir": tmp_path, "rows": rows, "figures": figures, **kwargs}
     with pytest.raises(ValueError, match=match):
         write_report(**args)
+
+
+def test_cli_fleet_on_a_demo_fleet_writes_the_report(tmp_path, capsys):
+    # the whole path a reader takes: fleet-demo, then fleet (in this process, --workers 0), then the report
+    from straggle_edu.app.cli import main
+    from straggle_edu.fleet.store import read_rows
+    from straggle_edu.traces import analyze
+
+    assert main(["fleet-demo", str(tmp_path / "demo"), "--jobs", "4", "--seed", "2"]) == 0
+    out = tmp_path / "out"
+    assert main(["fleet", str(tmp_path / "demo" / "manifest.csv"), "--out", str(out), "--workers", "0"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"Report: {out / 'report.html'}")
+    rows = {r["job_id"]: r for r in read_rows(out)}
+    st = rows["osdi-ST"]
+    assert st["slowdown"] == analyze(tmp_path / "demo" / "public" / "trace-ST.csv").slowdown  # bit for bit
+    page = (out / "report.html").read_text(encoding="utf-8")
+    worst = max((r for r in rows.values() if r["gpu_hours_lost"] is not None), key=lambda r: r["gpu_hours_lost"])
+    assert f"<code>straggle-edu analyze {worst['path']}</code>" in page

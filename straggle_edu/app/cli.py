@@ -28,7 +28,8 @@ __all__ = ["main"]
 SUBCOMMANDS = {
     "lab": ("straggle_edu.app.launch", "open the notebooks in JupyterLab (localhost only, with a token)"),
     "analyze": ("straggle_edu.traces.cli", "find the stragglers in a trace (what-if analysis)"),
-    "fleet": ("straggle_edu.fleet.cli", "analyse every job of a cluster on Dask: the study's fleet figures"),
+    "fleet": ("straggle_edu.app.fleet_report:fleet",
+              "analyse every job of a cluster on Dask: the study's fleet figures and an HTML report"),
     "barrier": ("straggle_edu.instruments.barrier_lab", "run real worker processes at a real barrier and record a trace"),
     "sgd": ("straggle_edu.instruments.sgd", "train real SGD with real processes: sync, backup workers, drop, local SGD"),
     "site": ("straggle_edu.app.site", "export every notebook to a static HTML site"),

@@ -15,6 +15,12 @@ What it shows:
 - the CDFs of S and of waste, GPU-hours lost by each job's top culprit;
 - the worst jobs, each with the ``straggle-edu analyze`` line that opens it;
 - the jobs that could not be analysed, with their one-line error.
+
+``straggle-edu fleet`` runs through :func:`configure_fleet` and
+:func:`run_fleet` here: the fleet room's own subcommand
+(:mod:`straggle_edu.fleet.cli`), then the report of what it wrote, in the
+language of the run (``--lang zh``). The fleet room never draws, so the
+report is written from this room, which may import both.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from pathlib import Path
 
 from ..i18n import _, format_count, get_language
 
-__all__ = ["write_report", "report_html", "REPORT_NAMES"]
+__all__ = ["write_report", "report_html", "REPORT_NAMES", "configure_fleet", "run_fleet"]
 
 #: The report's file name in each language.
 REPORT_NAMES = {"en": "report.html", "zh": "report.zh.html"}
@@ -39,6 +45,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", "P
 table { border-collapse: collapse; margin: 0.8em 0; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.8em; text-align: left; vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td:first-child, td code { white-space: nowrap; }
 code { background: #f0f0f0; padding: 0 0.3em; font-size: 0.92em; }
 .note { color: #555; font-size: 0.9em; }
 .charts { display: flex; flex-wrap: wrap; gap: 1.5em; }
@@ -246,3 +253,44 @@ def write_report(out_dir, rows, figures, lang="en"):
     tmp.write_text(page, encoding="utf-8")
     tmp.replace(path)  # never a half-written report
     return path
+
+
+def configure_fleet(parser):
+    """``straggle-edu fleet``'s arguments: the fleet room's (:func:`straggle_edu.fleet.cli.configure`).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> configure_fleet(p)
+    >>> p.parse_args(["runs/", "--out", "out"]).out
+    'out'
+    """
+    from ..fleet.cli import configure
+
+    configure(parser)
+
+
+def run_fleet(args):
+    """Run the fleet (:func:`straggle_edu.fleet.cli.run`), then write its report into ``--out``; return 0.
+
+    Examples
+    --------
+    >>> import argparse, contextlib, io, tempfile, pathlib
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> p = argparse.ArgumentParser()
+    >>> configure_fleet(p)
+    >>> out, printed = tempfile.mkdtemp(), io.StringIO()
+    >>> with contextlib.redirect_stdout(printed):
+    ...     code = run_fleet(p.parse_args([str(public_trace_path()), "--out", out, "--workers", "0"]))
+    >>> code, printed.getvalue().splitlines()[-1].startswith("Report: "), (pathlib.Path(out) / "report.html").is_file()
+    (0, True, True)
+    """
+    from ..fleet.cli import run
+    from ..fleet.store import read_rows
+
+    code = run(args)
+    figures = json.loads((Path(args.out) / "fleet.json").read_text(encoding="utf-8"))
+    path = write_report(args.out, read_rows(args.out), figures, lang=get_language())
+    print(_("Report: {path}").format(path=path))
+    return code
