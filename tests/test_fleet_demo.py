@@ -167,3 +167,14 @@ def test_demo_and_its_command_import_no_dask_or_charts():
             "print(','.join(m for m in ('dask', 'distributed', 'altair', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_drawn_rows_name_each_cause_by_its_culprit():
+    jobs = demo.draw_jobs(400, seed=2)
+    rows = demo.drawn_rows(jobs)
+    for job, r in zip(jobs, rows):
+        where, kind, column = demo.CULPRITS[job.cause]
+        assert (r["culprit_where"], r["culprit_class"]) == (where, kind)
+        assert r["gpu_hours_lost"] == pytest.approx(job.gpus * job.hours * (1 - 1 / job.slowdown))
+        if column:
+            assert r[column] == job.slowdown

@@ -61,3 +61,34 @@ def test_records_reads_a_dataframe_with_missing_values():
 def test_records_refuses_what_is_not_rows():
     with pytest.raises(ValueError, match="rows must be a list of dicts"):
         records(["a"])
+
+
+def test_apply_remedies_full_fix_gets_back_what_recovered_says():
+    from straggle_edu.fleet.remedies import apply_remedies
+
+    rows = [row("last-stage", 1.5, 100.0, top_stage_s=1.25, gpus=10, hours=30.0),   # 300 GPU-hours, 100 lost
+            row("single-worker", 3.0, 200.0, top_worker_s=3.0, gpus=10, hours=30.0),
+            row("spread", 1.2, 50.0, top_stage_s=1.2, gpus=10, hours=30.0)]
+    after = apply_remedies(rows, rebalance=1.0, replace=1.0)
+    # the last stage explains half the excess: S 1.5 -> 1.25, 30 h -> 25 h, lost 250 x 0.2 = 50
+    assert after[0]["slowdown"] == 1.25 and after[0]["hours"] == 25.0 and after[0]["gpu_hours_lost"] == pytest.approx(50.0)
+    assert 100.0 - after[0]["gpu_hours_lost"] == pytest.approx(recovered(rows[0], "rebalance"))
+    assert after[1]["slowdown"] == 1.0 and after[1]["gpu_hours_lost"] == 0.0
+    assert after[2] == rows[2]  # no remedy of this kind
+
+
+def test_apply_remedies_refuses_a_share_above_one():
+    from straggle_edu.fleet.remedies import apply_remedies
+
+    with pytest.raises(ValueError, match=r"rebalance must be in \[0, 1\], got 1.5"):
+        apply_remedies([], rebalance=1.5)
+
+
+def test_slowed_shares_by_jobs_and_by_gpu_hours():
+    from straggle_edu.fleet.remedies import slowed_shares
+
+    rows = [{"slowdown": 1.3, "gpus": 128, "hours": 30.0}, {"slowdown": 1.05, "gpus": 128, "hours": 10.0},
+            {"slowdown": 1.1, "gpus": None, "hours": None}, {"slowdown": None, "error": "bad trace"}]
+    jobs, hours = slowed_shares(rows, 1.1)
+    assert jobs == pytest.approx(2 / 3) and hours == pytest.approx(0.75)
+    assert slowed_shares([{"error": "bad"}]) == (None, None)

@@ -39,6 +39,7 @@ __all__ = [
     "lost_by_culprit_chart",
     "worst_jobs_chart",
     "remedy_chart",
+    "line_rows",
 ]
 
 #: The study's line: a job is slowed when S >= 1.1 (waste 1 - 1/1.1 = 9.1%).
@@ -75,27 +76,45 @@ def cdf_rows(cdf, max_points=_MAX_POINTS):
     return [{"value": v, "share": s} for v, s in pairs]
 
 
-def _cdf_chart(rows, line, x_title, fmt):
+def line_rows(line, slowdown):
+    """``(rule rows, label rows)`` of the line at S = ``slowdown``, drawn at ``line`` on the axis (a sandbox patches them in).
+
+    Examples
+    --------
+    >>> line_rows(1.1, 1.1)[1]
+    [{'value': 1.1, 'label': 'S = 1.1'}]
+    """
+    rule = [{"value": line, "label": _("S = {S}: slowed by {pct}").format(S=f"{slowdown:g}", pct=f"{100 * (slowdown - 1):.0f}%")}]
+    return rule, [{"value": line, "label": _("S = {S}").format(S=f"{slowdown:g}")}]
+
+
+def _cdf_chart(rows, line, x_title, fmt, slowdown=None):
+    rule_rows, text_rows = line_rows(line, line if slowdown is None else slowdown)
     base = alt.Chart({"values": rows})
     curve = base.mark_line(interpolate="step-after", color=_BLUE).encode(
         x=alt.X("value:Q", title=x_title, axis=alt.Axis(format=fmt), scale=alt.Scale(zero=False)),
         y=alt.Y("share:Q", title=_("share of jobs at or below"), axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
         tooltip=[alt.Tooltip("value:Q", title=x_title, format=fmt.replace("~", "")),
                  alt.Tooltip("share:Q", title=_("share of jobs at or below"), format=".1%")])
-    rule = alt.Chart({"values": [{"value": line, "label": _("S = 1.1: slowed by 10%")}]}).mark_rule(
+    rule = alt.Chart({"values": rule_rows}).mark_rule(
         color=_RED, strokeDash=[4, 3]).encode(x="value:Q", tooltip=alt.Tooltip("label:N", title=_("line")))
-    text = alt.Chart({"values": [{"value": line, "label": _("S = 1.1")}]}).mark_text(
+    text = alt.Chart({"values": text_rows}).mark_text(
         color=_RED, align="left", dx=4, dy=-6, baseline="bottom").encode(x="value:Q", y=alt.value(0), text="label:N")
     return curve + rule + text
 
 
-def slowdown_cdf_chart(figures):
-    """The CDF of the fleet's slowdown S, with the line at S = 1.1.
+def slowdown_cdf_chart(figures, line=SLOWED, share=None):
+    """The CDF of the fleet's slowdown S, with the line at S = 1.1 (or ``line``).
 
     Parameters
     ----------
     figures : dict
         The fleet's figures; reads ``slowdown_cdf`` and ``share_slowed_10pct``.
+    line : float
+        Where the line stands (a sandbox moves it).
+    share : float, optional
+        The share of jobs at S >= ``line``, for the subtitle (by default the
+        figures' share at 1.1; give it when the line moves).
 
     Returns
     -------
@@ -109,8 +128,9 @@ def slowdown_cdf_chart(figures):
     >>> spec["title"]["text"], spec["title"]["subtitle"]
     ('Slowdown S of every job', '50% of the jobs at S >= 1.1')
     """
-    subtitle = _("{share} of the jobs at S >= 1.1").format(share=f"{100 * float(figures['share_slowed_10pct']):.0f}%")
-    chart = _cdf_chart(cdf_rows(figures["slowdown_cdf"]), SLOWED, _("slowdown S"), ".2f")
+    share = figures["share_slowed_10pct"] if share is None else share
+    subtitle = _("{share} of the jobs at S >= {line}").format(share=f"{100 * float(share):.0f}%", line=f"{line:g}")
+    chart = _cdf_chart(cdf_rows(figures["slowdown_cdf"]), line, _("slowdown S"), ".2f")
     return chart.properties(width=360, height=220, title={"text": _("Slowdown S of every job"), "subtitle": subtitle})
 
 
@@ -151,7 +171,7 @@ def waste_cdf_chart(figures, study=True):
     >>> len(spec["layer"]), spec["title"]["text"]
     (4, 'Waste 1 - 1/S of every job')
     """
-    chart = _cdf_chart(cdf_rows(figures["waste_cdf"]), 1 - 1 / SLOWED, _("waste 1 - 1/S"), ".0%")
+    chart = _cdf_chart(cdf_rows(figures["waste_cdf"]), 1 - 1 / SLOWED, _("waste 1 - 1/S"), ".0%", slowdown=SLOWED)
     if study:
         chart += alt.Chart({"values": study_waste_rows()}).mark_point(size=90, filled=True, color=_RED).encode(
             x="value:Q", y="share:Q", shape=alt.Shape("source:N", title=None, scale=alt.Scale(range=["diamond"]),

@@ -79,8 +79,8 @@ import numpy as np
 from .._validate import as_rng, one_of, require, whole
 from ..models.osdi2025 import CITATION, STUDY
 
-__all__ = ["DemoJob", "DemoFleet", "WASTE_KNOTS", "FAULT_SLOWDOWN", "CAUSE_SHARES", "LAYOUTS", "TARGETS",
-           "draw_jobs", "drawn_figures", "strength_for", "demo_trace", "write_demo", "public_jobs"]
+__all__ = ["DemoJob", "DemoFleet", "WASTE_KNOTS", "FAULT_SLOWDOWN", "CAUSE_SHARES", "LAYOUTS", "TARGETS", "CULPRITS",
+           "draw_jobs", "drawn_figures", "drawn_rows", "strength_for", "demo_trace", "write_demo", "public_jobs"]
 
 #: The study's fleet figures the demo is calibrated to (fractions; the fault slowdown in x).
 TARGETS = {name: float(STUDY[name]) for name in ("jobs_slowed_10pct", "waste_median", "waste_p90", "waste_p99",
@@ -278,6 +278,43 @@ def drawn_figures(jobs):
         "fault_share_of_slowed": float(faults[slowed].sum() / max(slowed.sum(), 1)),
         "fault_slowdown": float(S[faults].mean()) if faults.any() else float("nan"),
     }
+
+
+#: Each cause's culprit as the fleet's rows name it: (culprit_where, culprit_class, the S_X column it fills).
+CULPRITS = {
+    "last-stage": ("last-stage", "compute", "top_stage_s"),
+    "seq-imbalance": ("spread", "compute", None),
+    "gc-pauses": ("spread", "compute", None),
+    "slow-link": ("single-dp-rank", "communication", "top_dp_rank_s"),
+    "slow-worker": ("single-worker", "compute", "top_worker_s"),
+    "mixed": ("spread", "compute", None),
+}
+
+
+def drawn_rows(jobs):
+    """The drawn jobs as rows of ``jobs.parquet``'s schema, as if the analysis found exactly what was drawn.
+
+    Each row has the drawn S, its waste and GPU-hours lost, and its cause's
+    culprit (:data:`CULPRITS`) explaining all of S. For sandboxes that
+    change the fleet without analysing a trace; the rows of a fleet run
+    are the measured ones.
+
+    Examples
+    --------
+    >>> r = drawn_rows(draw_jobs(3, seed=0))[0]
+    >>> r["job_id"], r["culprit_where"], round(r["gpu_hours_lost"] / (r["gpus"] * r["hours"]), 4) == round(r["waste"], 4)
+    ('job-0001', 'last-stage', True)
+    """
+    rows = []
+    for j in jobs:
+        where, kind, column = CULPRITS[j.cause]
+        row = {"job_id": j.job_id, "path": f"jobs/trace-{j.job_id}.parquet", "gpus": j.gpus, "hours": j.hours,
+               "slowdown": j.slowdown, "waste": j.waste, "gpu_hours_lost": j.gpus * j.hours * j.waste,
+               "culprit_where": where if j.slowdown > 1 else None, "culprit_class": kind, "error": None}
+        if column:
+            row[column] = j.slowdown
+        rows.append(row)
+    return rows
 
 
 # ---------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import math
 
 from .._validate import require
 
-__all__ = ["REMEDY_WHERE", "records", "recovered", "remedy_gains"]
+__all__ = ["REMEDY_WHERE", "records", "recovered", "remedy_gains", "apply_remedies", "slowed_shares"]
 
 #: Remedy -> {culprit_where: the row's S_X column that the fix removes}.
 REMEDY_WHERE = {
@@ -120,3 +120,65 @@ def remedy_gains(rows):
         got = float(sum(gains))
         out[remedy] = {"jobs": len(gains), "gpu_hours": got, "share": got / lost if lost > 0 else 0.0}
     return out
+
+
+def _fixed(row, remedy, amount):
+    """``row`` after ``remedy`` removed ``amount`` (0..1) of what its culprit explains."""
+    column = REMEDY_WHERE[remedy].get(row.get("culprit_where"))
+    S, sx = row.get("slowdown"), row.get(column) if column else None
+    if not amount or None in (S, sx) or not S > 1:
+        return row
+    share = min(max((float(sx) - 1.0) / (float(S) - 1.0), 0.0), 1.0)
+    new = 1.0 + (float(S) - 1.0) * (1.0 - amount * share)
+    out = dict(row, slowdown=new, waste=1.0 - 1.0 / new)
+    out[column] = 1.0 + (float(sx) - 1.0) * (1.0 - amount)
+    if row.get("hours") is not None:  # the job runs faster: fewer hours, and fewer of them lost
+        out["hours"] = float(row["hours"]) * new / float(S)
+    if row.get("gpus") is not None and out.get("hours") is not None:
+        out["gpu_hours_lost"] = float(row["gpus"]) * out["hours"] * out["waste"]
+    return out
+
+
+def apply_remedies(rows, *, rebalance=0.0, replace=0.0):
+    """The fleet's rows after rebalancing stages and replacing slow hosts, each removing a share of its culprit.
+
+    A remedy that removes the share ``a`` (0 to 1) of what a job's culprit
+    explains takes its S to ``1 + (S - 1)(1 - a x share)``, with share =
+    (S_X - 1)/(S - 1); the job then runs ``S'/S`` of its hours. With ``a = 1``
+    the GPU-hours each job gets back are :func:`recovered`'s.
+
+    Examples
+    --------
+    >>> rows = [{"slowdown": 1.5, "gpus": 10, "hours": 30.0, "gpu_hours_lost": 100.0, "culprit_where": "last-stage",
+    ...          "top_stage_s": 1.5}]
+    >>> after = apply_remedies(rows, rebalance=1.0)[0]
+    >>> after["slowdown"], after["hours"], after["gpu_hours_lost"]
+    (1.0, 20.0, 0.0)
+    >>> round(apply_remedies(rows, rebalance=0.5)[0]["slowdown"], 6)
+    1.25
+    """
+    from .._validate import in_range
+
+    rebalance = in_range("rebalance", rebalance, 0.0, 1.0)
+    replace = in_range("replace", replace, 0.0, 1.0)
+    return [_fixed(_fixed(r, "rebalance", rebalance), "replace", replace) for r in records(rows)]
+
+
+def slowed_shares(rows, threshold=1.1):
+    """The share of the jobs at S >= ``threshold``, and of the GPU-hours they ran (analysed jobs only).
+
+    Examples
+    --------
+    >>> rows = [{"slowdown": 1.2, "gpus": 8, "hours": 3.0}, {"slowdown": 1.0, "gpus": 8, "hours": 1.0},
+    ...         {"slowdown": None, "error": "bad"}]
+    >>> slowed_shares(rows)
+    (0.5, 0.75)
+    """
+    rows = [r for r in records(rows) if r.get("slowdown") is not None and not r.get("error")]
+    if not rows:
+        return None, None
+    slowed = [r for r in rows if r["slowdown"] >= threshold]
+    known = [r for r in rows if r.get("gpus") is not None and r.get("hours") is not None]
+    total = sum(r["gpus"] * r["hours"] for r in known)
+    hours = sum(r["gpus"] * r["hours"] for r in known if r["slowdown"] >= threshold)
+    return len(slowed) / len(rows), (hours / total if total > 0 else None)
