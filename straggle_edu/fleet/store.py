@@ -73,7 +73,7 @@ def content_hash(path, meta=None):
     else:
         _hash_file(h, p)
     if meta is not None:
-        h.update(b"\0meta\0" + Path(meta).name.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(b"\0meta\0")
         _hash_file(h, meta)
     return h.hexdigest()
 
