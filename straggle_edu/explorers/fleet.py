@@ -31,7 +31,7 @@ def _lost(rows):
 
 
 def fleet_readout(rows, threshold=1.1, before=None):
-    """One line: the share of jobs (and of GPU-hours) at S >= ``threshold``, the GPU-hours wasted,
+    """One line: the share of the jobs at S >= ``threshold`` (and of the GPU-hours, in those jobs), the GPU-hours wasted,
     and, given the rows ``before`` the remedies, the GPU-hours they got back.
 
     Examples
@@ -40,7 +40,7 @@ def fleet_readout(rows, threshold=1.1, before=None):
     ...         {"slowdown": 1.0, "gpus": 8, "hours": 10.0, "gpu_hours_lost": 0.0}]
     >>> for part in fleet_readout(rows, before=[{"gpu_hours_lost": 20.0}]).split(" · "):
     ...     print(part)
-    S ≥ 1.10: <b>50.0%</b> of the jobs, 50.0% of their GPU-hours
+    S ≥ 1.10: <b>50.0%</b> of the jobs, 50.0% of the GPU-hours
     GPU-hours wasted: <b>10.0%</b> of 160
     got back: <b>4</b> GPU-hours, 20.0% of the 20 lost
     """
@@ -50,7 +50,7 @@ def fleet_readout(rows, threshold=1.1, before=None):
     jobs, hours = slowed_shares(rows, threshold)
     total = sum(r["gpus"] * r["hours"] for r in rows if r.get("gpus") is not None and r.get("hours") is not None)
     lost = _lost(rows)
-    text = _("S ≥ {threshold}: <b>{jobs}</b> of the jobs, {hours} of their GPU-hours · GPU-hours wasted: "
+    text = _("S ≥ {threshold}: <b>{jobs}</b> of the jobs, {hours} of the GPU-hours · GPU-hours wasted: "
              "<b>{wasted}</b> of {total}").format(threshold=f"{threshold:.2f}", jobs=_pct(jobs), hours=_pct(hours),
                                                    wasted=_pct(lost / total if total > 0 else None),
                                                    total=f"{total:,.0f}")
@@ -87,7 +87,7 @@ def fleet_explorer(rows=None, *, jobs=200, seed=0, threshold=1.1, rebalance=0.0,
     --------
     >>> ex = fleet_explorer(jobs=200, seed=0)
     >>> ex.readout.value.split(" · ")[0]
-    'S ≥ 1.10: <b>42.5%</b> of the jobs, 56.0% of their GPU-hours'
+    'S ≥ 1.10: <b>42.5%</b> of the jobs, 56.0% of the GPU-hours'
     >>> ex.controls["rebalance"].value = 1.0
     >>> ex.readout.value.split(" · ")[2]
     'got back: <b>74,643</b> GPU-hours, 27.7% of the 269,273 lost'

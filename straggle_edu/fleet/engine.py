@@ -326,8 +326,9 @@ def _connect(scheduler, workers):
     if scheduler is not None:
         return Client(scheduler, timeout="30s"), None
     n = workers if workers is not None else (os.cpu_count() or 1)
+    # dashboard_address=None still asks for port 8787 and warns when another cluster holds it; a free port does not
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                           dashboard_address=None, silence_logs=logging.CRITICAL)
+                           dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
     return Client(cluster), cluster
 
 
