@@ -109,7 +109,7 @@ def test_worker_killed_mid_run_has_its_task_rerun_and_the_results_equal_serial(f
         deadline = time.monotonic() + 120
         while killed is None and time.monotonic() < deadline:
             busy = watcher.processing(workers=[w0]).get(w0, [])
-            if any("-job-" in str(k) for k in busy) and len(list((tmp_path / "parts").rglob("*.json"))) >= 2:
+            if any("-jobs-" in str(k) for k in busy) and len(list((tmp_path / "parts").rglob("*.json"))) >= 2:
                 os.kill(pids[w0], signal.SIGKILL)  # a real worker process, killed while it runs a job
                 killed = list(busy)
             time.sleep(0.002)

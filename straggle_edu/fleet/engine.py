@@ -17,10 +17,12 @@ them; ``scheduler="tcp://HOST:PORT"`` uses a running cluster (its workers
 need straggle-edu installed and must see the traces at the same paths);
 ``workers=0`` runs every job here, one after another, without Dask.
 
-Each job is one task, and at most a few per worker are in flight, so a
-fleet of a million jobs is fed to the scheduler as it drains. A worker
-process that dies (killed, out of memory) has its tasks rerun on the others
-by the scheduler; a job whose task kills three workers gets an error row.
+Small jobs share a task (up to :data:`CHUNK_JOBS` of them, so that Dask's
+cost per task, a few milliseconds, is spread), and two tasks per worker
+thread are in flight, so a fleet of a million jobs is fed to the scheduler
+as it drains. A worker process that dies (killed, out of memory) has its
+tasks rerun on the others by the scheduler; a task that kills three workers
+is split into one task per job, and a job that still does gets an error row.
 A job larger than a worker's memory budget is cut into blocks of steps,
 analysed as the block-by-block ``analyze`` does (:data:`BYTES_PER_OP`).
 
@@ -45,12 +47,15 @@ from .figures import culprit_class, culprit_where, fleet_figures
 from .sources import count_jobs, expand
 from .store import Spool, Store, atomic_write, clean_row, content_hash
 
-__all__ = ["job_row", "analysis_row", "run_fleet", "FleetRun", "BYTES_PER_OP", "missing_dask"]
+__all__ = ["job_row", "job_rows", "analysis_row", "run_fleet", "FleetRun", "BYTES_PER_OP", "CHUNK_JOBS", "CHUNK_BYTES",
+           "missing_dask"]
 
 # Peak memory of the analysis, per op: about 250 bytes per op of a block plus
 # 12 per op of the whole trace (straggle_edu.traces.blocks).
 BYTES_PER_OP = 262
 _CLI_BUDGET = 2 * 2**30  # what `straggle-edu analyze` allows itself
+CHUNK_JOBS = 32  # jobs of one task at most: small jobs share a task, so Dask's cost per task is spread
+CHUNK_BYTES = 64 * 2**20  # trace bytes of one task at most
 # Errors that analyze prints as its one error line; their rows are kept for resume.
 _ANALYZE_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError)
 
@@ -268,52 +273,96 @@ def _source_error(job):
     return {"error": job.error, "cache": False}
 
 
-def _serial_rows(jobs, block_steps, done):
+def _serial_rows(jobs, block_steps, done, total=None):
     """``(job, row)`` for every job, analysed here one after another."""
     for job in jobs:
         yield job, _source_error(job) if job.error is not None else job_row(job.path, block_steps=block_steps, done=done)
 
 
-def _task_row(fut):
-    """The row a task returned, or an error row when the cluster lost it (not kept: the next run retries)."""
-    try:
-        return fut.result()
-    except Exception as exc:
-        name = type(exc).__name__
-        if name == "KilledWorker":
-            text = "KilledWorker: the job's task ended every worker process it ran on (out of memory?); not analysed"
-        else:
-            text = f"{name}: {' '.join(str(exc).split())}"
-        return {"error": text, "cache": False}
+def job_rows(paths, *, block_steps="auto", done=frozenset()):
+    """:func:`job_row` of each path: one task of the fleet runs a chunk of small jobs.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> [r.get("format") for r in job_rows([public_trace_path(), "no-such.csv"])]
+    ['op-level', None]
+    """
+    return [job_row(p, block_steps=block_steps, done=done) for p in paths]
 
 
-def _dask_rows(client, jobs, block_steps, done):
-    """``(job, row)`` for every job, as their tasks finish; a few tasks per worker thread in flight."""
+def _lost(exc, n):
+    """Error rows for the ``n`` jobs of a task the cluster lost (not kept: the next run retries them)."""
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        text = "KilledWorker: the job's task ended every worker process it ran on (out of memory?); not analysed"
+    else:
+        text = f"{name}: {' '.join(str(exc).split())}"
+    return [{"error": text, "cache": False}] * n
+
+
+def _chunks(jobs, total, threads):
+    """Jobs in chunks (lists) for tasks: source errors alone, the rest about ``total / (8 threads)`` at a time,
+    at most :data:`CHUNK_JOBS` and :data:`CHUNK_BYTES` of trace files each (a large trace is a chunk alone)."""
+    size = max(1, min(CHUNK_JOBS, total // (8 * threads)))
+    chunk, nbytes = [], 0
+    for job in jobs:
+        if job.error is not None:
+            yield [job]
+            continue
+        try:
+            b = os.stat(job.path).st_size
+        except OSError:
+            b = 0
+        if chunk and (len(chunk) >= size or nbytes + b > CHUNK_BYTES):
+            yield chunk
+            chunk, nbytes = [], 0
+        chunk.append(job)
+        nbytes += b
+    if chunk:
+        yield chunk
+
+
+def _dask_rows(client, jobs, block_steps, done, total):
+    """``(job, row)`` for every job, as their tasks finish; two chunks of jobs per worker thread in flight."""
     import uuid
 
     from distributed import as_completed
 
     threads = max(1, sum(client.nthreads().values()))
-    window, run, count = 3 * threads, uuid.uuid4().hex[:8], 0
+    window, run, count = 2 * threads, uuid.uuid4().hex[:8], 0
     done_arg = client.scatter([done], broadcast=True, hash=False)[0] if done else frozenset()  # one object, not each
-    ac, pending, jobs = as_completed(), {}, iter(jobs)
+    ac, pending, chunks = as_completed(), {}, _chunks(jobs, total, threads)
     while True:
         while len(pending) < window:
-            job = next(jobs, None)
-            if job is None:
+            chunk = next(chunks, None)
+            if chunk is None:
                 break
-            if job.error is not None:
-                yield job, _source_error(job)
+            if chunk[0].error is not None:
+                yield chunk[0], _source_error(chunk[0])
                 continue
             count += 1
-            fut = client.submit(job_row, job.path, block_steps=block_steps, done=done_arg, pure=False,
-                                key=f"fleet-{run}-job-{count}")
-            pending[fut.key] = job
+            fut = client.submit(job_rows, [j.path for j in chunk], block_steps=block_steps, done=done_arg, pure=False,
+                                key=f"fleet-{run}-jobs-{count}")
+            pending[fut.key] = chunk
             ac.add(fut)
         if not pending:
             return
         fut = next(ac)
-        yield pending.pop(fut.key), _task_row(fut)
+        chunk = pending.pop(fut.key)
+        try:
+            rows = fut.result()
+        except Exception as exc:
+            if type(exc).__name__ == "KilledWorker" and len(chunk) > 1:  # find the one job that kills workers
+                for job in chunk:
+                    count += 1
+                    one = client.submit(job_rows, [job.path], block_steps=block_steps, done=done_arg, pure=False,
+                                        key=f"fleet-{run}-jobs-{count}")
+                    pending[one.key] = [job]
+                    ac.add(one)
+                continue
+            rows = _lost(exc, len(chunk))
+        yield from zip(chunk, rows)
         fut.release()
 
 
@@ -343,7 +392,7 @@ class _Rows:
         if self.scheduler is None and self.workers == 0:
             return _serial_rows
         self.client, self.cluster = _connect(self.scheduler, self.workers)
-        return lambda jobs, block_steps, done: _dask_rows(self.client, jobs, block_steps, done)
+        return lambda jobs, block_steps, done, total: _dask_rows(self.client, jobs, block_steps, done, total)
 
     def __exit__(self, *exc):
         if self.client is not None:
@@ -421,7 +470,8 @@ def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False,
     spool, counts, bar = Spool(store.out), {"analysed": 0, "cached": 0}, _bar(progress, total)
     try:
         with _Rows(scheduler, workers) as rows_of:
-            for job, row in rows_of(expand(sources, follow_links=follow_links, skip=[store.out]), block_steps, done):
+            jobs = expand(sources, follow_links=follow_links, skip=[store.out])
+            for job, row in rows_of(jobs, block_steps, done, total):
                 _record(store, spool, counts, job, row)
                 if bar is not None:
                     bar.update(1)

@@ -87,8 +87,12 @@ def _mkstemp(path):
     return fd, tmp
 
 
-def atomic_write(path, data):
+def atomic_write(path, data, *, sync_folder=True):
     """Write ``data`` (bytes) to ``path`` so that ``path`` is never half-written: temp name, fsync, rename.
+
+    With ``sync_folder`` the folder is flushed too, so that the rename
+    itself survives a power cut (a killed process never loses it: the kernel
+    keeps it); :class:`Store` flushes its part folders once, at the end.
 
     Examples
     --------
@@ -110,7 +114,8 @@ def atomic_write(path, data):
         with _quiet():
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    if sync_folder:
+        _fsync_dir(path.parent)
 
 
 class _quiet:
@@ -211,6 +216,7 @@ class Store:
             raise NotADirectoryError(f"--out must be a folder, got {str(out_dir)!r} (a file)")
         self.parts = self.out / "parts"
         self.parts.mkdir(parents=True, exist_ok=True)
+        self._unsynced = set()
         self._clean()
 
     def _clean(self):
@@ -245,10 +251,20 @@ class Store:
             return
         self._part(h).parent.mkdir(exist_ok=True)
         kept = {**clean_row(row), **{k: _plain(row.get(k)) for k in _KEPT}}
-        atomic_write(self._part(h), json.dumps(kept, separators=(",", ":")).encode())
+        atomic_write(self._part(h), json.dumps(kept, separators=(",", ":")).encode(), sync_folder=False)
+        self._unsynced.add(self._part(h).parent)
+
+    def sync(self):
+        """Flush the part folders written since the last call (the renames, for a power cut)."""
+        for folder in sorted(self._unsynced):
+            _fsync_dir(folder)
+        _fsync_dir(self.parts)
+        self._unsynced.clear()
 
     def write_tables(self, rows):
-        """Write ``DIR/jobs.csv`` and, with pyarrow, ``DIR/jobs.parquet`` from ``rows`` (streamed); return their paths."""
+        """Write ``DIR/jobs.csv`` and, with pyarrow, ``DIR/jobs.parquet`` from ``rows`` (re-iterable: a list or a
+        :class:`Spool`); return their paths. Flushes the part folders first."""
+        self.sync()
         return [p for p in (_write_csv(self.out / "jobs.csv", rows), _write_parquet(self.out / "jobs.parquet", rows))
                 if p is not None]
 
