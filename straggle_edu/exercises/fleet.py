@@ -43,7 +43,7 @@ def _exercise_rows():
     from ..fleet.store import read_rows
 
     folder = Path(tempfile.mkdtemp(prefix="straggle-edu-exercise-fleet-"))
-    fleet = write_demo(folder / "demo", jobs=60, seed=13, public=False, format="csv")
+    fleet = write_demo(folder / "demo", jobs=60, seed=13, public=False)
     run_fleet([fleet.manifest], folder / "out", workers=0, progress=False)
     return tuple(read_rows(folder / "out"))
 
