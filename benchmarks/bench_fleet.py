@@ -72,7 +72,7 @@ def demo_fleet(jobs, folder):
     try:
         from straggle_edu.fleet import demo
 
-        demo.write_demo_fleet(folder, jobs=jobs, seed=0)
+        demo.write_demo(folder, jobs=jobs, seed=0, public=False)  # jobs/, manifest.csv and demo.json: the walk skips the last two
         how = "straggle_edu.fleet.demo"
     except (ImportError, AttributeError):
         synthetic_fleet(folder, jobs)

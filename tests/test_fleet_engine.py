@@ -121,7 +121,7 @@ def test_cli_fleet_prints_the_figures_and_writes_the_files(tmp_path, capsys):
     assert figures["jobs"] == 3 and figures["share_slowed_10pct"] == 1.0
     assert "Slowed by at least 10% (S >= 1.1): 100.0% of the 3 jobs" in out
     assert f"straggle-edu analyze {OSDI / 'trace-AR.parquet'}" in out
-    assert {p.name for p in tmp_path.iterdir()} == {"fleet.json", "jobs.csv", "jobs.parquet", "parts"}
+    assert {p.name for p in tmp_path.iterdir()} == {"fleet.json", "jobs.csv", "jobs.parquet", "parts", "report.html"}
 
 
 def test_cli_fleet_in_chinese(tmp_path, capsys):

@@ -38,10 +38,10 @@ ALLOWED = {
     "notebook": _BELOW["charts"] | {"_validate", "i18n", "notebook"},
     # Instruments run real processes; what they predict comes from models.
     "instruments": _BELOW["traces"] | {"_validate", "i18n", "instruments"},
-    "exercises": _BELOW["traces"] | {"_validate", "i18n", "instruments", "exercises"},
-    # The barrier-lab explorer starts the instrument; explorers show through
-    # the notebook helpers.
-    "explorers": _BELOW["explorers"] | {"_validate", "i18n", "instruments", "notebook"},
+    "exercises": _BELOW["traces"] | {"_validate", "i18n", "instruments", "exercises", "fleet"},
+    # The barrier-lab explorer starts the instrument, the fleet sandbox draws its fleet from the demo;
+    # explorers show through the notebook helpers.
+    "explorers": _BELOW["explorers"] | {"_validate", "i18n", "instruments", "notebook", "fleet"},
     # The fleet runs the one what-if engine over many jobs; Dask only inside functions.
     "fleet": _BELOW["traces"] | {"_validate", "i18n", "fleet"},
     "app": set(LAYERS) | {"_validate", "i18n", "instruments", "notebook", "exercises", "fleet", "app"},

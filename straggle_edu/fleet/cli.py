@@ -1,10 +1,14 @@
-"""``straggle-edu fleet SOURCE... --out DIR [--scheduler tcp://HOST:PORT] [--workers N] [--follow-links]``.
+"""``straggle-edu fleet SOURCE... --out DIR [--scheduler tcp://HOST:PORT] [--workers N] [--follow-links]``
+and ``straggle-edu fleet-demo DIR [--jobs N] [--seed S] [--no-public] [--format csv|parquet]``.
 
-Analyses every job of the SOURCE arguments (directories, globs, manifests,
-trace files) on a Dask cluster (a LocalCluster on 127.0.0.1 by default),
-writes ``DIR/jobs.parquet``, ``DIR/jobs.csv`` and ``DIR/fleet.json``, and
-prints the fleet figures (in Chinese with ``--lang zh``). A rerun into the
+``fleet`` analyses every job of the SOURCE arguments (directories, globs,
+manifests, trace files) on a Dask cluster (a LocalCluster on 127.0.0.1 by
+default), writes ``DIR/jobs.parquet``, ``DIR/jobs.csv`` and ``DIR/fleet.json``,
+and prints the fleet figures (in Chinese with ``--lang zh``). A rerun into the
 same DIR skips the jobs already done. See ``docs/fleet.md``.
+
+``fleet-demo`` writes a demo fleet (:func:`straggle_edu.fleet.demo.write_demo`)
+and prints what it wrote and the command that analyses it.
 
 Importing this module (the CLI parser does) imports no Dask.
 """
@@ -15,7 +19,7 @@ import sys
 
 from ..i18n import _
 
-__all__ = ["configure", "run", "summary"]
+__all__ = ["configure", "run", "summary", "configure_demo", "run_demo"]
 
 
 def configure(parser):
@@ -120,4 +124,56 @@ def run(args):
                        follow_links=args.follow_links, block_steps=_block_steps(args.block_steps),
                        progress=sys.stderr.isatty())
     print(summary(result, top=args.top))
+    return 0
+
+
+def configure_demo(parser):
+    """Add ``fleet-demo``'s arguments to ``parser``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> configure_demo(p)
+    >>> args = p.parse_args(["demo", "--jobs", "20"])
+    >>> args.jobs, args.seed, args.public
+    (20, 0, True)
+    """
+    parser.add_argument("dir", metavar="DIR", help="a new or empty folder to write the fleet into")
+    parser.add_argument("--jobs", type=int, default=200, help="synthetic jobs (default 200; 1 to 100,000)")
+    parser.add_argument("--seed", type=int, default=0, help="the same seed writes the same fleet (default 0)")
+    parser.add_argument("--no-public", dest="public", action="store_false",
+                        help="leave out the OSDI 2025 study's three public jobs")
+    parser.add_argument("--format", choices=("parquet", "csv"), default=None,
+                        help="trace format (default: parquet when pyarrow is installed, else csv)")
+
+
+def run_demo(args):
+    """Write the demo fleet; print a summary and the next command; return 0.
+
+    Examples
+    --------
+    >>> import argparse, contextlib, io, tempfile, pathlib
+    >>> p = argparse.ArgumentParser()
+    >>> configure_demo(p)
+    >>> folder = pathlib.Path(tempfile.mkdtemp()) / "demo"
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     code = run_demo(p.parse_args([str(folder), "--jobs", "4", "--no-public", "--format", "csv"]))
+    >>> code, out.getvalue().splitlines()[0]
+    (0, 'Wrote 4 synthetic jobs (... ops) and 0 public jobs to ...demo')
+    """
+    from .demo import write_demo
+
+    fleet = write_demo(args.dir, jobs=args.jobs, seed=args.seed, public=args.public, format=args.format,
+                       progress=sys.stderr.isatty())
+    print(_("Wrote {jobs} synthetic jobs ({ops:,} ops) and {public} public jobs to {folder}").format(
+        jobs=len(fleet.jobs), ops=fleet.ops, public=len(fleet.public), folder=fleet.folder))
+    print(_("Sizes, causes and slowdowns are drawn from distributions calibrated to the study's fleet figures "
+            "(see {truth}); they are not measurements.").format(truth=fleet.truth))
+    if fleet.public:
+        print(_("The public jobs ({ids}) are the study's own traces, Apache-2.0: see {license}.").format(
+            ids=", ".join(fleet.public), license=fleet.folder / "public" / "LICENSE.txt"))
+    print(_("Analyse it with:"))
+    print(f"  straggle-edu fleet {fleet.manifest} --out {fleet.folder / 'out'}")
     return 0
