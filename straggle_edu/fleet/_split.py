@@ -8,8 +8,8 @@ block's model kept on the worker that built it:
 2. per run of blocks that share row groups (read once; a Parquet file's other row groups are not
    read): build each block's model from the program, take its
    :func:`~straggle_edu.traces.whatif.ideal_stats`;
-3. merge the statistics in step order (:func:`~straggle_edu.traces.whatif.merge_stats`, the exact
-   merge of ``analyze``) and finish them;
+3. merge the statistics in step order (:func:`~straggle_edu.traces.whatif.merge_all_stats`, the
+   exact merge of ``analyze``) and finish them;
 4. per block: :func:`~straggle_edu.traces.whatif.block_scores`;
 5. :func:`~straggle_edu.traces.whatif.merge_scores`: the whole trace's scores and the workers that M_W fixes;
 6. per block: :func:`~straggle_edu.traces.whatif.block_mw`;
@@ -135,12 +135,9 @@ def _first_pass(path, ranges, meta, program, ideal, budget):
 
 
 def _merge(ideal, *stats):
-    from ..traces.whatif import finish_stats, merge_stats
+    from ..traces.whatif import finish_stats, merge_all_stats
 
-    merged = None
-    for st in stats:
-        merged = merge_stats(merged, st)
-    return finish_stats(merged)
+    return finish_stats(merge_all_stats(stats))
 
 
 def _scores(block, program, finished, ideal, offset):

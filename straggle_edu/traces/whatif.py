@@ -55,9 +55,9 @@ from .optrace import OPTYPES
 from .replay import MEAN_KIND, build_model, replay
 from .result import Analysis
 
-__all__ = ["analyze_ops", "analyze_blocks", "ideal_work", "ideal_stats", "merge_stats", "finish_stats",
-           "ideal_from_stats", "block_scores", "merge_scores", "block_mw", "scores_analysis", "optype_groups",
-           "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION", "AUTO_WORKERS"]
+__all__ = ["analyze_ops", "analyze_blocks", "ideal_work", "ideal_stats", "merge_stats", "merge_all_stats",
+           "finish_stats", "ideal_from_stats", "block_scores", "merge_scores", "block_mw", "scores_analysis",
+           "optype_groups", "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION", "AUTO_WORKERS"]
 
 MW_FRACTION = 0.03  # M_W fixes the ceil(3%) slowest workers, as in the artifact
 AUTO_WORKERS = 1024  # "auto" attribution reports by_dp_rank / by_worker up to this many workers
@@ -141,6 +141,37 @@ def merge_stats(a, b):
         out["count"][k] = out["count"].get(k, 0) + b["count"][k]
     for k, v in b["values"].items():
         out["values"][k] = np.concatenate([out["values"][k], v]) if k in out["values"] else v
+    return out
+
+
+def merge_all_stats(parts):
+    """Every block's :func:`ideal_stats`, in order, as one: :func:`merge_stats` folded over ``parts``.
+
+    The same dict as ``merge_stats(merge_stats(merge_stats(None, a), b), c)``
+    (sums added in the same order, values in the same order), with each key's
+    values concatenated once instead of once per block: linear in the number
+    of values, where the fold copies them again for every block.
+
+    Examples
+    --------
+    >>> a = {"sum": {0: 1.0}, "count": {0: 1}, "values": {2: np.array([1.0])}}
+    >>> b = {"sum": {0: 2.0}, "count": {0: 3}, "values": {2: np.array([5.0]), 4: np.array([7.0])}}
+    >>> m = merge_all_stats([a, b, a])
+    >>> m["sum"], m["count"], {k: v.tolist() for k, v in m["values"].items()}
+    ({0: 4.0}, {0: 5}, {2: [1.0, 5.0, 1.0], 4: [7.0]})
+    """
+    parts = [p for p in parts if p is not None]
+    if len(parts) < 2:
+        return parts[0] if parts else None
+    out = {"sum": dict(parts[0]["sum"]), "count": dict(parts[0]["count"])}
+    chunks = {k: [v] for k, v in parts[0]["values"].items()}
+    for b in parts[1:]:
+        for k, v in b["sum"].items():
+            out["sum"][k] = out["sum"].get(k, 0.0) + v
+            out["count"][k] = out["count"].get(k, 0) + b["count"][k]
+        for k, v in b["values"].items():
+            chunks.setdefault(k, []).append(v)
+    out["values"] = {k: np.concatenate(c) if len(c) > 1 else c[0] for k, c in chunks.items()}
     return out
 
 
@@ -309,7 +340,7 @@ def _replay_variants(model, ideal, keep):
         out[~k] = ideal[n]
         return out
 
-    return replay(model, work)
+    return replay(model, work, nonnegative=True)
 
 
 def _stage_optype_scores(model, T, groups):
@@ -358,7 +389,7 @@ def _mw_times(model, ideal, fix):
         out[:, cols] = ideal[n][:, cols]
         return out[None]
 
-    return replay(model, work)[0]
+    return replay(model, work, nonnegative=True)[0]
 
 
 def _notes(model, notes, skipped, report_workers):
@@ -451,7 +482,7 @@ def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, 
         raise ValueError(f"ideal must be one of {', '.join(IDEALS)}, got {ideal!r}")
     bar = _Ticker(progress)
     store = _BlockStore(spill)
-    first, stats, notes, skipped, trace0 = None, None, [], {}, None
+    first, stats, notes, skipped, trace0 = None, [], [], {}, None
     for trace in blocks:
         model = build_model(trace, program=program if first is None else first)
         if first is None:
@@ -459,7 +490,7 @@ def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, 
         elif model.steps[0] <= store.steps[-1]:
             raise ValueError(f"{model.source}: blocks must come in increasing step order without repeats; step "
                              f"{model.steps[0]} comes after step {store.steps[-1]}")
-        stats = merge_stats(stats, ideal_stats(model, ideal))
+        stats.append(ideal_stats(model, ideal))
         notes += model.notes
         for name, count in trace.skipped:
             skipped[name] = skipped.get(name, 0) + count
@@ -467,7 +498,9 @@ def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, 
     if first is None:
         raise ValueError("blocks must hold at least one block of steps, got none")
     bar.tick()
-    return _score_blocks(store, first, trace0, finish_stats(stats), ideal, attribution, notes, skipped, bar)
+    finished = finish_stats(merge_all_stats(stats))
+    del stats
+    return _score_blocks(store, first, trace0, finished, ideal, attribution, notes, skipped, bar)
 
 
 def _score_blocks(store, first, trace0, finished, ideal, attribution, notes, skipped, bar):
@@ -653,9 +686,9 @@ def _dp_variants(model, orig, ideal):
     ideal differs across DP ranks fall back to the full width.
     """
     N, S, D = model.shape
-    t_ideal = replay(model, lambda n: ideal[n][None])[0]
+    t_ideal = replay(model, lambda n: ideal[n][None], nonnegative=True)[0]
     if D == 1:
-        t = replay(model, lambda n: orig[n][None])[0]
+        t = replay(model, lambda n: orig[n][None], nonnegative=True)[0]
         return (t / t_ideal)[None]
     uniform = np.ptp(ideal, axis=2).max() <= 1e-12 * max(1.0, float(np.abs(ideal).max()))
     if uniform:
@@ -665,7 +698,7 @@ def _dp_variants(model, orig, ideal):
             out[:, :, 1] = ideal[n][None, :, 0]
             return out
 
-        T = replay(model, work_b)
+        T = replay(model, work_b, nonnegative=True)
     else:
         rows = []
         chunk = max(1, int(2**26 // max(1, S * D * 8)))
@@ -677,7 +710,7 @@ def _dp_variants(model, orig, ideal):
                 out[np.arange(len(ds)), :, ds] = orig[n][:, ds].T
                 return out
 
-            rows.append(replay(model, work_full))
+            rows.append(replay(model, work_full, nonnegative=True))
         T = np.concatenate(rows)
     return T / t_ideal[None]
 
