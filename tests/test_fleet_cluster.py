@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from _fleet import synthetic_fleet, without_seconds
@@ -164,8 +165,12 @@ def test_jobs_cut_into_block_tasks_equal_analyze_bit_for_bit(tmp_path, block_ste
 
     pq.write_table(pq.read_table(trace), trace, row_group_size=1000)  # row groups across steps: read in parts
     assert pq.ParquetFile(trace).metadata.num_row_groups > 5
+    table = pq.read_table(trace)  # and a copy with its rows out of step order: read per block, sampled apart
+    order = np.random.default_rng(0).permutation(table.num_rows)
+    pq.write_table(table.take(order), wide / "trace-shuffled.parquet", row_group_size=1000)
+    (wide / "meta-shuffled.yaml").write_text((wide / "meta-job000.yaml").read_text())
     run = run_fleet([OSDI, wide], tmp_path / "out", workers=2, block_steps=block_steps, progress=False)
-    assert (run.jobs, run.errors) == (4, 0)
+    assert (run.jobs, run.errors) == (5, 0)
     for row in read_rows(tmp_path / "out"):
         streamed = analyze_op_file(row["path"], block_steps=block_steps, attribution="full")
         whole = analyze_op_file(row["path"], block_steps=None, attribution="full")

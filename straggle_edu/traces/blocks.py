@@ -34,7 +34,8 @@ from ._table import TraceError, _arrow_columns, display_path, missing_pyarrow
 from .optrace import find_meta, op_trace_from_columns, read_op_trace
 
 __all__ = ["iter_op_blocks", "analyze_op_file", "program_sample", "count_rows", "auto_block_steps", "block_ranges",
-           "read_op_block", "read_op_blocks", "step_row_groups", "sample_rows", "BLOCK_ROWS", "STREAM_ROWS"]
+           "read_op_block", "read_op_blocks", "read_block_tables", "op_block", "step_row_groups", "sample_rows",
+           "BLOCK_ROWS", "STREAM_ROWS"]
 
 BLOCK_ROWS = 1_000_000  # "auto": about this many ops per block
 STREAM_ROWS = 6_000_000  # "auto": traces with more ops than this are analysed block by block
@@ -307,23 +308,54 @@ def read_op_blocks(path, ranges, *, meta=None):
     >>> [b.steps.tolist() for b in read_op_blocks(public_trace_path(), [(23, 1039), (1043, 1048)])][1]
     [1043, 1048]
     """
+    return [op_block(path, tables, meta=meta) for tables in read_block_tables(path, ranges)[0]]
+
+
+def read_block_tables(path, ranges, *, dp_ranks=None):
+    """The rows of each ``(first, last)`` of ``ranges`` as pyarrow tables (for :func:`op_block`), the file read once;
+    with ``dp_ranks``, also the rows read of the first ``dp_ranks`` DP ranks, in file order (:func:`sample_rows`
+    of those row groups, when the blocks' row groups hold no other steps).
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> blocks, sample = read_block_tables(public_trace_path(), [(23, 1048)], dp_ranks=1)
+    >>> sum(t.num_rows for t in blocks[0]), sum(t.num_rows for t in sample)
+    (6784, 3392)
+    """
     import pyarrow as pa
 
     path = Path(path)
-    meta_data, meta_source = find_meta(path, meta)
     lo, hi = ranges[0][0], ranges[-1][1]
-    tables, steps = [], []
+    tables, steps, sample = [], [], []
     for batch in _step_batches(path, lo, hi):
         s = batch.column(batch.schema.get_field_index("step")).to_numpy(zero_copy_only=False)
         keep = (s >= lo) & (s <= hi)
         if keep.any():
-            tables.append(pa.Table.from_batches([batch]).filter(pa.array(keep)))
+            table = pa.Table.from_batches([batch]).filter(pa.array(keep))
+            tables.append(table)
             steps.append(s[keep])
-    out = []
+            if dp_ranks is not None:
+                d = table.column("dp_rank").to_numpy()
+                sample.append(table.filter(pa.array(d < dp_ranks)))
+    blocks = []
     for first, last in ranges:
         parts = [t.filter(pa.array((s >= first) & (s <= last))) for t, s in zip(tables, steps)]
-        out.append(_block(path, [t for t in parts if t.num_rows], meta_data, meta_source))
-    return out
+        blocks.append([t for t in parts if t.num_rows])
+    return blocks, sample if dp_ranks is not None else None
+
+
+def op_block(path, tables, *, meta=None):
+    """One block's rows (pyarrow tables, as :func:`read_block_tables` gives them) as its checked :class:`OpTrace`.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> op_block(public_trace_path(), read_block_tables(public_trace_path(), [(1043, 1048)])[0][0]).steps.tolist()
+    [1043, 1048]
+    """
+    meta_data, meta_source = find_meta(Path(path), meta)
+    return _block(Path(path), tables, meta_data, meta_source)
 
 
 def step_row_groups(path):
