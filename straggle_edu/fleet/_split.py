@@ -3,13 +3,10 @@
 The passes of :func:`~straggle_edu.traces.whatif.analyze_blocks`, each block its own task, the
 block's model kept on the worker that built it:
 
-1. per run of blocks that share row groups: read its rows once (a Parquet file's other row groups
-   are not read), and with them the program's sample (the first 64 DP ranks' rows); then the
-   program (the dependency model of that sample over every step), once. The runs' rows stay in
-   memory until the program is built: the whole trace as Arrow columns, about 50 bytes per op,
-   spread over the workers. (A file not in step order is read for the sample in one task per
-   worker instead, and each run when the program is there.)
-2. per run of blocks: build each block's model from the program, take its
+1. the program (the dependency model of the first 64 DP ranks over every step), its rows read
+   in as many parts as there are workers, then built once;
+2. per run of blocks that share row groups (read once; a Parquet file's other row groups are not
+   read): build each block's model from the program, take its
    :func:`~straggle_edu.traces.whatif.ideal_stats`;
 3. merge the statistics in step order (:func:`~straggle_edu.traces.whatif.merge_all_stats`, the
    exact merge of ``analyze``) and finish them;
@@ -58,12 +55,12 @@ def plan(path, block_steps, meta):
         block_steps = auto_block_steps(p, steps=order[0])
     if not block_steps:
         return None
-    ranges, ordered = block_ranges(p, block_steps, order=order)
+    ranges, _ = block_ranges(p, block_steps, order=order)
     if len(ranges) < 2:
         return None
     groups = pq.ParquetFile(p).metadata.num_row_groups
     return {"ranges": ranges, "units": _units(ranges, step_row_groups(p)), "meta": None if meta is None else str(meta),
-            "row_groups": groups, "ordered": bool(ordered)}
+            "row_groups": groups}
 
 
 def _units(ranges, groups):
@@ -112,7 +109,7 @@ def _program(path, meta, budget, *samples):
     return replace(m, work=None, start=None, duration=None, node_mb=None, cell_of_row=None)
 
 
-def _first_pass(path, ranges, meta, program, ideal, budget, traces=None):
+def _first_pass(path, ranges, meta, program, ideal, budget):
     """Pass 1 of a run of blocks (read at once): each block's model (work and microbatches kept), statistics,
     notes and size."""
     from .. import _validate
@@ -124,7 +121,7 @@ def _first_pass(path, ranges, meta, program, ideal, budget, traces=None):
     old = _validate.set_memory_budget(max(_validate.memory_budget(), budget))
     out = []
     try:
-        for trace in (read_op_blocks(path, ranges, meta=meta) if traces is None else traces()):
+        for trace in read_op_blocks(path, ranges, meta=meta):
             model = build_model(trace, program=program)
             slim = replace(model, start=None, duration=None, cell_of_row=None)
             out.append({"model": slim, "stats": ideal_stats(model, ideal), "notes": list(model.notes),
@@ -135,22 +132,6 @@ def _first_pass(path, ranges, meta, program, ideal, budget, traces=None):
     for block in out:
         block["seconds"] = (time.perf_counter() - t0) / len(out)
     return out
-
-
-def _read_unit(path, ranges):
-    """A run of blocks' rows (read once) and their program sample: the first 64 DP ranks' rows, in file order."""
-    from ..traces.blocks import read_block_tables
-
-    blocks, sample = read_block_tables(path, ranges, dp_ranks=64)
-    return {"blocks": blocks, "sample": sample}
-
-
-def _model_unit(path, unit, meta, program, ideal, budget):
-    """Pass 1 of a run of blocks already read (:func:`_read_unit`): as :func:`_first_pass`."""
-    from ..traces.blocks import op_block
-
-    return _first_pass(path, None, meta, program, ideal, budget,
-                       traces=lambda: (op_block(path, tables, meta=meta) for tables in unit["blocks"]))
 
 
 def _merge(ideal, *stats):
@@ -226,20 +207,13 @@ def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact"):
     def sub(name, fn, *args):
         return client.submit(fn, *args, key=f"{key}-{name}", pure=False)
 
-    ranges, units, blocks = job_plan["ranges"], job_plan["units"], []
-    if job_plan["ordered"]:  # each run's row groups hold its steps only: its reading also gives the program's sample
-        reads = [sub(f"read{u}", _read_unit, path, [ranges[i] for i in unit]) for u, unit in enumerate(units)]
-        program = sub("program", _program, path, meta, budget,
-                      *[sub(f"sample{u}", operator.getitem, r, "sample") for u, r in enumerate(reads)])
-        runs = [sub(f"model{u}", _model_unit, path, r, meta, program, ideal, budget) for u, r in enumerate(reads)]
-    else:
-        groups, n = job_plan["row_groups"], max(1, min(job_plan["row_groups"], workers))
-        cuts = [groups * i // n for i in range(n + 1)]
-        samples = [sub(f"sample{i}", _sample, path, range(cuts[i], cuts[i + 1])) for i in range(n)]
-        program = sub("program", _program, path, meta, budget, *samples)
-        runs = [sub(f"read{u}", _first_pass, path, [ranges[i] for i in unit], meta, program, ideal, budget)
-                for u, unit in enumerate(units)]
-    for run, unit in zip(runs, units):
+    groups, n = job_plan["row_groups"], max(1, min(job_plan["row_groups"], workers))
+    cuts = [groups * i // n for i in range(n + 1)]
+    samples = [sub(f"sample{i}", _sample, path, range(cuts[i], cuts[i + 1])) for i in range(n)]
+    program = sub("program", _program, path, meta, budget, *samples)
+    ranges, blocks = job_plan["ranges"], []
+    for u, unit in enumerate(job_plan["units"]):
+        run = sub(f"read{u}", _first_pass, path, [ranges[i] for i in unit], meta, program, ideal, budget)
         blocks += [sub(f"block{i}", operator.getitem, run, k) for k, i in enumerate(unit)]
     finished = sub("finish", _merge, ideal, *[sub(f"stats{i}", operator.getitem, b, "stats") for i, b in enumerate(blocks)])
     infos = [sub(f"info{i}", _info, b) for i, b in enumerate(blocks)]
