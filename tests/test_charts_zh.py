@@ -36,6 +36,8 @@ from straggle_edu.traces.synthetic import cause_gallery
 ALLOWED_WORDS = {
     "max", "ms", "GPU", "GPUs", "DP", "PP", "TP", "dp", "SE", "nats", "ln", "rank", "LPT", "Karmarkar", "Karp", "GC",
     "OSDI", "SGD", "all", "reduce", "token", "symlog", "pp", "comm",
+    # a command line the reader types, as it is typed (the fleet's worst jobs: straggle-edu analyze x.csv)
+    "straggle", "edu", "analyze", "csv", "parquet",
 }
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 WORD = re.compile(r"[A-Za-z]{2,}")
@@ -202,6 +204,19 @@ def _lost_fraction():
     return charts.lost_fraction_chart(lost_fraction_curves(2 ** np.arange(6), scenarios), n_mark=16)
 
 
+def _fleet_figures():
+    # job ids are identifiers, shown as they are: these have no Latin word
+    worst = [{"job_id": f"{i:04d}", "slowdown": 2.0 - i / 10, "waste": 0.5 - i / 20, "gpu_hours_lost": 100.0 - i,
+              "analyze": f"straggle-edu analyze {i}.csv"} for i in range(3)]
+    return {"slowdown_cdf": [[1.0, 0.5], [1.2, 0.8], [2.0, 1.0]], "waste_cdf": [[0.0, 0.5], [0.17, 0.8], [0.5, 1.0]],
+            "share_slowed_10pct": 0.5, "gpu_hours_lost": 300.0, "worst": worst,
+            "gpu_hours_lost_by_class": {"compute": 200.0, "communication": 80.0, "none": 20.0},
+            "gpu_hours_lost_by_where": {"last-stage": 150.0, "single-dp-rank": 50.0, "single-worker": 40.0, "spread": 60.0}}
+
+
+_GAINS = {"lost": 300.0, "replace": {"jobs": 1, "gpu_hours": 40.0, "share": 0.13},
+          "rebalance": {"jobs": 2, "gpu_hours": 120.0, "share": 0.4}}
+
 BUILDERS = {
     "sgd_curves_chart": lambda: charts.sgd_curves_chart(
         [{"scheme": s, "wall_s": t / 10, "gradients_applied": 8 * t, "loss": 1 / t} for s in ("sync", "backup") for t in (1, 2, 3)]
@@ -262,6 +277,11 @@ BUILDERS = {
     "pipeline_gantt_chart[op]": lambda: charts.pipeline_gantt_chart(_pipeline(), color="op"),
     "expected_max_chart[one]": lambda: charts.expected_max_chart(_growth(shapes=False), n_mark=10),
     "fixed_work_chart": lambda: fixed_work_chart([[0.010, 0.011], [0.012, 0.010]], max_n=8),
+    "slowdown_cdf_chart": lambda: charts.slowdown_cdf_chart(_fleet_figures()),
+    "waste_cdf_chart": lambda: charts.waste_cdf_chart(_fleet_figures()),
+    "lost_by_culprit_chart": lambda: charts.lost_by_culprit_chart(_fleet_figures()),
+    "worst_jobs_chart": lambda: charts.worst_jobs_chart(_fleet_figures()),
+    "remedy_chart": lambda: charts.remedy_chart(_GAINS),
 }
 
 

@@ -20,7 +20,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "straggle_edu"
 THRESHOLD = 0.90
 OTHER = "constant or submodule"
 ROOMS = ("math", "models", "traces", "charts", "explorers",
-         "instruments", "notebook", "exercises", "app")
+         "instruments", "notebook", "exercises", "fleet", "app")
 
 
 def _parse_package(package):

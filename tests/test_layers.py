@@ -38,11 +38,13 @@ ALLOWED = {
     "notebook": _BELOW["charts"] | {"_validate", "i18n", "notebook"},
     # Instruments run real processes; what they predict comes from models.
     "instruments": _BELOW["traces"] | {"_validate", "i18n", "instruments"},
-    "exercises": _BELOW["traces"] | {"_validate", "i18n", "instruments", "exercises"},
-    # The barrier-lab explorer starts the instrument; explorers show through
-    # the notebook helpers.
-    "explorers": _BELOW["explorers"] | {"_validate", "i18n", "instruments", "notebook"},
-    "app": set(LAYERS) | {"_validate", "i18n", "instruments", "notebook", "exercises", "app"},
+    "exercises": _BELOW["traces"] | {"_validate", "i18n", "instruments", "exercises", "fleet"},
+    # The barrier-lab explorer starts the instrument, the fleet sandbox draws its fleet from the demo;
+    # explorers show through the notebook helpers.
+    "explorers": _BELOW["explorers"] | {"_validate", "i18n", "instruments", "notebook", "fleet"},
+    # The fleet runs the one what-if engine over many jobs; Dask only inside functions.
+    "fleet": _BELOW["traces"] | {"_validate", "i18n", "fleet"},
+    "app": set(LAYERS) | {"_validate", "i18n", "instruments", "notebook", "exercises", "fleet", "app"},
     # The language switch imports nothing of the package.
     "i18n": set(),
 }
@@ -51,7 +53,7 @@ _NO_PLOTS = ("altair", "ipywidgets", "anywidget", "IPython")
 FORBIDDEN_LIBS = {
     "math": _NO_PLOTS, "models": _NO_PLOTS, "traces": _NO_PLOTS, "instruments": _NO_PLOTS,
     "exercises": _NO_PLOTS, "charts": ("ipywidgets", "anywidget"), "notebook": ("ipywidgets", "anywidget"),
-    "explorers": (), "app": (), "i18n": _NO_PLOTS,
+    "explorers": (), "app": (), "i18n": _NO_PLOTS, "fleet": _NO_PLOTS,
 }
 
 # Loose at the top: the package, ``python -m``, the input checker, and a
@@ -149,3 +151,26 @@ def test_package_and_cli_import_no_heavy_libraries():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_fleet_room_and_cli_parser_import_no_dask():
+    # dask and distributed load only when a fleet starts or joins a cluster: the package, the
+    # fleet room and the CLI parser (which configures the fleet subcommand) never import them.
+    code = (
+        "import sys, straggle_edu, straggle_edu.fleet, straggle_edu.fleet.cli, straggle_edu.fleet.engine; "
+        "from straggle_edu.app import cli; cli._parser(); "
+        "print(','.join(m for m in ('dask', 'distributed', 'tqdm') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_fleet_extra_is_in_lab_and_test():
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    extras = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(r.startswith("dask[distributed]") for r in extras["fleet"])
+    assert set(extras["fleet"]) <= set(extras["lab"])
+    assert set(extras["fleet"]) <= set(extras["test"])

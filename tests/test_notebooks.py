@@ -42,6 +42,7 @@ PLANNED = [
     "10_live_barrier_lab.ipynb",
     "11_backup_workers_for_real.ipynb",
     "12_detector_thresholds.ipynb",
+    "13_the_fleet.ipynb",
 ]
 
 _MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")

@@ -2,7 +2,9 @@
 
 Each subcommand lives in the module that owns its work. That module exposes
 ``configure(parser)``, which adds its arguments, and ``run(args) -> int``,
-which does the work and returns the exit code. This file only dispatches.
+which does the work and returns the exit code. A module that holds several
+subcommands names them ``module:name``, with ``configure_name`` and
+``run_name``. This file only dispatches.
 
 ``--lang {en,zh}`` is accepted before or after the subcommand
 (``straggle-edu lab --lang zh``); without it, ``STRAGGLE_EDU_LANG`` decides.
@@ -26,11 +28,20 @@ __all__ = ["main"]
 SUBCOMMANDS = {
     "lab": ("straggle_edu.app.launch", "open the notebooks in JupyterLab (localhost only, with a token)"),
     "analyze": ("straggle_edu.traces.cli", "find the stragglers in a trace (what-if analysis)"),
+    "fleet": ("straggle_edu.app.fleet_report:fleet",
+              "analyse every job of a cluster on Dask: the study's fleet figures and an HTML report"),
     "barrier": ("straggle_edu.instruments.barrier_lab", "run real worker processes at a real barrier and record a trace"),
     "sgd": ("straggle_edu.instruments.sgd", "train real SGD with real processes: sync, backup workers, drop, local SGD"),
     "site": ("straggle_edu.app.site", "export every notebook to a static HTML site"),
     "student-copies": ("straggle_edu.app.classroom", "write the notebooks without exercise solutions"),
+    "fleet-demo": ("straggle_edu.fleet.cli:demo", "write a demo fleet of job traces, calibrated to the OSDI 2025 study"),
 }
+
+
+def _entry(spec, what):
+    """The ``configure`` or ``run`` function of a subcommand's ``module`` or ``module:name``."""
+    module, __, name = spec.partition(":")
+    return getattr(importlib.import_module(module), f"{what}_{name}" if name else what)
 
 
 def _language_option():
@@ -55,7 +66,7 @@ def _parser():
         p = sub.add_parser(name, help=text, description=text, parents=[lang])
         p.set_defaults(_module=module)
         try:
-            importlib.import_module(module).configure(p)
+            _entry(module, "configure")(p)
         except ImportError as exc:  # a room that has not been built yet
             p.set_defaults(_missing=str(exc))
     return parser
@@ -128,7 +139,7 @@ def _dispatch(parser, args):
         print(f"straggle-edu {args.command}: not available ({missing})", file=sys.stderr)
         return 2
     try:
-        return int(importlib.import_module(args._module).run(args) or 0)
+        return int(_entry(args._module, "run")(args) or 0)
     except KeyboardInterrupt:
         print(_("interrupted"), file=sys.stderr)
         return 130

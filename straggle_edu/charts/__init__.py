@@ -56,6 +56,10 @@ from .expected_max import (
     METHOD_LABELS, expected_max_chart, max_histograms_chart, max_vs_one_chart, speedup_chart,
     slow_card_chart,
 )
+from .fleet import (
+    SLOWED, CULPRIT_CLASSES, CULPRIT_WHERE, cdf_rows, study_waste_rows, culprit_rows, slowdown_cdf_chart,
+    waste_cdf_chart, lost_by_culprit_chart, worst_jobs_chart, remedy_chart, line_rows,
+)
 from .independence import (
     independence_chart, scale_prediction_chart,
 )
@@ -93,6 +97,8 @@ __all__ = [
     "report_scores_chart", "alarms_vs_n_chart", "alarms_vs_threshold_chart", "alarm_rows",
     "threshold_rows", "simulated_rows", "ALARM_FLOOR", "METHOD_LABELS", "expected_max_chart",
     "max_histograms_chart", "max_vs_one_chart", "speedup_chart", "slow_card_chart",
+    "SLOWED", "CULPRIT_CLASSES", "CULPRIT_WHERE", "cdf_rows", "study_waste_rows", "culprit_rows",
+    "slowdown_cdf_chart", "waste_cdf_chart", "lost_by_culprit_chart", "worst_jobs_chart", "remedy_chart", "line_rows",
     "independence_chart", "scale_prediction_chart", "backup_datasets",
     "hedging_tradeoff_datasets", "packing_datasets", "sgd_datasets", "stage_partition_datasets",
     "backup_margin_chart", "backup_step_chart", "backup_tails_chart", "hedging_chart",

@@ -25,6 +25,9 @@ from .detector import (
 from .expected_max import (
     expected_max_explorer, max_histogram_explorer, slow_card_explorer, speedup_explorer,
 )
+from .fleet import (
+    fleet_explorer, fleet_readout,
+)
 from .independence import (
     independence_explorer, independence_rows, scale_up_explorer, step_times_from,
 )
@@ -56,7 +59,8 @@ __all__ = [
     "real_sgd_explorer", "prediction_rows", "barrier_lab_explorer", "LAB_MAX_WORKERS",
     "cost_explorer", "lost_fraction_explorer", "PAUSE_CHOICES", "debug_job_explorer",
     "EXAMPLE_CAUSES", "detector_explorer", "detector_readout", "expected_max_explorer",
-    "max_histogram_explorer", "slow_card_explorer", "speedup_explorer", "independence_explorer",
+    "max_histogram_explorer", "slow_card_explorer", "speedup_explorer", "fleet_explorer", "fleet_readout",
+    "independence_explorer",
     "independence_rows", "scale_up_explorer", "step_times_from", "backup_explorer",
     "hedging_explorer", "packing_explorer", "partition_explorer", "sgd_explorer",
     "restaurant_explorer", "barrier_explorer", "MYSTERY", "debug_checklist_explorer",

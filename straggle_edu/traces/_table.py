@@ -250,10 +250,12 @@ def _arrow_columns(table):
 
 def _compact(codes, labels):
     """Drop the labels no row uses (a Parquet dictionary may hold unused ones)."""
-    used = np.bincount(codes[codes >= 0], minlength=len(labels)) > 0
+    used = np.bincount(codes if not len(codes) or codes.min() >= 0 else codes[codes >= 0], minlength=len(labels)) > 0
     if used.all():
         return _Coded(codes, labels)
     remap = np.cumsum(used) - 1
+    if not len(codes) or codes.min() >= 0:  # no missing cell
+        return _Coded(remap[codes], labels[used])
     return _Coded(np.where(codes >= 0, remap[np.clip(codes, 0, None)], -1), labels[used])
 
 
@@ -396,6 +398,10 @@ def float_column(path, columns, name, *, expected="a number", low=None):
     straggle_edu.traces._table.TraceError: t.csv: column 'duration', row 2: expected a number, got 'fast'
     """
     arr = _as_float(path, name, columns[name], expected)
+    if arr.size:  # the smallest and the largest value are finite (NaN would spread) and in range: all are
+        lo, hi = arr.min(), arr.max()
+        if np.isfinite(lo) and np.isfinite(hi) and (low is None or lo >= low):
+            return arr
     ok = np.isfinite(arr)
     if low is not None:
         ok &= arr >= low
@@ -417,6 +423,8 @@ def int_column(path, columns, name, *, expected="a whole number >= 0", low=0):
     arr = col.values() if isinstance(col, _Coded) else np.asarray(col)
     if arr.dtype.kind in "iu":
         out = arr.astype(np.int64, copy=False)
+        if not out.size or out.min() >= low:  # one reduction instead of a mask, when all are fine
+            return out
         ok = out >= low
     else:
         f = _as_float(path, name, arr, expected)
@@ -477,6 +485,8 @@ def dense_codes(values):
     values = np.asarray(values)
     if values.size and values.dtype.kind in "iu":
         lo, hi = int(values.min()), int(values.max())
+        if lo == hi:  # one value (a block of one step): no table needed
+            return values[:1].copy(), np.zeros(values.size, dtype=np.int64)
         if lo >= 0 and hi < max(4 * values.size, 1 << 16) and hi < (1 << 26):
             present = np.bincount(values, minlength=hi + 1) > 0
             uniques = np.flatnonzero(present)

@@ -351,7 +351,7 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
     known = np.array([lab in OPTYPES for lab in labels], dtype=bool)
     skipped = ()
     rows = np.arange(1, n + 1, dtype=np.int64)
-    if not known[np.unique(codes)].all():  # unused dictionary labels do not count
+    if not known[np.bincount(codes, minlength=len(labels)) > 0].all():  # unused dictionary labels do not count
         counts = np.bincount(codes, minlength=len(labels))
         unknown = [(str(labels[i]), int(counts[i])) for i in np.flatnonzero(~known) if counts[i] > 0]
         skipped = tuple(unknown)
@@ -378,13 +378,14 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
     if gmc is None:
         gmc = stage.copy()
 
-    layout = _check_layout(shown, dp, stage, rank, step, code, mc, meta, meta_source, rows)
+    step_codes = dense_codes(step)  # (step ids, each op's step index), for every check below
+    layout = _check_layout(shown, dp, stage, rank, step_codes, code, mc, meta, meta_source, rows)
     if rank is None:
         rank = stage * layout.dp_size + dp
     if mb is None:
         mb = _infer_microbatches(dp, stage, step, code, seq)
-    _check_microbatches(shown, dp, stage, step, code, mb, mc, rows)
-    _check_duplicates(shown, dp, stage, step, code, seq, rows)
+    _check_microbatches(shown, dp, stage, step_codes, code, mb, mc, rows)
+    _check_duplicates(shown, dp, stage, step, step_codes, code, seq, rows)
     return OpTrace(
         source=str(source),
         layout=layout,
@@ -433,15 +434,24 @@ def _coded_text(col, few=64):
 
 
 def _is_function(a, b):
-    """True when equal values of a always come with equal values of b (ints)."""
+    """True when equal values of a always come with equal values of b (ints).
+
+    Each value of a keeps one of its b's (a scatter); a -> b is a function
+    exactly when every row's b is the one its a kept.
+    """
     if a.min() >= 0 and a.max() < (1 << 26):
-        size = int(a.max()) + 1
-        lo = np.full(size, np.iinfo(np.int64).max)
-        hi = np.full(size, np.iinfo(np.int64).min)
-        np.minimum.at(lo, a, b)
-        np.maximum.at(hi, a, b)
-        return bool((lo[hi >= lo] == hi[hi >= lo]).all())
+        kept = np.empty(int(a.max()) + 1, dtype=b.dtype)
+        kept[a] = b
+        return bool((kept[a] == b).all())
     return _first_conflict(a, b) is None
+
+
+def _count_distinct(values):
+    """The number of distinct values of an int array (``len(dense_codes(values)[0])``)."""
+    lo, hi = int(values.min()), int(values.max())
+    if lo >= 0 and hi < max(4 * values.size, 1 << 16) and hi < (1 << 26):
+        return int(np.count_nonzero(np.bincount(values, minlength=hi + 1)))
+    return len(np.unique(values))
 
 
 def _first_conflict(a, b):
@@ -457,7 +467,7 @@ def _first_conflict(a, b):
     return int(order[j]), int(order[ref[j]])
 
 
-def _check_layout(shown, dp, stage, rank, step, code, mc, meta, meta_source, rows):
+def _check_layout(shown, dp, stage, rank, step_codes, code, mc, meta, meta_source, rows):
     # a rank belongs to one stage and one DP rank
     if rank is not None:
         worker = dp * (int(stage.max()) + 1) + stage
@@ -468,8 +478,8 @@ def _check_layout(shown, dp, stage, rank, step, code, mc, meta, meta_source, row
                 i, j = hit
                 raise column_error(shown, col, rows[i], layout=True, problem=f"rank {rank[i]} is in {col} {other[i]} "
                                    f"here but in {col} {other[j]} at row {rows[j]} (a rank has one {col})")
-        n_ranks = len(dense_codes(rank)[0])
-        n_workers = len(dense_codes(worker)[0])
+        n_ranks = _count_distinct(rank)
+        n_workers = _count_distinct(worker)
         hit = None if n_ranks == n_workers else _first_conflict(worker, rank)
         if hit is not None:
             i, j = hit
@@ -484,7 +494,7 @@ def _check_layout(shown, dp, stage, rank, step, code, mc, meta, meta_source, row
             raise column_error(shown, name, layout=True, problem=f"no row with {name} {missing[0]} "
                                f"(values 0..{size - 1} are expected, since {size - 1} appears)")
     # every worker in every step
-    steps, si = dense_codes(step)
+    steps, si = step_codes
     S = len(steps)
     cell = (si * DP + dp) * PP + stage
     seen = np.bincount(cell, minlength=S * DP * PP).reshape(S, DP, PP) > 0
@@ -518,19 +528,21 @@ def _infer_microbatches(dp, stage, step, code, seq):
     return mb
 
 
-def _check_microbatches(shown, dp, stage, step, code, mb, mc, rows):
+def _check_microbatches(shown, dp, stage, step_codes, code, mb, mc, rows):
     """Every worker-step runs the same forward and backward microbatches."""
+    DP, PP, chunks = int(dp.max()) + 1, int(stage.max()) + 1, int(mc.max()) + 1
+    one_chunk = chunks == 1 and int(mc.min()) == 0  # then a (microbatch, chunk) key is the microbatch
     for c in (0, 1):
         sel = np.flatnonzero(code == c)
         if sel.size == 0:
             continue
         m = mb[sel]
-        if (m < 0).any():
+        if m.min() < 0:
             i = sel[int(np.flatnonzero(m < 0)[0])]
             raise column_error(shown, "mb_id", rows[i], f"a microbatch id >= 0 for a {OPTYPES[c]} op", mb[i])
-        steps, si = dense_codes(step[sel])
-        DP, PP = int(dp.max()) + 1, int(stage.max()) + 1
-        mbs, mi = dense_codes(m * (int(mc.max()) + 1) + mc[sel])
+        used, si = dense_codes(step_codes[1][sel])  # the steps of these ops, as dense_codes(step[sel]) gives them
+        steps = step_codes[0][used]
+        mbs, mi = dense_codes(m if one_chunk else m * chunks + mc[sel])
         W = len(steps) * DP * PP
         worker = (si * DP + dp[sel]) * PP + stage[sel]
         check_memory(W * len(mbs) * 8, "checking the microbatches of every worker-step")
@@ -541,20 +553,25 @@ def _check_microbatches(shown, dp, stage, step, code, mb, mc, rows):
             d, p = divmod(rest, PP)
             where = sel[np.flatnonzero(worker == w)]
             first_row = rows[where[0]] if where.size else "?"
-            missing_mb = int(mbs[k]) // (int(mc.max()) + 1)
+            missing_mb = int(mbs[k]) // chunks
             raise column_error(shown, "mb_id", layout=True, problem=f"worker (dp_rank {d}, stage {p}) in step "
                                f"{steps[s]} has no {OPTYPES[c]} for microbatch {missing_mb} (its ops start at row "
                                f"{first_row}); every worker-step must run every microbatch")
 
 
-def _check_duplicates(shown, dp, stage, step, code, seq, rows):
+def _check_duplicates(shown, dp, stage, step, step_codes, code, seq, rows):
     """No worker has two ops of one optype with the same seq_id in a step."""
-    _, si = dense_codes(step)
+    steps, si = step_codes
     DP, PP, Q = int(dp.max()) + 1, int(stage.max()) + 1, int(seq.max()) + 1
-    key = (((si.astype(np.int64) * DP + dp) * PP + stage) * len(OPTYPES) + code) * Q + seq
-    sk = np.sort(key)
-    if not (sk[1:] == sk[:-1]).any():
-        return
+    key = (((si.astype(np.int64, copy=False) * DP + dp) * PP + stage) * len(OPTYPES) + code) * Q + seq
+    size = len(steps) * DP * PP * len(OPTYPES) * Q
+    if size <= 8 * len(key):  # counting is cheaper than sorting
+        if not (np.bincount(key, minlength=size) > 1).any():
+            return
+    else:
+        sk = np.sort(key)
+        if not (sk[1:] == sk[:-1]).any():
+            return
     order = np.argsort(key, kind="stable")
     ks = key[order]
     j = int(np.flatnonzero(ks[1:] == ks[:-1])[0])

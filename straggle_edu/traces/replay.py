@@ -162,7 +162,7 @@ def build_model(trace, program=None):
     shown = display_path(trace.source) if trace.source != "<memory>" else trace.source
     _check_plain_1f1b(trace, shown)
     notes = []
-    cells = _cells(trace, shown, notes)
+    cells = _cells(trace, shown, notes, medians=program is None)
     if program is not None:
         return _model_of(trace, cells, _program_nodes(cells, program, shown), program, notes)
     nodes = _combine_p2p(cells, trace.layout.pp_size, notes)
@@ -198,7 +198,7 @@ def _program_nodes(cells, program, shown):
     if program.keys is None or not np.array_equal(cells["keys"], program.keys):
         raise column_error(shown, "optype", layout=True, problem=f"steps {cells['steps'][0]}..{cells['steps'][-1]} "
                            f"run other ops (stage, optype, seq_id) than the rest of the trace")
-    return _group_nodes(cells, program.node_of_key)
+    return _group_nodes(cells, program.node_of_key, medians=False)
 
 
 def _check_plain_1f1b(trace, shown):
@@ -214,10 +214,15 @@ def _step_bounds(trace, shown):
     """Step ids, each op's step index, each step's start and its recorded time (last end - first start)."""
     steps, si = dense_codes(trace.step)
     S = len(steps)
-    step_start = np.full(S, np.inf)
-    np.minimum.at(step_start, si, trace.start_ts)
-    step_end = np.full(S, -np.inf)
-    np.maximum.at(step_end, si, trace.start_ts + trace.duration)
+    end = trace.start_ts + trace.duration
+    if S == 1 or (si[1:] >= si[:-1]).all():  # rows in step order: one reduction per step
+        cuts = np.r_[0, np.flatnonzero(si[1:] != si[:-1]) + 1]
+        step_start, step_end = np.minimum.reduceat(trace.start_ts, cuts), np.maximum.reduceat(end, cuts)
+    else:
+        step_start = np.full(S, np.inf)
+        np.minimum.at(step_start, si, trace.start_ts)
+        step_end = np.full(S, -np.inf)
+        np.maximum.at(step_end, si, end)
     recorded_step = step_end - step_start
     if (recorded_step <= 0).any():
         s = int(np.flatnonzero(recorded_step <= 0)[0])
@@ -225,8 +230,12 @@ def _step_bounds(trace, shown):
     return steps, si, step_start, recorded_step
 
 
-def _cells(trace, shown, notes):
-    """Every op in its cell (key, step, DP rank); a key is one (stage, optype, seq_id)."""
+def _cells(trace, shown, notes, medians=True):
+    """Every op in its cell (key, step, DP rank); a key is one (stage, optype, seq_id).
+
+    ``medians``: also each key's median start and end (what orders the ops
+    when the model derives its own program; a given program has its order).
+    """
     D = trace.layout.dp_size
     steps, si, step_start, recorded_step = _step_bounds(trace, shown)
     S = len(steps)
@@ -236,18 +245,30 @@ def _cells(trace, shown, notes):
     k_stage, k_code, k_seq = keys // (nseq * len(OPTYPES)), (keys // nseq) % len(OPTYPES), keys % nseq
     check_memory(6 * 8 * K * S * D, f"replaying {K} ops x {S} steps x {D} DP ranks")
     cell = (kidx * S + si) * D + trace.dp_rank
-    _check_cells(np.bincount(cell, minlength=K * S * D).reshape(K, S, D), k_stage, k_code, k_seq, steps,
-                 shown, notes)
-    start, dur = np.zeros((K, S, D)), np.zeros((K, S, D))
-    mb = np.full((K, S, D), -1, dtype=np.int64)
-    start.reshape(-1)[cell] = trace.start_ts - step_start[si]
-    dur.reshape(-1)[cell] = trace.duration
-    mb.reshape(-1)[cell] = trace.mb_id
-    mc_of = np.zeros(K, dtype=np.int64)
-    mc_of[kidx] = trace.mc  # any row of the key (chunks are fixed per key)
-    return {"steps": steps, "si": si, "kidx": kidx, "keys": keys, "recorded_step": recorded_step, "stage": k_stage,
-            "code": k_code, "seq": k_seq, "start": start, "dur": dur, "mb": mb, "mc": mc_of,
-            "med_start": _median_time(start), "med_end": _median_time(start + dur)}
+    counts = np.bincount(cell, minlength=K * S * D)
+    _check_cells(counts.reshape(K, S, D), k_stage, k_code, k_seq, steps, shown, notes)
+    rel = trace.start_ts - (step_start[0] if S == 1 else step_start[si])
+    if len(cell) == K * S * D and counts.max() == 1:  # one op per cell: gather each cell's op (cheaper than scatter)
+        row = np.empty(len(cell), dtype=np.int64)
+        row[cell] = np.arange(len(cell))
+        start, dur, mb = (a[row].reshape(K, S, D) for a in (rel, trace.duration, trace.mb_id))
+    else:
+        start, dur = np.zeros((K, S, D)), np.zeros((K, S, D))
+        mb = np.full((K, S, D), -1, dtype=np.int64)
+        start.reshape(-1)[cell] = rel
+        dur.reshape(-1)[cell] = trace.duration
+        mb.reshape(-1)[cell] = trace.mb_id
+    if trace.mc.min() == trace.mc.max():  # one chunk everywhere (the replay allows no other)
+        mc_of = np.full(K, trace.mc[0], dtype=np.int64)
+    else:
+        mc_of = np.zeros(K, dtype=np.int64)
+        mc_of[kidx] = trace.mc  # any row of the key (chunks are fixed per key)
+    out = {"steps": steps, "si": si, "kidx": kidx, "keys": keys, "recorded_step": recorded_step, "stage": k_stage,
+           "code": k_code, "seq": k_seq, "start": start, "dur": dur, "mb": mb, "mc": mc_of}
+    if medians:
+        out["med_start"] = _median_time(start)
+        out["med_end"] = _median_time(start[:, :, :64] + dur[:, :, :64])
+    return out
 
 
 def _check_cells(counts, k_stage, k_code, k_seq, steps, shown, notes):
@@ -287,7 +308,7 @@ def _combine_p2p(cells, P, notes):
     return _group_nodes(cells, np.searchsorted(heads, group_of))
 
 
-def _group_nodes(cells, node_of_key):
+def _group_nodes(cells, node_of_key, medians=True):
     """Nodes from keys: each node's start, duration (the longest member's), microbatch and median times."""
     k_stage, k_code, start, dur = cells["stage"], cells["code"], cells["start"], cells["dur"]
     K = len(k_stage)
@@ -297,11 +318,17 @@ def _group_nodes(cells, node_of_key):
     for k in range(K):
         members[node_of_key[k]].append(k)
     n_start = start[heads]
-    n_dur = np.stack([dur[m].max(axis=0) for m in members]) if len(heads) else dur[:0]
-    return {"N": len(heads), "heads": heads, "node_of_key": node_of_key, "stage": k_stage[heads],
-            "codes": [tuple(int(k_code[k]) for k in m) for m in members], "start": n_start, "dur": n_dur,
-            "mb": cells["mb"][heads], "mc": cells["mc"][heads], "med_start": cells["med_start"][heads],
-            "med_end": _median_time(n_start + n_dur)}
+    n_dur = dur[heads]  # a copy; a combined node takes its longest member's
+    for i, m in enumerate(members):
+        if len(m) > 1:
+            n_dur[i] = dur[m].max(axis=0)
+    out = {"N": len(heads), "heads": heads, "node_of_key": node_of_key, "stage": k_stage[heads],
+           "codes": [tuple(int(k_code[k]) for k in m) for m in members], "start": n_start, "dur": n_dur,
+           "mb": cells["mb"][heads], "mc": cells["mc"][heads]}
+    if medians:
+        out["med_start"] = cells["med_start"][heads]
+        out["med_end"] = _median_time(n_start[:, :, :64] + n_dur[:, :, :64])
+    return out
 
 
 def _p2p_links(cells, nodes, P, shown, notes):
@@ -401,7 +428,6 @@ def _recorded_work(nodes, peers, dpsync, notes):
     """Duration for local ops; transfer time (end - latest arrival) for collectives and send/recv."""
     n_start, n_dur = nodes["start"], nodes["dur"]
     work = n_dur.copy()
-    n_end = n_start + n_dur
     negative = 0
     for n in range(nodes["N"]):
         if not (dpsync[n] or peers[n]):
@@ -411,7 +437,7 @@ def _recorded_work(nodes, peers, dpsync, notes):
             arrive = np.maximum(arrive, n_start[u])
         if dpsync[n]:
             arrive = arrive.max(axis=-1, keepdims=True)
-        t = n_end[n] - arrive
+        t = (n_start[n] + n_dur[n]) - arrive
         negative += int((t < -1e-9).sum())
         work[n] = np.maximum(t, 0.0)
     if negative:
@@ -477,10 +503,10 @@ def _event_order(N, preds, peers, *, node_label, node_stage, node_codes, shown):
 
 
 def _last_uses(model):
-    """For each node, the index in model.order of the last event reading its start / end."""
+    """For each node, the index in model.order of the last event reading its start / end (lists)."""
     N = model.n_nodes
-    last_start = np.full(N, -1)
-    last_end = np.full(N, -1)
+    last_start = [-1] * N
+    last_end = [-1] * N
     for i, (kind, n) in enumerate(model.order):
         if kind == 0:
             for p in model.preds[n]:
@@ -492,7 +518,37 @@ def _last_uses(model):
     return last_start, last_end
 
 
-def replay(model, work, *, keep_timeline=False, progress=None):
+def _sinks(model):
+    """Which nodes no other node waits for (in no node's preds): a bool per node."""
+    sink = [True] * model.n_nodes
+    for ps in model.preds:
+        for p in ps:
+            sink[p] = False
+    return sink
+
+
+_USES = {}  # id(model.order) -> (order, last uses, sinks): every block of a job shares its program's order
+
+
+def _uses(model):
+    """:func:`_last_uses` and :func:`_sinks` of the model, computed once per program."""
+    hit = _USES.get(id(model.order))
+    if hit is None or hit[0] is not model.order:
+        if len(_USES) >= 16:
+            _USES.clear()
+        hit = _USES[id(model.order)] = (model.order, _last_uses(model), _sinks(model))
+    return hit[1], hit[2]
+
+
+def _max_last(x, keepdims=False):
+    """``x.max(axis=-1)``; over two DP columns as one elementwise maximum (the same values, faster)."""
+    if x.shape[-1] == 2:
+        out = np.maximum(x[..., 0], x[..., 1])
+        return out[..., None] if keepdims else out
+    return x.max(axis=-1, keepdims=keepdims)
+
+
+def replay(model, work, *, keep_timeline=False, progress=None, nonnegative=False):
     """Replay every step through the dependency model.
 
     Parameters
@@ -506,6 +562,11 @@ def replay(model, work, *, keep_timeline=False, progress=None):
         Also return every node's start and end arrays.
     progress : callable, optional
         Called with the number of events done, for a progress bar.
+    nonnegative : bool
+        The caller promises that no work is negative (recorded and ideal work
+        never are). Every op then ends no earlier than an op that waits for
+        it, so the step's end is the latest end among the ops no op waits
+        for, and only theirs are scanned: the same step times, bit for bit.
 
     Returns
     -------
@@ -524,11 +585,14 @@ def replay(model, work, *, keep_timeline=False, progress=None):
     >>> T = replay(m, lambda n: np.stack([m.work[n], 2 * m.work[n]]))
     >>> bool(np.allclose(T[0], m.recorded_step)), bool(np.allclose(T[1], 2 * T[0]))
     (True, True)
+    >>> bool(np.array_equal(replay(m, lambda n: m.work[n][None], nonnegative=True), T[:1]))
+    True
     """
     N = model.n_nodes
     starts = [None] * N
     ends = [None] * N
-    last_start, last_end = (None, None) if keep_timeline else _last_uses(model)
+    (last_start, last_end), sink = _uses(model)
+    scan = sink if nonnegative else [True] * N
     step_end = None
     zero = np.zeros(())
     preds, peers, dpsync = model.preds, model.peers, model.dpsync
@@ -551,11 +615,12 @@ def replay(model, work, *, keep_timeline=False, progress=None):
             for u in peers[n]:
                 m = np.maximum(m, starts[u])
             if dpsync[n] and np.ndim(m):
-                m = m.max(axis=-1, keepdims=True)
+                m = _max_last(m, keepdims=True)
             e = m + work(n)
             ends[n] = e
-            last = e.max(axis=-1)
-            step_end = last if step_end is None else np.maximum(step_end, last)
+            if scan[n]:
+                last = _max_last(e)
+                step_end = last if step_end is None else np.maximum(step_end, last)
             if not keep_timeline:
                 if last_start[n] == i:
                     starts[n] = None

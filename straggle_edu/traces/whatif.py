@@ -55,9 +55,9 @@ from .optrace import OPTYPES
 from .replay import MEAN_KIND, build_model, replay
 from .result import Analysis
 
-__all__ = ["analyze_ops", "analyze_blocks", "ideal_work", "ideal_stats", "merge_stats", "finish_stats",
-           "ideal_from_stats", "optype_groups", "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION",
-           "AUTO_WORKERS"]
+__all__ = ["analyze_ops", "analyze_blocks", "ideal_work", "ideal_stats", "merge_stats", "merge_all_stats",
+           "finish_stats", "ideal_from_stats", "block_scores", "merge_scores", "block_mw", "scores_analysis",
+           "optype_groups", "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION", "AUTO_WORKERS"]
 
 MW_FRACTION = 0.03  # M_W fixes the ceil(3%) slowest workers, as in the artifact
 AUTO_WORKERS = 1024  # "auto" attribution reports by_dp_rank / by_worker up to this many workers
@@ -141,6 +141,37 @@ def merge_stats(a, b):
         out["count"][k] = out["count"].get(k, 0) + b["count"][k]
     for k, v in b["values"].items():
         out["values"][k] = np.concatenate([out["values"][k], v]) if k in out["values"] else v
+    return out
+
+
+def merge_all_stats(parts):
+    """Every block's :func:`ideal_stats`, in order, as one: :func:`merge_stats` folded over ``parts``.
+
+    The same dict as ``merge_stats(merge_stats(merge_stats(None, a), b), c)``
+    (sums added in the same order, values in the same order), with each key's
+    values concatenated once instead of once per block: linear in the number
+    of values, where the fold copies them again for every block.
+
+    Examples
+    --------
+    >>> a = {"sum": {0: 1.0}, "count": {0: 1}, "values": {2: np.array([1.0])}}
+    >>> b = {"sum": {0: 2.0}, "count": {0: 3}, "values": {2: np.array([5.0]), 4: np.array([7.0])}}
+    >>> m = merge_all_stats([a, b, a])
+    >>> m["sum"], m["count"], {k: v.tolist() for k, v in m["values"].items()}
+    ({0: 4.0}, {0: 5}, {2: [1.0, 5.0, 1.0], 4: [7.0]})
+    """
+    parts = [p for p in parts if p is not None]
+    if len(parts) < 2:
+        return parts[0] if parts else None
+    out = {"sum": dict(parts[0]["sum"]), "count": dict(parts[0]["count"])}
+    chunks = {k: [v] for k, v in parts[0]["values"].items()}
+    for b in parts[1:]:
+        for k, v in b["sum"].items():
+            out["sum"][k] = out["sum"].get(k, 0.0) + v
+            out["count"][k] = out["count"].get(k, 0) + b["count"][k]
+        for k, v in b["values"].items():
+            chunks.setdefault(k, []).append(v)
+    out["values"] = {k: np.concatenate(c) if len(c) > 1 else c[0] for k, c in chunks.items()}
     return out
 
 
@@ -309,7 +340,7 @@ def _replay_variants(model, ideal, keep):
         out[~k] = ideal[n]
         return out
 
-    return replay(model, work)
+    return replay(model, work, nonnegative=True)
 
 
 def _stage_optype_scores(model, T, groups):
@@ -358,7 +389,7 @@ def _mw_times(model, ideal, fix):
         out[:, cols] = ideal[n][:, cols]
         return out[None]
 
-    return replay(model, work)[0]
+    return replay(model, work, nonnegative=True)[0]
 
 
 def _notes(model, notes, skipped, report_workers):
@@ -451,7 +482,7 @@ def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, 
         raise ValueError(f"ideal must be one of {', '.join(IDEALS)}, got {ideal!r}")
     bar = _Ticker(progress)
     store = _BlockStore(spill)
-    first, stats, notes, skipped, trace0 = None, None, [], {}, None
+    first, stats, notes, skipped, trace0 = None, [], [], {}, None
     for trace in blocks:
         model = build_model(trace, program=program if first is None else first)
         if first is None:
@@ -459,7 +490,7 @@ def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, 
         elif model.steps[0] <= store.steps[-1]:
             raise ValueError(f"{model.source}: blocks must come in increasing step order without repeats; step "
                              f"{model.steps[0]} comes after step {store.steps[-1]}")
-        stats = merge_stats(stats, ideal_stats(model, ideal))
+        stats.append(ideal_stats(model, ideal))
         notes += model.notes
         for name, count in trace.skipped:
             skipped[name] = skipped.get(name, 0) + count
@@ -467,46 +498,127 @@ def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, 
     if first is None:
         raise ValueError("blocks must hold at least one block of steps, got none")
     bar.tick()
-    return _score_blocks(store, first, trace0, finish_stats(stats), ideal, attribution, notes, skipped, bar)
+    finished = finish_stats(merge_all_stats(stats))
+    del stats
+    return _score_blocks(store, first, trace0, finished, ideal, attribution, notes, skipped, bar)
 
 
 def _score_blocks(store, first, trace0, finished, ideal, attribution, notes, skipped, bar):
     """Passes 2 and 3 of :func:`analyze_blocks`: replay the variants block by block, then M_W."""
-    groups = optype_groups(first, ideal)
-    keep = _variant_masks(first, groups)
-    T, dp_step, mb = [], [], []
+    parts, offset = [], 0
     for model in store.models(first):
-        ideal_b = ideal_from_stats(model, ideal, finished)
-        T.append(_replay_variants(model, ideal_b, keep))
-        dp_step.append(_dp_variants(model, model.work, ideal_b))
-        mb.append(_microbatch_part(model, ideal_b, sum(len(t[0]) for t in T[:-1])))
+        parts.append(block_scores(model, first, finished, ideal, step_offset=offset))
+        offset += len(model.steps)
     bar.tick()
-    whole = replace(first, steps=store.steps, recorded_step=store.recorded_step)
-    T, dp_step = np.concatenate(T, axis=1), np.concatenate(dp_step, axis=1)
-    sc = _stage_optype_scores(whole, T, groups)
-    t_orig, t_ideal = T[0], T[1]
-    by_dp = {d: float(np.mean(dp_step[d] * t_ideal) / np.mean(t_ideal)) for d in range(first.dp_size)}
-    workers, by_worker, worker_step = _worker_scores(by_dp, sc["by_stage"], dp_step, sc["stage_step"])
-    fix, fixed = _mw_fix(by_worker, first.dp_size, first.pp_size)
-    t_mw = np.concatenate([_mw_times(m, ideal_from_stats(m, ideal, finished), fix) for m in store.models(first)])
-    m_w = _share(t_orig, t_mw, t_ideal)
+    scores = merge_scores(first, parts, store.steps, store.recorded_step, ideal)
+    t_mw = np.concatenate([block_mw(m, finished, scores["fix"], ideal) for m in store.models(first)])
     bar.tick()
-    report = attribution == "full" or (attribution == "auto" and len(workers) <= AUTO_WORKERS)
-    single = store.single
-    details = {"model": first if single else None, "ideal": ideal_from_stats(first, ideal, finished) if single else None,
-               "ideal_method": ideal, "optypes": tuple(sc["by_optype"]), "stage_step": sc["stage_step"],
-               "dp_step": dp_step, "optype_step": sc["optype_step"], "mw_workers": len(fixed), "mw_fixed": fixed,
-               "microbatch": _microbatch_stats(mb), "layout": trace0.layout, "trace": trace0 if single else None,
-               "blocks": store.count}
+    result = scores_analysis(scores, t_mw, first=first, trace0=trace0, finished=finished, ideal=ideal,
+                             attribution=attribution, notes=notes, skipped=skipped, blocks=store.count)
     bar.tick()
     bar.close()
+    return result
+
+
+# The passes of analyze_blocks one block at a time, for callers that run the blocks apart (the fleet
+# runs each as a task): ideal_stats per block -> merge_stats in step order -> finish_stats ->
+# block_scores per block -> merge_scores -> block_mw per block -> scores_analysis.
+
+def block_scores(model, program, finished, ideal="artifact", step_offset=0):
+    """Pass 2 of :func:`analyze_blocks` for one block: its variant replays, DP-rank variants and microbatch part.
+
+    ``program`` is the model the block's was built from (or the first
+    block's), ``finished`` the whole trace's :func:`finish_stats`, and
+    ``step_offset`` the number of steps in the blocks before this one.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> m = build_model(synthetic_trace(dp=2, pp=2, microbatches=2, steps=3))
+    >>> sorted(block_scores(m, m, finish_stats(ideal_stats(m)))), block_scores(m, m, finish_stats(ideal_stats(m)))["T"].shape[1]
+    (['T', 'dp_step', 'mb'], 3)
+    """
+    keep = _variant_masks(program, optype_groups(program, ideal))
+    ideal_b = ideal_from_stats(model, ideal, finished)
+    return {"T": _replay_variants(model, ideal_b, keep), "dp_step": _dp_variants(model, model.work, ideal_b),
+            "mb": _microbatch_part(model, ideal_b, step_offset)}
+
+
+def merge_scores(program, parts, steps, recorded_step, ideal="artifact"):
+    """Every block's :func:`block_scores` (in step order) as the whole trace's scores, and the workers M_W fixes.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> m = build_model(synthetic_trace(dp=2, pp=2, microbatches=2, steps=3, slow_worker=(1, 0, 2.0)))
+    >>> sc = merge_scores(m, [block_scores(m, m, finish_stats(ideal_stats(m)))], m.steps, m.recorded_step)
+    >>> sc["fixed"], round(sc["sc"]["slowdown"], 3) > 1
+    (((1, 0),), True)
+    """
+    groups = optype_groups(program, ideal)
+    whole = replace(program, steps=steps, recorded_step=recorded_step)
+    T = np.concatenate([p["T"] for p in parts], axis=1)
+    dp_step = np.concatenate([p["dp_step"] for p in parts], axis=1)
+    sc = _stage_optype_scores(whole, T, groups)
+    t_ideal = T[1]
+    by_dp = {d: float(np.mean(dp_step[d] * t_ideal) / np.mean(t_ideal)) for d in range(program.dp_size)}
+    workers, by_worker, worker_step = _worker_scores(by_dp, sc["by_stage"], dp_step, sc["stage_step"])
+    fix, fixed = _mw_fix(by_worker, program.dp_size, program.pp_size)
+    return {"whole": whole, "T": T, "dp_step": dp_step, "sc": sc, "by_dp": by_dp, "workers": workers,
+            "by_worker": by_worker, "worker_step": worker_step, "fix": fix, "fixed": fixed, "mb": [p["mb"] for p in parts]}
+
+
+def block_mw(model, finished, fix, ideal="artifact"):
+    """Pass 3 of :func:`analyze_blocks` for one block: its step times with the workers of ``fix`` at ideal.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> m = build_model(synthetic_trace(dp=2, pp=2, microbatches=2, steps=3))
+    >>> block_mw(m, finish_stats(ideal_stats(m)), np.zeros((2, 2), dtype=bool)).shape
+    (3,)
+    """
+    return _mw_times(model, ideal_from_stats(model, ideal, finished), fix)
+
+
+def scores_analysis(scores, t_mw, *, first, trace0, finished, ideal, attribution, notes, skipped, blocks):
+    """The :class:`Analysis` of :func:`merge_scores` and the M_W step times of every block (in step order).
+
+    ``first`` is the first block's model (or the program), ``trace0`` the
+    first block's trace, ``notes`` and ``skipped`` what every block's model
+    and trace noted, ``blocks`` the number of blocks.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> t = synthetic_trace(dp=2, pp=2, microbatches=2, steps=3)
+    >>> m = build_model(t)
+    >>> fin = finish_stats(ideal_stats(m))
+    >>> sc = merge_scores(m, [block_scores(m, m, fin)], m.steps, m.recorded_step)
+    >>> a = scores_analysis(sc, block_mw(m, fin, sc["fix"]), first=m, trace0=t, finished=fin, ideal="artifact",
+    ...                     attribution="auto", notes=[], skipped={}, blocks=1)
+    >>> a.slowdown == analyze_ops(t).slowdown
+    True
+    """
+    sc, whole, T = scores["sc"], scores["whole"], scores["T"]
+    t_orig, t_ideal = T[0], T[1]
+    m_w = _share(t_orig, t_mw, t_ideal)
+    workers, fixed = scores["workers"], scores["fixed"]
+    report = attribution == "full" or (attribution == "auto" and len(workers) <= AUTO_WORKERS)
+    single = blocks == 1
+    details = {"model": first if single else None, "ideal": ideal_from_stats(first, ideal, finished) if single else None,
+               "ideal_method": ideal, "optypes": tuple(sc["by_optype"]), "stage_step": sc["stage_step"],
+               "dp_step": scores["dp_step"], "optype_step": sc["optype_step"], "mw_workers": len(fixed),
+               "mw_fixed": fixed, "microbatch": _microbatch_stats(scores["mb"]), "layout": trace0.layout,
+               "trace": trace0 if single else None, "blocks": blocks}
     return Analysis(
         format="op-level", source=str(trace0.source), slowdown=sc["slowdown"], waste=1.0 - 1.0 / sc["slowdown"],
         per_step={int(s): float(v) for s, v in zip(whole.steps, sc["per_step"])},
         replay_error=float(np.mean(np.abs(t_orig - whole.recorded_step) / whole.recorded_step)),
         steps=whole.steps, step_time=t_orig, ideal_step_time=t_ideal, recorded_step_time=whole.recorded_step,
-        workers=tuple(workers), worker_step_slowdown=worker_step, by_optype=sc["by_optype"],
-        by_dp_rank=by_dp if report else None, by_stage=sc["by_stage"], by_worker=by_worker if report else None,
+        workers=tuple(workers), worker_step_slowdown=scores["worker_step"], by_optype=sc["by_optype"],
+        by_dp_rank=scores["by_dp"] if report else None, by_stage=sc["by_stage"],
+        by_worker=scores["by_worker"] if report else None,
         m_w=m_w, m_s=sc["m_s"], notes=_notes(first, notes, skipped, report), details=details,
     )
 
@@ -574,9 +686,9 @@ def _dp_variants(model, orig, ideal):
     ideal differs across DP ranks fall back to the full width.
     """
     N, S, D = model.shape
-    t_ideal = replay(model, lambda n: ideal[n][None])[0]
+    t_ideal = replay(model, lambda n: ideal[n][None], nonnegative=True)[0]
     if D == 1:
-        t = replay(model, lambda n: orig[n][None])[0]
+        t = replay(model, lambda n: orig[n][None], nonnegative=True)[0]
         return (t / t_ideal)[None]
     uniform = np.ptp(ideal, axis=2).max() <= 1e-12 * max(1.0, float(np.abs(ideal).max()))
     if uniform:
@@ -586,7 +698,7 @@ def _dp_variants(model, orig, ideal):
             out[:, :, 1] = ideal[n][None, :, 0]
             return out
 
-        T = replay(model, work_b)
+        T = replay(model, work_b, nonnegative=True)
     else:
         rows = []
         chunk = max(1, int(2**26 // max(1, S * D * 8)))
@@ -598,7 +710,7 @@ def _dp_variants(model, orig, ideal):
                 out[np.arange(len(ds)), :, ds] = orig[n][:, ds].T
                 return out
 
-            rows.append(replay(model, work_full))
+            rows.append(replay(model, work_full, nonnegative=True))
         T = np.concatenate(rows)
     return T / t_ideal[None]
 

@@ -1,0 +1,329 @@
+"""Fleet charts (``13_the_fleet.ipynb`` and the fleet's HTML report): every job of a cluster at once.
+
+They take the fleet's figures (``DIR/fleet.json``, as
+:func:`straggle_edu.fleet.figures.fleet_figures` returns them) or its rows as
+plain data, and never import the fleet room.
+
+- :func:`slowdown_cdf_chart`: the CDF of the jobs' slowdown S, with the
+  study's line at S = 1.1.
+- :func:`waste_cdf_chart`: the CDF of the jobs' waste 1 - 1/S, with the
+  same line (waste 9.1%) and the study's per-job quantiles beside it.
+- :func:`lost_by_culprit_chart`: GPU-hours lost by the kind of top culprit
+  (compute or communication) and by where it sits (the last stage, one DP
+  rank, one worker, spread).
+- :func:`worst_jobs_chart`: the jobs that lost the most, with the
+  ``straggle-edu analyze`` line to open each in the tooltip.
+- :func:`remedy_chart`: GPU-hours each remedy recovers, against all lost
+  (:func:`straggle_edu.fleet.remedies.remedy_gains`).
+- :func:`cdf_rows`, :func:`study_waste_rows`, :func:`culprit_rows`: the rows
+  those draw.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+
+from .._validate import require, whole
+from ..i18n import N_, _
+from ..models.osdi2025 import STUDY
+
+__all__ = [
+    "SLOWED",
+    "CULPRIT_CLASSES",
+    "CULPRIT_WHERE",
+    "cdf_rows",
+    "study_waste_rows",
+    "culprit_rows",
+    "slowdown_cdf_chart",
+    "waste_cdf_chart",
+    "lost_by_culprit_chart",
+    "worst_jobs_chart",
+    "remedy_chart",
+    "line_rows",
+]
+
+#: The study's line: a job is slowed when S >= 1.1 (waste 1 - 1/1.1 = 9.1%).
+SLOWED = 1.1
+#: The kinds of top culprit, as the fleet's rows name them, and their labels.
+CULPRIT_CLASSES = {"compute": N_("compute"), "communication": N_("communication")}
+#: Where the top culprit sits, as the fleet's rows name it, and its label.
+CULPRIT_WHERE = {"last-stage": N_("the last stage"), "single-dp-rank": N_("one DP rank"),
+                 "single-worker": N_("one worker"), "spread": N_("spread over many workers")}
+_NO_ATTRIBUTION = N_("no attribution")  # the key of the jobs without one ("unattributed" in fleet.json)
+_MAX_POINTS = 400
+_RED, _GREY, _BLUE = "#e45756", "#888888", "#4c78a8"
+
+
+def cdf_rows(cdf, max_points=_MAX_POINTS):
+    """The ``[[value, share], ...]`` of a fleet CDF as rows ``{value, share}``, at most ``max_points`` of them.
+
+    A longer CDF keeps evenly spaced points and its last one, so that a
+    fleet of a million jobs draws as fast as one of a hundred.
+
+    Examples
+    --------
+    >>> cdf_rows([[1.0, 0.5], [1.2, 1.0]])
+    [{'value': 1.0, 'share': 0.5}, {'value': 1.2, 'share': 1.0}]
+    >>> len(cdf_rows([[i, i / 999] for i in range(1000)], max_points=10))
+    10
+    """
+    whole("max_points", max_points, low=2)
+    pairs = [(float(v), float(s)) for v, s in cdf]
+    require(len(pairs) > 0, "cdf", cdf, "a list of [value, share] pairs")
+    if len(pairs) > max_points:
+        step = (len(pairs) - 1) / (max_points - 1)
+        pairs = [pairs[round(i * step)] for i in range(max_points)]
+    return [{"value": v, "share": s} for v, s in pairs]
+
+
+def line_rows(line, slowdown):
+    """``(rule rows, label rows)`` of the line at S = ``slowdown``, drawn at ``line`` on the axis (a sandbox patches them in).
+
+    Examples
+    --------
+    >>> line_rows(1.1, 1.1)[1]
+    [{'value': 1.1, 'label': 'S = 1.1'}]
+    """
+    rule = [{"value": line, "label": _("S = {S}: slowed by {pct}").format(S=f"{slowdown:g}", pct=f"{100 * (slowdown - 1):.0f}%")}]
+    return rule, [{"value": line, "label": _("S = {S}").format(S=f"{slowdown:g}")}]
+
+
+def _cdf_chart(rows, line, x_title, fmt, slowdown=None):
+    rule_rows, text_rows = line_rows(line, line if slowdown is None else slowdown)
+    base = alt.Chart({"values": rows})
+    curve = base.mark_line(interpolate="step-after", color=_BLUE).encode(
+        x=alt.X("value:Q", title=x_title, axis=alt.Axis(format=fmt), scale=alt.Scale(zero=False)),
+        y=alt.Y("share:Q", title=_("share of jobs at or below"), axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        tooltip=[alt.Tooltip("value:Q", title=x_title, format=fmt.replace("~", "")),
+                 alt.Tooltip("share:Q", title=_("share of jobs at or below"), format=".1%")])
+    rule = alt.Chart({"values": rule_rows}).mark_rule(
+        color=_RED, strokeDash=[4, 3]).encode(x="value:Q", tooltip=alt.Tooltip("label:N", title=_("line")))
+    text = alt.Chart({"values": text_rows}).mark_text(
+        color=_RED, align="left", dx=4, dy=-6, baseline="bottom").encode(x="value:Q", y=alt.value(0), text="label:N")
+    return curve + rule + text
+
+
+def slowdown_cdf_chart(figures, line=SLOWED, share=None):
+    """The CDF of the fleet's slowdown S, with the line at S = 1.1 (or ``line``).
+
+    Parameters
+    ----------
+    figures : dict
+        The fleet's figures; reads ``slowdown_cdf`` and ``share_slowed_10pct``.
+    line : float
+        Where the line stands (a sandbox moves it).
+    share : float, optional
+        The share of jobs at S >= ``line``, for the subtitle (by default the
+        figures' share at 1.1; give it when the line moves).
+
+    Returns
+    -------
+    altair.LayerChart
+        A step curve of the share of jobs at or below each S, the 1.1 line
+        and its label.
+
+    Examples
+    --------
+    >>> spec = slowdown_cdf_chart({"slowdown_cdf": [[1.0, 0.5], [1.3, 1.0]], "share_slowed_10pct": 0.5}).to_dict()
+    >>> spec["title"]["text"], spec["title"]["subtitle"]
+    ('Slowdown S of every job', '50% of the jobs at S >= 1.1')
+    """
+    share = figures["share_slowed_10pct"] if share is None else share
+    subtitle = _("{share} of the jobs at S >= {line}").format(share=f"{100 * float(share):.0f}%", line=f"{line:g}")
+    chart = _cdf_chart(cdf_rows(figures["slowdown_cdf"]), line, _("slowdown S"), ".2f")
+    return chart.properties(width=360, height=220, title={"text": _("Slowdown S of every job"), "subtitle": subtitle})
+
+
+def study_waste_rows():
+    """The study's per-job waste quantiles as CDF points (cited, from :mod:`straggle_edu.models.osdi2025`).
+
+    Examples
+    --------
+    >>> [(r["value"], r["share"]) for r in study_waste_rows()]
+    [(0.078, 0.5), (0.0909, 0.575), (0.213, 0.9), (0.45, 0.99)]
+    """
+    slowed = float(STUDY["jobs_slowed_10pct"])
+    points = [(float(STUDY["waste_median"]), 0.5, _("median job")),
+              (round(1 - 1 / SLOWED, 4), round(1 - slowed, 6), _("jobs slowed by 10% or more")),
+              (float(STUDY["waste_p90"]), 0.9, _("p90 job")), (float(STUDY["waste_p99"]), 0.99, _("p99 job"))]
+    return [{"value": v, "share": s, "what": w, "source": _("OSDI 2025 study (cited)")} for v, s, w in points]
+
+
+def waste_cdf_chart(figures, study=True):
+    """The CDF of the fleet's waste 1 - 1/S, with the 1.1 line and, by default, the study's quantiles.
+
+    Parameters
+    ----------
+    figures : dict
+        The fleet's figures; reads ``waste_cdf``.
+    study : bool
+        Mark the OSDI 2025 study's per-job waste quantiles (median, p90, p99,
+        and the share slowed by 10%) as points, cited.
+
+    Returns
+    -------
+    altair.LayerChart
+        The fleet's step curve, the 1.1 line at waste 9.1%, and the study's points.
+
+    Examples
+    --------
+    >>> spec = waste_cdf_chart({"waste_cdf": [[0.05, 0.5], [0.2, 1.0]]}).to_dict()
+    >>> len(spec["layer"]), spec["title"]["text"]
+    (4, 'Waste 1 - 1/S of every job')
+    """
+    chart = _cdf_chart(cdf_rows(figures["waste_cdf"]), 1 - 1 / SLOWED, _("waste 1 - 1/S"), ".0%", slowdown=SLOWED)
+    if study:
+        chart += alt.Chart({"values": study_waste_rows()}).mark_point(size=90, filled=True, color=_RED).encode(
+            x="value:Q", y="share:Q", shape=alt.Shape("source:N", title=None, scale=alt.Scale(range=["diamond"]),
+                                                      legend=alt.Legend(orient="bottom-right")),
+            tooltip=[alt.Tooltip("what:N", title=_("study figure")), alt.Tooltip("value:Q", title=_("waste"), format=".1%"),
+                     alt.Tooltip("share:Q", title=_("share of jobs at or below"), format=".1%")])
+    return chart.properties(width=360, height=220, title={"text": _("Waste 1 - 1/S of every job"),
+                                                          "subtitle": _("the diamonds: the OSDI 2025 study's jobs")})
+
+
+def culprit_rows(figures):
+    """``(by kind, by where)``: rows ``{key, label, gpu_hours, share}`` of GPU-hours lost, labels translated.
+
+    Examples
+    --------
+    >>> by_class, by_where = culprit_rows({"gpu_hours_lost": 100.0, "gpu_hours_lost_by_class": {"compute": 80.0,
+    ...     "communication": 20.0}, "gpu_hours_lost_by_where": {"last-stage": 60.0, "spread": 40.0}})
+    >>> [(r["label"], r["share"]) for r in by_class]
+    [('compute', 0.8), ('communication', 0.2)]
+    """
+    total = float(figures.get("gpu_hours_lost") or 0.0)
+
+    def rows(table, labels):
+        order = {k: i for i, k in enumerate(labels)}
+        items = sorted((table or {}).items(), key=lambda kv: order.get(kv[0], len(order)))
+        return [{"key": str(k), "label": _label(k, labels), "gpu_hours": float(v),
+                 "share": float(v) / total if total > 0 else 0.0} for k, v in items]
+
+    return (rows(figures.get("gpu_hours_lost_by_class"), CULPRIT_CLASSES),
+            rows(figures.get("gpu_hours_lost_by_where"), CULPRIT_WHERE))
+
+
+def _label(key, labels):
+    if key in labels:
+        return _(labels[key])
+    return _(_NO_ATTRIBUTION) if key in (None, "none", "null", "", "unattributed") else str(key)
+
+
+def _bars(rows, title, color):
+    base = alt.Chart({"values": rows}).encode(
+        y=alt.Y("label:N", sort=None, title=None),
+        x=alt.X("gpu_hours:Q", title=_("GPU-hours lost"), axis=alt.Axis(format="~s")),
+        tooltip=[alt.Tooltip("label:N", title=title), alt.Tooltip("gpu_hours:Q", title=_("GPU-hours lost"), format=",.0f"),
+                 alt.Tooltip("share:Q", title=_("share of all lost"), format=".1%")])
+    text = base.mark_text(align="left", dx=4).encode(text=alt.Text("share:Q", format=".0%"))
+    return (base.mark_bar(color=color) + text).properties(width=240, height=25 * max(len(rows), 2), title=title)
+
+
+def lost_by_culprit_chart(figures):
+    """GPU-hours lost by the kind of top culprit and by where it sits, side by side.
+
+    Parameters
+    ----------
+    figures : dict
+        The fleet's figures; reads ``gpu_hours_lost``, ``gpu_hours_lost_by_class``
+        and ``gpu_hours_lost_by_where``.
+
+    Returns
+    -------
+    altair.HConcatChart
+        Two bar charts with each bar's share of all GPU-hours lost.
+
+    Examples
+    --------
+    >>> spec = lost_by_culprit_chart({"gpu_hours_lost": 10.0, "gpu_hours_lost_by_class": {"compute": 10.0},
+    ...                               "gpu_hours_lost_by_where": {"single-worker": 10.0}}).to_dict()
+    >>> [c["title"] for c in spec["hconcat"]]
+    ['compute or communication', 'where the culprit sits']
+    """
+    by_class, by_where = culprit_rows(figures)
+    return alt.hconcat(_bars(by_class, _("compute or communication"), _BLUE),
+                       _bars(by_where, _("where the culprit sits"), _RED)).properties(
+        title=_("GPU-hours lost, by each job's top culprit"))
+
+
+def worst_jobs_chart(figures, top=10):
+    """The jobs that lost the most GPU-hours (or, without GPU-hours, the most waste), largest first.
+
+    Parameters
+    ----------
+    figures : dict
+        The fleet's figures; reads ``worst`` (``job_id``, ``slowdown``,
+        ``waste``, ``gpu_hours_lost``, ``analyze`` each).
+    top : int
+        How many jobs to show, 1 to 50.
+
+    Returns
+    -------
+    altair.LayerChart
+        One bar per job, its S written beside it; the tooltip holds the
+        ``straggle-edu analyze`` line to open the job.
+
+    Examples
+    --------
+    >>> worst = [{"job_id": "a", "slowdown": 2.0, "waste": 0.5, "gpu_hours_lost": 100.0, "analyze": "straggle-edu analyze a.csv"}]
+    >>> spec = worst_jobs_chart({"worst": worst}).to_dict()
+    >>> spec["layer"][0]["encoding"]["x"]["field"]
+    'gpu_hours_lost'
+    """
+    top = whole("top", top, low=1, high=50)
+    rows = [dict(r) for r in figures["worst"][:top]]
+    require(len(rows) > 0, "figures['worst']", figures["worst"], "at least one job")
+    by_hours = all(r.get("gpu_hours_lost") is not None for r in rows)
+    field, title, fmt = ("gpu_hours_lost", _("GPU-hours lost"), ",.0f") if by_hours else ("waste", _("waste 1 - 1/S"), ".1%")
+    for r in rows:
+        r["label"] = _("S = {S}").format(S=f"{float(r['slowdown']):.2f}")
+    base = alt.Chart({"values": rows}).encode(
+        y=alt.Y("job_id:N", sort=None, title=_("job id")),
+        x=alt.X(f"{field}:Q", title=title),
+        tooltip=[alt.Tooltip("job_id:N", title=_("job id")), alt.Tooltip("slowdown:Q", title="S", format=".3f"),
+                 alt.Tooltip(f"{field}:Q", title=title, format=fmt),
+                 alt.Tooltip("analyze:N", title=_("open it with"))])
+    text = base.mark_text(align="left", dx=4).encode(text="label:N")
+    return (base.mark_bar(color=_RED) + text).properties(width=360, height=22 * len(rows) + 10,
+                                                         title=_("The jobs that lost the most"))
+
+
+def remedy_chart(gains):
+    """GPU-hours each remedy would recover, against all the fleet lost.
+
+    Parameters
+    ----------
+    gains : dict
+        :func:`straggle_edu.fleet.remedies.remedy_gains`: ``lost`` and, for
+        ``replace`` and ``rebalance``, ``jobs``, ``gpu_hours`` and ``share``.
+
+    Returns
+    -------
+    altair.LayerChart
+        Three bars (all lost, replacing slow hosts, rebalancing stages), each
+        with its share of all lost and the number of jobs it applies to.
+
+    Examples
+    --------
+    >>> g = {"lost": 100.0, "replace": {"jobs": 1, "gpu_hours": 5.0, "share": 0.05},
+    ...      "rebalance": {"jobs": 4, "gpu_hours": 30.0, "share": 0.3}}
+    >>> from straggle_edu.charts._data import rows_of
+    >>> spec = remedy_chart(g).to_dict()
+    >>> [r["what"] for r in rows_of(spec, spec["data"])]
+    ['all GPU-hours lost', 'replace slow hosts', 'rebalance stages']
+    """
+    lost = float(gains["lost"])
+    rows = [{"what": _("all GPU-hours lost"), "gpu_hours": lost, "share": 1.0, "jobs": None, "color": _GREY}]
+    for key, label in (("replace", _("replace slow hosts")), ("rebalance", _("rebalance stages"))):
+        g = gains[key]
+        rows.append({"what": label, "gpu_hours": float(g["gpu_hours"]), "share": float(g["share"]), "jobs": int(g["jobs"]),
+                     "color": _RED if key == "replace" else _BLUE})
+    base = alt.Chart({"values": rows}).encode(
+        y=alt.Y("what:N", sort=None, title=None), x=alt.X("gpu_hours:Q", title=_("GPU-hours"), axis=alt.Axis(format="~s")),
+        tooltip=[alt.Tooltip("what:N", title=_("remedy")), alt.Tooltip("gpu_hours:Q", title=_("GPU-hours"), format=",.0f"),
+                 alt.Tooltip("share:Q", title=_("share of all lost"), format=".1%"),
+                 alt.Tooltip("jobs:Q", title=_("jobs it applies to"))])
+    bars = base.mark_bar().encode(color=alt.Color("color:N", scale=None))
+    text = base.mark_text(align="left", dx=4).encode(text=alt.Text("share:Q", format=".0%"))
+    return (bars + text).properties(width=360, height=110, title=_("What each remedy gets back, over the fleet"))

@@ -1,0 +1,33 @@
+"""The fleet: every job of a cluster analysed by the one what-if engine, on Dask, with the study's fleet figures.
+
+Map of the room
+---------------
+:mod:`~straggle_edu.fleet.sources`
+    SOURCE arguments (directories, globs, manifests, trace files) -> jobs.
+:mod:`~straggle_edu.fleet.engine`
+    one job -> its row (the same functions as ``straggle-edu analyze``);
+    a fleet on a ``distributed`` cluster (a LocalCluster by default), large
+    jobs cut into blocks of steps run as tasks of their own.
+:mod:`~straggle_edu.fleet.store`
+    rows written as each job finishes, resume by content hash,
+    ``jobs.parquet`` and ``jobs.csv``.
+:mod:`~straggle_edu.fleet.figures`
+    the study's fleet figures from the rows (``fleet.json``).
+:mod:`~straggle_edu.fleet.demo`
+    a synthetic fleet to learn on, calibrated to the OSDI 2025 study's fleet
+    figures, plus the study's three public jobs (``straggle-edu fleet-demo``).
+:mod:`~straggle_edu.fleet.remedies`
+    what each remedy recovers over a fleet's rows: replacing slow hosts
+    against rebalancing stages.
+:mod:`~straggle_edu.fleet.cli`
+    ``straggle-edu fleet SOURCE... --out DIR`` and ``straggle-edu fleet-demo DIR``.
+
+Dask is imported only inside the functions that start or use a cluster, so
+``import straggle_edu.fleet`` stays light and works without it (the fleet
+then runs in this process only, ``workers=0``). The room never draws: the
+charts (:mod:`straggle_edu.charts.fleet`) and the HTML report
+(:mod:`straggle_edu.app.fleet_report`) take its rows and figures as plain
+data. See ``docs/fleet.md``.
+"""
+
+__all__ = []

@@ -1,0 +1,225 @@
+"""One large op-level job as Dask tasks, a block of steps each, merged as ``analyze --block-steps`` merges them.
+
+The passes of :func:`~straggle_edu.traces.whatif.analyze_blocks`, each block its own task, the
+block's model kept on the worker that built it:
+
+1. the program (the dependency model of the first 64 DP ranks over every step), its rows read
+   in as many parts as there are workers, then built once;
+2. per run of blocks that share row groups (read once; a Parquet file's other row groups are not
+   read): build each block's model from the program, take its
+   :func:`~straggle_edu.traces.whatif.ideal_stats`;
+3. merge the statistics in step order (:func:`~straggle_edu.traces.whatif.merge_all_stats`, the
+   exact merge of ``analyze``) and finish them;
+4. per block: :func:`~straggle_edu.traces.whatif.block_scores`;
+5. :func:`~straggle_edu.traces.whatif.merge_scores`: the whole trace's scores and the workers that M_W fixes;
+6. per block: :func:`~straggle_edu.traces.whatif.block_mw`;
+7. :func:`~straggle_edu.traces.whatif.scores_analysis`, then the job's row.
+
+The blocks are those ``analyze`` cuts (the same ``block_steps``), and every sum runs in the same
+order, so S and every S_X equal ``straggle-edu analyze``'s, bit for bit. A worker that dies takes
+its blocks' models with it; the scheduler rebuilds them from their tasks.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+__all__ = ["plan", "submit"]
+
+
+def plan(path, block_steps, meta):
+    """The blocks of a Parquet op-level trace to analyse as tasks, or None (analysed in one task).
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> plan(public_trace_path(), 10, None) is None   # a CSV: read once, in one task
+    True
+    """
+    import pyarrow.parquet as pq
+
+    from ..traces import _detect
+    from ..traces.blocks import STREAM_ROWS, _step_order, auto_block_steps, block_ranges, count_rows, step_row_groups
+
+    p = Path(path)
+    if p.is_dir() or p.suffix.lower() not in (".parquet", ".pq") or _detect(p) != "op-level":
+        return None
+    if block_steps == "auto" and count_rows(p) <= STREAM_ROWS:
+        return None
+    order = _step_order(p)  # read once, for the block size and the blocks
+    if block_steps == "auto":
+        block_steps = auto_block_steps(p, steps=order[0])
+    if not block_steps:
+        return None
+    ranges, _ = block_ranges(p, block_steps, order=order)
+    if len(ranges) < 2:
+        return None
+    groups = pq.ParquetFile(p).metadata.num_row_groups
+    return {"ranges": ranges, "units": _units(ranges, step_row_groups(p)), "meta": None if meta is None else str(meta),
+            "row_groups": groups}
+
+
+def _units(ranges, groups):
+    """The blocks in runs that share row groups (each run read once): ``[[block index, ...], ...]``.
+
+    Examples
+    --------
+    >>> _units([(0, 0), (1, 1), (2, 2), (3, 3)], [(0, 1), (2, 3)])
+    [[0, 1], [2, 3]]
+    >>> _units([(0, 0), (1, 1)], [None])
+    [[0, 1]]
+    """
+    def touched(lo, hi):
+        return {i for i, g in enumerate(groups) if g is None or not (g[1] < lo or g[0] > hi)}
+
+    units, seen = [], set()
+    for i, (lo, hi) in enumerate(ranges):
+        rgs = touched(lo, hi)
+        if units and rgs & seen:
+            units[-1].append(i)
+            seen |= rgs
+        else:
+            units.append([i])
+            seen = rgs
+    return units
+
+
+def _sample(path, row_groups):
+    """The first 64 DP ranks' rows of some of the file's row groups (the program's sample, read in parts)."""
+    from ..traces.blocks import sample_rows
+
+    return sample_rows(path, row_groups)
+
+
+def _program(path, meta, budget, *samples):
+    """The dependency model's wiring, from the first 64 DP ranks over every step (as analyze_op_file builds it)."""
+    from .. import _validate
+    from ..traces.blocks import program_sample
+    from ..traces.replay import build_model
+
+    old = _validate.set_memory_budget(max(_validate.memory_budget(), budget))
+    try:
+        m = build_model(program_sample(path, meta=meta, parts=[t for part in samples for t in part]))
+    finally:
+        _validate.set_memory_budget(old)
+    return replace(m, work=None, start=None, duration=None, node_mb=None, cell_of_row=None)
+
+
+def _first_pass(path, ranges, meta, program, ideal, budget):
+    """Pass 1 of a run of blocks (read at once): each block's model (work and microbatches kept), statistics,
+    notes and size."""
+    from .. import _validate
+    from ..traces.blocks import read_op_blocks
+    from ..traces.replay import build_model
+    from ..traces.whatif import ideal_stats
+
+    t0 = time.perf_counter()
+    old = _validate.set_memory_budget(max(_validate.memory_budget(), budget))
+    out = []
+    try:
+        for trace in read_op_blocks(path, ranges, meta=meta):
+            model = build_model(trace, program=program)
+            slim = replace(model, start=None, duration=None, cell_of_row=None)
+            out.append({"model": slim, "stats": ideal_stats(model, ideal), "notes": list(model.notes),
+                        "skipped": list(trace.skipped), "ops": len(trace),
+                        "trace0": SimpleNamespace(source=trace.source, layout=trace.layout)})
+    finally:
+        _validate.set_memory_budget(old)
+    for block in out:
+        block["seconds"] = (time.perf_counter() - t0) / len(out)
+    return out
+
+
+def _merge(ideal, *stats):
+    from ..traces.whatif import finish_stats, merge_all_stats
+
+    return finish_stats(merge_all_stats(stats))
+
+
+def _scores(block, program, finished, ideal, offset):
+    from ..traces.whatif import block_scores
+
+    t0 = time.perf_counter()
+    out = block_scores(block["model"], program, finished, ideal, step_offset=offset)
+    return {**out, "steps": block["model"].steps, "recorded": block["model"].recorded_step,
+            "dp_size": block["model"].dp_size, "seconds": time.perf_counter() - t0}
+
+
+def _merge_scores(program, ideal, *parts):
+    import numpy as np
+
+    from ..traces.whatif import merge_scores
+
+    steps = np.concatenate([p["steps"] for p in parts])
+    recorded = np.concatenate([p["recorded"] for p in parts])
+    # the program holds the first 64 DP ranks; the trace's first block, all of them (as analyze_blocks' first model)
+    return merge_scores(replace(program, dp_size=parts[0]["dp_size"]), parts, steps, recorded, ideal)
+
+
+def _mw(block, finished, fix, ideal):
+    from ..traces.whatif import block_mw
+
+    return block_mw(block["model"], finished, fix, ideal)
+
+
+def _analysis(scores, program, finished, ideal, infos, *t_mw):
+    """The job's row columns from the merged scores and every block's M_W times (and pass 1's notes)."""
+    import numpy as np
+
+    from ..traces.whatif import scores_analysis
+    from .engine import analysis_row
+
+    notes, skipped = [], {}
+    for info in infos:
+        notes += info["notes"]
+        for name, count in info["skipped"]:
+            skipped[name] = skipped.get(name, 0) + count
+    a = scores_analysis(scores, np.concatenate(t_mw), first=scores["whole"], trace0=infos[0]["trace0"], finished=finished,
+                        ideal=ideal, attribution="full", notes=notes, skipped=skipped, blocks=len(infos))
+    return {**analysis_row(a), "ops": sum(i["ops"] for i in infos),
+            "block_seconds": sum(i["seconds"] for i in infos)}
+
+
+def _info(block):
+    """What the row needs of a block's first pass (not its model): notes, skipped ops, size, steps, seconds."""
+    return {"steps": len(block["model"].steps), **{k: block[k] for k in ("notes", "skipped", "ops", "trace0", "seconds")}}
+
+
+def _offset(*infos):
+    """The number of steps in the blocks before this one."""
+    return sum(i["steps"] for i in infos)
+
+
+def _analysis_of(scores, program, finished, ideal, n, *rest):
+    """:func:`_analysis` with the n blocks' infos, then their M_W times, as positional arguments (Dask resolves them)."""
+    return _analysis(scores, program, finished, ideal, list(rest[:n]), *rest[n:])
+
+
+def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact"):
+    """Submit the tasks of one job's blocks (the program's sample read in ``workers`` parts); return the future of
+    its row's analysis columns."""
+    meta = job_plan["meta"]
+
+    def sub(name, fn, *args):
+        return client.submit(fn, *args, key=f"{key}-{name}", pure=False)
+
+    groups, n = job_plan["row_groups"], max(1, min(job_plan["row_groups"], workers))
+    cuts = [groups * i // n for i in range(n + 1)]
+    samples = [sub(f"sample{i}", _sample, path, range(cuts[i], cuts[i + 1])) for i in range(n)]
+    program = sub("program", _program, path, meta, budget, *samples)
+    ranges, blocks = job_plan["ranges"], []
+    for u, unit in enumerate(job_plan["units"]):
+        run = sub(f"read{u}", _first_pass, path, [ranges[i] for i in unit], meta, program, ideal, budget)
+        blocks += [sub(f"block{i}", operator.getitem, run, k) for k, i in enumerate(unit)]
+    finished = sub("finish", _merge, ideal, *[sub(f"stats{i}", operator.getitem, b, "stats") for i, b in enumerate(blocks)])
+    infos = [sub(f"info{i}", _info, b) for i, b in enumerate(blocks)]
+    scores = [sub(f"scores{i}", _scores, b, program, finished, ideal, sub(f"offset{i}", _offset, *infos[:i]))
+              for i, b in enumerate(blocks)]
+    merged = sub("merge", _merge_scores, program, ideal, *scores)
+    fix = sub("fix", operator.getitem, merged, "fix")
+    t_mw = [sub(f"mw{i}", _mw, b, finished, fix, ideal) for i, b in enumerate(blocks)]
+    return sub("row", _analysis_of, merged, program, finished, ideal, len(infos), *infos, *t_mw)

@@ -1,0 +1,179 @@
+"""``straggle-edu fleet SOURCE... --out DIR [--scheduler tcp://HOST:PORT] [--workers N] [--follow-links]``
+and ``straggle-edu fleet-demo DIR [--jobs N] [--seed S] [--no-public] [--format csv|parquet]``.
+
+``fleet`` analyses every job of the SOURCE arguments (directories, globs,
+manifests, trace files) on a Dask cluster (a LocalCluster on 127.0.0.1 by
+default), writes ``DIR/jobs.parquet``, ``DIR/jobs.csv`` and ``DIR/fleet.json``,
+and prints the fleet figures (in Chinese with ``--lang zh``). A rerun into the
+same DIR skips the jobs already done. See ``docs/fleet.md``.
+
+``fleet-demo`` writes a demo fleet (:func:`straggle_edu.fleet.demo.write_demo`)
+and prints what it wrote and the command that analyses it.
+
+Importing this module (the CLI parser does) imports no Dask.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..i18n import _
+
+__all__ = ["configure", "run", "summary", "configure_demo", "run_demo"]
+
+
+def configure(parser):
+    """Add the ``fleet`` arguments to ``parser``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="straggle-edu fleet")
+    >>> configure(parser)
+    >>> args = parser.parse_args(["runs/", "fleet.csv", "--out", "out", "--workers", "2"])
+    >>> args.source, args.out, args.workers, args.scheduler, args.follow_links, args.block_steps
+    (['runs/', 'fleet.csv'], 'out', 2, None, False, 'auto')
+    """
+    parser.add_argument("source", nargs="+", metavar="SOURCE",
+                        help="a directory of traces (walked), a quoted glob ('runs/**/trace-*.parquet'), a manifest "
+                        "(.csv or .parquet with job_id,path[,gpus,hours]) or a trace file; each job is any trace "
+                        "that 'straggle-edu analyze' reads")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="output folder: jobs.parquet, jobs.csv, fleet.json, and parts/ (one file per finished "
+                        "job, so that a rerun resumes)")
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                        help="run on this running Dask scheduler instead of a new LocalCluster")
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="worker processes of the LocalCluster on 127.0.0.1 (default: one per core); 0 runs "
+                        "every job in this process, without Dask")
+    parser.add_argument("--follow-links", action="store_true",
+                        help="analyse paths that leave their SOURCE (through '..', an absolute path in a manifest, "
+                        "or a symbolic link); refused by default")
+    parser.add_argument("--block-steps", default="auto", metavar="N",
+                        help="op-level files: analyse N steps at a time, as 'analyze --block-steps'; 'auto' "
+                        "(default) as analyze does, and also for a job too large for a worker's memory; 0 reads "
+                        "every trace whole")
+    parser.add_argument("--top", type=int, default=5, metavar="N", help="worst jobs listed in the summary (default 5)")
+
+
+def _pct(x):
+    return _("n/a") if x is None else f"{100 * x:.1f}%"
+
+
+def _num(x, digits=3):
+    return _("n/a") if x is None else f"{x:.{digits}f}"
+
+
+def summary(run, top=5):
+    """The lines printed at the end of a fleet run (shown text, translated).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from straggle_edu.fleet.engine import run_fleet
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> print(summary(run_fleet([public_trace_path()], tempfile.mkdtemp(), workers=0, progress=False)))
+    Fleet: 1 jobs in ... s (1 analysed now, 0 done by an earlier run, 0 errors).
+    ...
+    """
+    f = run.figures
+    q = f["slowdown_quantiles"]
+    lines = [
+        _("Fleet: {jobs} jobs in {seconds:.1f} s ({analysed} analysed now, {cached} done by an earlier run, "
+          "{errors} errors).").format(jobs=run.jobs, seconds=run.seconds, analysed=run.analysed, cached=run.cached,
+                                      errors=f["errors"]),
+        _("Slowed by at least 10% (S >= 1.1): {share} of the {count} jobs with a slowdown ({gpu} of their "
+          "GPU-hours).").format(share=_pct(f["share_slowed_10pct"]), count=f["analysed"],
+                                gpu=_pct(f["share_slowed_10pct_gpu_hours"])),
+        _("Slowdown S: median {p50}, p90 {p90}, p99 {p99}, max {max}.").format(
+            **{k: _num(v) for k, v in q.items()}),
+        _("GPU-hours lost to stragglers: {lost:.1f} of {total:.1f}.").format(lost=f["gpu_hours_lost"],
+                                                                             total=f["gpu_hours"]),
+        _("One worker explains most of the excess in {share} of the slowed jobs.").format(
+            share=_pct(f["share_one_worker_dominant"])),
+    ]
+    if f["worst"]:
+        lines.append(_("Worst jobs (open one with the command after it):"))
+        lines += [f"  S = {w['slowdown']:.3f}  {w['job_id']}  {w['analyze']}" for w in f["worst"][:top]]
+    lines.append(_("Rows: {tables}; figures: {figures}").format(
+        tables=", ".join(run.tables), figures=f"{run.out}/fleet.json"))
+    return "\n".join(lines)
+
+
+def run(args):
+    """Run the fleet of ``args``; print the summary; return 0 (a job's error is in its row, not the exit code).
+
+    Examples
+    --------
+    >>> import argparse, contextlib, io, tempfile
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> parser = argparse.ArgumentParser()
+    >>> configure(parser)
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     code = run(parser.parse_args([str(public_trace_path()), "--out", tempfile.mkdtemp(), "--workers", "0"]))
+    >>> code, "Slowdown S: median 1.180" in out.getvalue()
+    (0, True)
+    """
+    from ..traces.cli import _block_steps
+    from .engine import run_fleet
+
+    if args.top < 1:
+        raise ValueError(f"--top must be a whole number >= 1, got {args.top}")
+    result = run_fleet(args.source, args.out, scheduler=args.scheduler, workers=args.workers,
+                       follow_links=args.follow_links, block_steps=_block_steps(args.block_steps),
+                       progress=sys.stderr.isatty())
+    print(summary(result, top=args.top))
+    return 0
+
+
+def configure_demo(parser):
+    """Add ``fleet-demo``'s arguments to ``parser``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> configure_demo(p)
+    >>> args = p.parse_args(["demo", "--jobs", "20"])
+    >>> args.jobs, args.seed, args.public
+    (20, 0, True)
+    """
+    parser.add_argument("dir", metavar="DIR", help="a new or empty folder to write the fleet into")
+    parser.add_argument("--jobs", type=int, default=200, help="synthetic jobs (default 200; 1 to 100,000)")
+    parser.add_argument("--seed", type=int, default=0, help="the same seed writes the same fleet (default 0)")
+    parser.add_argument("--no-public", dest="public", action="store_false",
+                        help="leave out the OSDI 2025 study's three public jobs")
+    parser.add_argument("--format", choices=("parquet", "csv"), default=None,
+                        help="trace format (default: parquet when pyarrow is installed, else csv)")
+
+
+def run_demo(args):
+    """Write the demo fleet; print a summary and the next command; return 0.
+
+    Examples
+    --------
+    >>> import argparse, contextlib, io, tempfile, pathlib
+    >>> p = argparse.ArgumentParser()
+    >>> configure_demo(p)
+    >>> folder = pathlib.Path(tempfile.mkdtemp()) / "demo"
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     code = run_demo(p.parse_args([str(folder), "--jobs", "4", "--no-public", "--format", "csv"]))
+    >>> code, out.getvalue().splitlines()[0]
+    (0, 'Wrote 4 synthetic jobs (... ops) and 0 public jobs to ...demo')
+    """
+    from .demo import write_demo
+
+    fleet = write_demo(args.dir, jobs=args.jobs, seed=args.seed, public=args.public, format=args.format,
+                       progress=sys.stderr.isatty())
+    print(_("Wrote {jobs} synthetic jobs ({ops:,} ops) and {public} public jobs to {folder}").format(
+        jobs=len(fleet.jobs), ops=fleet.ops, public=len(fleet.public), folder=fleet.folder))
+    print(_("Sizes, causes and slowdowns are drawn from distributions calibrated to the study's fleet figures "
+            "(see {truth}); they are not measurements.").format(truth=fleet.truth))
+    if fleet.public:
+        print(_("The public jobs ({ids}) are the study's own traces, Apache-2.0: see {license}.").format(
+            ids=", ".join(fleet.public), license=fleet.folder / "public" / "LICENSE.txt"))
+    print(_("Analyse it with:"))
+    print(f"  straggle-edu fleet {fleet.manifest} --out {fleet.folder / 'out'}")
+    return 0

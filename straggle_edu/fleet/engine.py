@@ -1,0 +1,537 @@
+"""The fleet engine: every job's row by the one what-if engine, on a ``distributed`` cluster or in this process.
+
+:func:`job_row`
+    one trace -> its row: the functions ``straggle-edu analyze`` calls
+    (``analyze_op_file`` for an op-level file, else ``read_trace`` and
+    ``analyze``), with ``attribution="full"`` so that even a 16,384-worker job
+    names its DP rank and worker; S and every S_X are ``analyze``'s, bit for bit.
+:func:`run_fleet`
+    SOURCE arguments -> ``DIR/parts/``, ``DIR/jobs.parquet``, ``DIR/jobs.csv``
+    and ``DIR/fleet.json``, with a progress bar of jobs done and the ETA.
+
+Where it runs
+-------------
+``workers=None`` (default) starts a ``distributed.LocalCluster`` on
+127.0.0.1, one single-threaded worker process per core; ``workers=N``, N of
+them; ``scheduler="tcp://HOST:PORT"`` uses a running cluster (its workers
+need straggle-edu installed and must see the traces at the same paths);
+``workers=0`` runs every job here, one after another, without Dask.
+
+Small jobs share a task (up to :data:`CHUNK_JOBS` of them, so that Dask's
+cost per task, a few milliseconds, is spread), and two tasks per worker
+thread are in flight, so a fleet of a million jobs is fed to the scheduler
+as it drains. A worker process that dies (killed, out of memory) has its
+tasks rerun on the others by the scheduler; a task that kills three workers
+is split into one task per job, and a job that still does gets an error row.
+A job larger than a worker's memory budget is cut into blocks of steps,
+analysed as the block-by-block ``analyze`` does (:data:`BYTES_PER_OP`).
+
+Errors: a job's trace that ``analyze`` refuses gets the same one-line
+message in its row's ``error``, and the fleet goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import _validate
+from ..i18n import _
+from . import _split
+from .figures import culprit_class, culprit_where, fleet_figures
+from .sources import count_jobs, expand
+from .store import Spool, Store, atomic_write, clean_row, content_hash
+
+__all__ = ["job_row", "job_rows", "analysis_row", "run_fleet", "FleetRun", "BYTES_PER_OP", "CHUNK_JOBS", "CHUNK_BYTES",
+           "missing_dask"]
+
+# Peak memory of the analysis, per op: about 250 bytes per op of a block plus
+# 12 per op of the whole trace (straggle_edu.traces.blocks).
+BYTES_PER_OP = 262
+_CLI_BUDGET = 2 * 2**30  # what `straggle-edu analyze` allows itself
+CHUNK_JOBS = 32  # jobs of one task at most: small jobs share a task, so Dask's cost per task is spread
+CHUNK_BYTES = 64 * 2**20  # trace bytes of one task at most
+# Errors that analyze prints as its one error line; their rows are kept for resume.
+_ANALYZE_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError)
+
+
+def missing_dask():
+    """The error for a fleet on a cluster without ``distributed`` installed.
+
+    Examples
+    --------
+    >>> print(missing_dask())
+    the fleet on a cluster needs dask: pip install "straggle-edu[fleet]" (or run in this process with --workers 0)
+    """
+    return ValueError('the fleet on a cluster needs dask: pip install "straggle-edu[fleet]" '
+                      '(or run in this process with --workers 0)')
+
+
+def _meta_path(path):
+    """The layout file read with the trace at ``path``, or None."""
+    from ..traces.optrace import _meta_candidates
+
+    p = Path(path)
+    cands = [p / f"meta{ext}" for ext in (".yaml", ".yml", ".json")] if p.is_dir() else _meta_candidates(p)
+    return next((c for c in cands if c.is_file()), None)
+
+
+def _meta_sizes(meta):
+    """``(gpus, hours)`` from a layout file: ``gpus`` (else ``world_size``) and ``hours``; None when absent."""
+    from ..traces._table import column_error, display_path
+    from ..traces.optrace import read_meta
+
+    if meta is None:
+        return None, None
+    data = read_meta(meta)
+    gpus, hours = data.get("gpus", data.get("world_size")), data.get("hours")
+    if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1):
+        raise column_error(display_path(meta), "gpus", expected="a whole number >= 1", got=gpus)
+    if hours is not None:
+        try:
+            hours = float(hours)
+        except (TypeError, ValueError):
+            hours = float("nan")
+        if not (math.isfinite(hours) and hours >= 0):
+            raise column_error(display_path(meta), "hours", expected="a number of hours >= 0", got=data.get("hours"))
+    return gpus, hours
+
+
+def _top(a, by):
+    """``(id, S_X, runner-up S_X)`` of attribution ``by``, ties to the lowest id as ``analyze`` ranks them."""
+    table = getattr(a, by, None)
+    if not table:
+        return None, None, None
+    ranked = a.ranking(by, top=2)
+    return ranked[0][0], float(ranked[0][1]), float(ranked[1][1]) if len(ranked) > 1 else None
+
+
+def _finite(x):
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def analysis_row(a):
+    """The analysis columns of a job's row from its :class:`~straggle_edu.traces.Analysis`.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import example_trace
+    >>> from straggle_edu.traces import analyze
+    >>> r = analysis_row(analyze(example_trace("slow-worker"), attribution="full"))
+    >>> round(r["slowdown"], 2), r["top_worker"], r["culprit_class"], r["culprit_where"]
+    (1.56, '1:1', 'compute', 'single-worker')
+    """
+    S = _finite(getattr(a, "slowdown", None))
+    row = {"format": a.format, "slowdown": S, "waste": None if S is None else 1.0 - 1.0 / S,
+           "steps": len(a.steps) if getattr(a, "steps", None) is not None else None}
+    optype, row["top_optype_s"] = _top(a, "by_optype")[:2]
+    row["top_optype"], row["culprit_class"] = optype, culprit_class(optype)
+    row["top_stage"], row["top_stage_s"], row["second_stage_s"] = _top(a, "by_stage")
+    row["top_dp_rank"], row["top_dp_rank_s"], row["second_dp_rank_s"] = _top(a, "by_dp_rank")
+    worker, row["top_worker_s"], row["second_worker_s"] = _top(a, "by_worker" if a.by_worker else "by_rank")
+    row["top_worker"] = None if worker is None else ":".join(map(str, worker)) if isinstance(worker, tuple) else str(worker)
+    if worker is None and getattr(a, "suspects", None):
+        row["top_worker"] = str(a.suspects[0])
+    row["last_stage"] = len(a.by_stage) - 1 if a.by_stage else None
+    row["workers"] = len(a.workers) if a.workers else len(a.by_rank) if a.by_rank else None
+    has_share = S is not None and S > 1.0 and row["top_worker_s"] is not None
+    row["worker_share"] = (row["top_worker_s"] - 1.0) / (S - 1.0) if has_share else None
+    row["culprit_where"] = culprit_where(row)
+    return row
+
+
+def _analyze(path, block_steps):
+    """What ``straggle-edu analyze PATH`` computes, with full attribution; and the op count when op-level."""
+    from ..traces import _detect, analyze, read_trace
+
+    if not Path(path).is_dir() and _detect(path) == "op-level":
+        from ..traces.blocks import analyze_op_file, count_rows
+
+        a = analyze_op_file(path, block_steps=block_steps, attribution="full")
+        trace = a.details.get("trace")
+        exact = trace is not None or Path(path).suffix.lower() in (".parquet", ".pq")
+        return a, len(trace) if trace is not None else count_rows(path) if exact else None
+    return analyze(read_trace(path), attribution="full"), None
+
+
+class _Budget:
+    """The memory budget for one job: the worker's share of memory, at least what the CLI allows itself."""
+
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+
+    def __enter__(self):
+        self.old = _validate.set_memory_budget(max(_validate.memory_budget(), self.nbytes))
+        return self
+
+    def __exit__(self, *exc):
+        _validate.set_memory_budget(self.old)
+
+
+def _worker_budget():
+    """60% of this Dask worker's memory limit, else (no worker, no limit) what ``analyze`` allows itself."""
+    if "STRAGGLE_EDU_MEMORY_MIB" in os.environ:
+        return _validate.memory_budget()
+    try:
+        from distributed import get_worker
+
+        limit = get_worker().memory_manager.memory_limit
+    except (ImportError, ValueError, AttributeError):
+        limit = None
+    return int(0.6 * limit) if limit else _CLI_BUDGET
+
+
+def _block_steps(path, block_steps, budget):
+    """``"auto"``: ``analyze``'s own choice, or blocks that fit ``budget`` when the trace read whole would not."""
+    from ..traces.blocks import STREAM_ROWS, _step_order, count_rows
+
+    if block_steps != "auto" or Path(path).is_dir() or Path(path).suffix.lower() not in (".parquet", ".pq", ".csv"):
+        return block_steps
+    rows = count_rows(path)
+    if rows <= STREAM_ROWS and rows * BYTES_PER_OP > budget:
+        steps = len(_step_order(Path(path))[0])
+        return max(1, int(budget // BYTES_PER_OP // max(1, rows // steps)))
+    return "auto"
+
+
+def job_row(path, *, block_steps="auto", done=frozenset(), split=False):
+    """Analyse one job's trace; return its row (without the job's id, path, gpus and hours).
+
+    Returns ``{"content_hash": h, "cached": True}`` when ``h`` is in ``done``;
+    with ``split``, a Parquet trace that is analysed in blocks is not
+    analysed here: its row holds the ``plan`` of its blocks, for the fleet to
+    run as tasks (:mod:`~straggle_edu.fleet._split`).
+    Private keys the fleet reads and does not store: ``cache`` (the row may
+    be kept for resume), ``meta_gpus`` / ``meta_hours`` (from the layout
+    file), the runner-ups of :func:`analysis_row`.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> r = job_row(public_trace_path())
+    >>> r["format"], round(r["slowdown"], 4), r["top_stage"], r["error"]
+    ('op-level', 1.1796, 3, None)
+    """
+    t0 = time.perf_counter()
+    row = {"error": None, "cache": True}
+    try:
+        meta = _meta_path(path)
+        row["content_hash"] = content_hash(path, meta)
+        if row["content_hash"] in done:
+            return {"content_hash": row["content_hash"], "cached": True}
+        row["meta_gpus"], row["meta_hours"] = _meta_sizes(meta)
+        with _Budget(_worker_budget()) as budget:
+            steps = _block_steps(path, block_steps, budget.nbytes)
+            row["plan"] = _split.plan(path, steps, meta) if split else None
+            if row["plan"] is None:
+                a, ops = _analyze(path, steps)
+                row.update(analysis_row(a), ops=ops)
+            row["budget"] = budget.nbytes
+    except _ANALYZE_ERRORS as exc:
+        row["error"] = " ".join(str(exc).split())
+    except MemoryError:
+        row.update(error="MemoryError: the job needs more memory than this worker has", cache=False)
+    except Exception as exc:  # a defect, not the trace's fault: say so, keep going, retry next run
+        row.update(error=f"{type(exc).__name__}: {' '.join(str(exc).split())}", cache=False)
+    row["seconds"] = time.perf_counter() - t0
+    return row
+
+
+def _finish(job, row):
+    """The stored row of ``job``: its identity, gpus and hours (the manifest's, else the layout file's)."""
+    row = dict(row)
+    gpus = job.gpus if job.gpus is not None else row.get("meta_gpus")
+    hours = job.hours if job.hours is not None else row.get("meta_hours")
+    waste = row.get("waste")
+    lost = None if gpus is None or hours is None or waste is None else gpus * hours * waste
+    row.update(job_id=job.job_id, path=job.path, gpus=gpus, hours=hours, gpu_hours_lost=lost)
+    return row
+
+
+@dataclass(frozen=True)
+class FleetRun:
+    """What :func:`run_fleet` did: the output folder, the counts, the tables and the figures.
+
+    ``analysed``: jobs analysed by this run without an error; ``cached``:
+    jobs a previous run had finished (skipped); ``errors``: rows with an error.
+
+    Examples
+    --------
+    >>> FleetRun(out="fleet", jobs=3, analysed=2, cached=0, errors=1, seconds=0.5, tables=(), figures={})
+    FleetRun(out='fleet', jobs=3, analysed=2, cached=0, errors=1, seconds=0.5, tables=(), figures={})
+    """
+
+    out: str
+    jobs: int
+    analysed: int
+    cached: int
+    errors: int
+    seconds: float
+    tables: tuple
+    figures: dict
+
+
+def _source_error(job):
+    return {"error": job.error, "cache": False}
+
+
+def _serial_rows(jobs, block_steps, done, total=None):
+    """``(job, row)`` for every job, analysed here one after another."""
+    for job in jobs:
+        yield job, _source_error(job) if job.error is not None else job_row(job.path, block_steps=block_steps, done=done)
+
+
+def job_rows(paths, *, block_steps="auto", done=frozenset(), split=False):
+    """:func:`job_row` of each path: one task of the fleet runs a chunk of small jobs.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> [r.get("format") for r in job_rows([public_trace_path(), "no-such.csv"])]
+    ['op-level', None]
+    """
+    return [job_row(p, block_steps=block_steps, done=done, split=split) for p in paths]
+
+
+def _lost(exc, n):
+    """Error rows for the ``n`` jobs of a task the cluster lost (not kept: the next run retries them)."""
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        text = "KilledWorker: the job's task ended every worker process it ran on (out of memory?); not analysed"
+    else:
+        text = f"{name}: {' '.join(str(exc).split())}"
+    return [{"error": text, "cache": False}] * n
+
+
+def _chunks(jobs, total, threads):
+    """Jobs in chunks (lists) for tasks: source errors alone, the rest about ``total / (8 threads)`` at a time,
+    at most :data:`CHUNK_JOBS` and :data:`CHUNK_BYTES` of trace files each (a large trace is a chunk alone)."""
+    size = max(1, min(CHUNK_JOBS, total // (8 * threads)))
+    chunk, nbytes = [], 0
+    for job in jobs:
+        if job.error is not None:
+            yield [job]
+            continue
+        try:
+            b = os.stat(job.path).st_size
+        except OSError:
+            b = 0
+        if chunk and (len(chunk) >= size or nbytes + b > CHUNK_BYTES):
+            yield chunk
+            chunk, nbytes = [], 0
+        chunk.append(job)
+        nbytes += b
+    if chunk:
+        yield chunk
+
+
+def _dask_rows(client, jobs, block_steps, done, total):
+    """``(job, row)`` for every job, as their tasks finish; two chunks of jobs per worker thread in flight."""
+    import uuid
+
+    from distributed import as_completed
+
+    threads = max(1, sum(client.nthreads().values()))
+    window, run, count = 2 * threads, uuid.uuid4().hex[:8], 0
+    done_arg = client.scatter([done], broadcast=True, hash=False)[0] if done else frozenset()  # one object, not each
+    ac, pending, chunks = as_completed(), {}, _chunks(jobs, total, threads)
+    while True:
+        while len(pending) < window:
+            chunk = next(chunks, None)
+            if chunk is None:
+                break
+            if chunk[0].error is not None:
+                yield chunk[0], _source_error(chunk[0])
+                continue
+            count += 1
+            fut = client.submit(job_rows, [j.path for j in chunk], block_steps=block_steps, done=done_arg, split=True,
+                                pure=False, key=f"fleet-{run}-jobs-{count}")
+            pending[fut.key] = chunk
+            ac.add(fut)
+        if not pending:
+            return
+        fut = next(ac)
+        chunk = pending.pop(fut.key)
+        if isinstance(chunk, tuple):  # a job's blocks, done
+            yield chunk[0], _split_row(fut, chunk[1])
+            continue
+        try:
+            rows = fut.result()
+        except Exception as exc:
+            if type(exc).__name__ == "KilledWorker" and len(chunk) > 1:  # find the one job that kills workers
+                for job in chunk:
+                    count += 1
+                    one = client.submit(job_rows, [job.path], block_steps=block_steps, done=done_arg, pure=False,
+                                        key=f"fleet-{run}-jobs-{count}")
+                    pending[one.key] = [job]
+                    ac.add(one)
+                continue
+            rows = _lost(exc, len(chunk))
+        fut.release()
+        for job, row in zip(chunk, rows):
+            if row.get("plan") is None:
+                yield job, row
+                continue
+            count += 1
+            one = _split.submit(client, job.path, row["plan"], f"fleet-{run}-split-{count}", row["budget"], threads)
+            pending[one.key] = (job, {**row, "t0": time.perf_counter()})
+            ac.add(one)
+
+
+def _split_row(fut, row):
+    """The row of a job analysed in blocks: what its first task found, and the columns its last returned."""
+    base = {k: v for k, v in row.items() if k not in ("plan", "t0")}
+    try:
+        return {**base, **fut.result(), "seconds": row["seconds"] + time.perf_counter() - row["t0"]}
+    except _ANALYZE_ERRORS as exc:
+        return {**base, "error": " ".join(str(exc).split())}
+    except Exception as exc:
+        return {**base, **_lost(exc, 1)[0]}
+    finally:
+        fut.release()
+
+
+def _connect(scheduler, workers):
+    """A ``distributed`` client: to ``scheduler``, or to a new LocalCluster on 127.0.0.1 (one process per worker)."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise missing_dask() from None
+    if scheduler is not None:
+        return Client(scheduler, timeout="30s"), None
+    import dask
+
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    # distributed gives its workers MALLOC_TRIM_THRESHOLD_=65536, which also stops glibc from raising its mmap
+    # threshold: every large array is then mapped and unmapped anew, and the 16,384-rank job spent 19 s of system
+    # time in page faults (10 s without it). The fleet's memory is short-lived arrays, which glibc's default reuses.
+    # dashboard_address=None still asks for port 8787 and warns when another cluster holds it; a free port does not.
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
+    return Client(cluster), cluster
+
+
+class _Rows:
+    """Where the rows come from: this process (``workers=0``) or a cluster, closed on exit."""
+
+    def __init__(self, scheduler, workers):
+        self.scheduler, self.workers = scheduler, workers
+        self.client = self.cluster = None
+
+    def __enter__(self):
+        if self.scheduler is None and self.workers == 0:
+            return _serial_rows
+        self.client, self.cluster = _connect(self.scheduler, self.workers)
+        return lambda jobs, block_steps, done, total: _dask_rows(self.client, jobs, block_steps, done, total)
+
+    def __exit__(self, *exc):
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def _bar(show, total):
+    if not show:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover
+        return None
+    return tqdm(total=total, unit=_("jobs"), desc=_("fleet"), file=sys.stderr, smoothing=0.05)
+
+
+def _resolve(store, job, row):
+    """A task's row as stored: a cached job's stored row, with this job's identity; None when it vanished."""
+    if row.get("cached"):
+        kept = store.cached(row["content_hash"])
+        return None if kept is None else _finish(job, kept)
+    return _finish(job, row)
+
+
+def _check(scheduler, workers, block_steps):
+    if scheduler is not None and workers is not None:
+        raise ValueError(f"workers must not be given with a scheduler (its cluster has its workers), got {workers}")
+    if workers is not None:
+        _validate.whole("workers", workers, low=0)
+    if block_steps not in ("auto", None):
+        _validate.whole("block_steps", block_steps, low=1)
+    if scheduler is not None and not str(scheduler).startswith(("tcp://", "tls://", "inproc://", "ws://", "wss://")):
+        raise ValueError(f"scheduler must be an address like tcp://HOST:PORT, got {scheduler!r}")
+
+
+def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False, block_steps="auto", progress=True):
+    """Analyse every job of ``sources`` into the folder ``out``; resume what a previous run there finished.
+
+    Parameters
+    ----------
+    sources : iterable of str or os.PathLike
+        Directories, globs, manifests, trace files (see :mod:`~straggle_edu.fleet.sources`).
+    out : str or os.PathLike
+        The output folder (made when missing).
+    scheduler : str, optional
+        ``tcp://HOST:PORT`` of a running Dask scheduler.
+    workers : int, optional
+        Worker processes of the LocalCluster (default: one per core); 0 runs in this process, without Dask.
+    follow_links : bool
+        Analyse paths that leave their SOURCE.
+    block_steps : "auto", int or None
+        As ``analyze --block-steps``; ``"auto"`` also cuts a job that would not fit a worker's memory.
+    progress : bool
+        Show a progress bar (tqdm) of jobs done, with the ETA.
+
+    Returns
+    -------
+    FleetRun
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> run = run_fleet([public_trace_path()], tempfile.mkdtemp(), workers=0, progress=False)
+    >>> run.jobs, run.analysed, run.errors, round(run.figures["slowdown_quantiles"]["max"], 4)
+    (1, 1, 0, 1.1796)
+    """
+    _check(scheduler, workers, block_steps)
+    t0 = time.perf_counter()
+    store = Store(out)
+    total = count_jobs(expand(sources, follow_links=follow_links, skip=[store.out]))
+    done = frozenset(store.done())
+    spool, counts, bar = Spool(store.out), {"analysed": 0, "cached": 0}, _bar(progress, total)
+    try:
+        with _Rows(scheduler, workers) as rows_of:
+            jobs = expand(sources, follow_links=follow_links, skip=[store.out])
+            for job, row in rows_of(jobs, block_steps, done, total):
+                _record(store, spool, counts, job, row)
+                if bar is not None:
+                    bar.update(1)
+        if bar is not None:
+            bar.close()
+        tables = tuple(str(p) for p in store.write_tables(spool))
+        figures = fleet_figures(list(spool))
+        atomic_write(store.out / "fleet.json", json.dumps(figures, indent=1).encode())
+    finally:
+        spool.close()
+    return FleetRun(out=str(store.out), jobs=total, analysed=counts["analysed"], cached=counts["cached"],
+                    errors=figures["errors"], seconds=time.perf_counter() - t0, tables=tables, figures=figures)
+
+
+def _record(store, spool, counts, job, row):
+    """Keep one finished job: its part file (for resume) first, then its line in this run's rows."""
+    resolved = _resolve(store, job, row)
+    if resolved is None:  # its stored row vanished since the run began: analyse it once more
+        resolved = _finish(job, job_row(job.path))
+    if row.get("cached"):
+        counts["cached"] += 1
+    else:
+        if resolved.get("cache") and resolved.get("content_hash"):
+            store.put(resolved)
+        counts["analysed"] += resolved.get("error") is None
+    spool.append(clean_row(resolved))

@@ -1,0 +1,226 @@
+"""The study's fleet figures, from the rows of ``jobs.parquet``: what ``DIR/fleet.json`` holds.
+
+Lin et al. (OSDI 2025) report, over 3,000+ jobs: the share of jobs slowed by
+at least 10% (S >= 1.1), the distribution of S and of the waste 1 - 1/S,
+the GPU-hours lost, and what kind of cause each job's slowdown has.
+:func:`fleet_figures` computes the same from any fleet's rows.
+
+Definitions
+-----------
+analysed
+    a row with a slowdown and no error. Every share below is over the
+    analysed jobs (the GPU-hours ones over those whose ``gpus`` and
+    ``hours`` are known).
+quantiles
+    numpy's default (linear interpolation between order statistics).
+CDF
+    ``[[x, share of jobs with a value <= x], ...]`` at every distinct value,
+    thinned to at most :data:`CDF_POINTS` points (evenly spaced in rank) for
+    large fleets; the last point is always the maximum, at share 1.
+share_one_worker_dominant
+    over the analysed jobs with a ``worker_share`` (S > 1 and a worker
+    attribution): the share with worker_share > 0.5, where
+    worker_share = (S_top worker - 1) / (S - 1).
+worst
+    the ten jobs with the most GPU-hours lost (jobs whose GPU-hours are
+    unknown come after, by S), with the ``straggle-edu analyze`` line that
+    opens each.
+
+The kind of culprit (:func:`culprit_class`, :func:`culprit_where`) is decided
+when a job is analysed, from its :class:`~straggle_edu.traces.Analysis`, and
+stored in its row.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+
+import numpy as np
+
+__all__ = ["fleet_figures", "culprit_class", "culprit_where", "COMPUTE_OPTYPES", "WHERE", "CDF_POINTS",
+           "SLOWED", "DOMINANT"]
+
+SLOWED = 1.1  # "slowed by at least 10%"
+DOMINANT = 0.5  # "most of the excess": a share above one half
+CDF_POINTS = 1001
+WHERE = ("last-stage", "single-dp-rank", "single-worker", "spread")
+# Local work, whose ideal is a mean in the what-if engine; every other optype is communication.
+COMPUTE_OPTYPES = ("forward-compute", "backward-compute", "optimizer", "gc")
+
+
+def culprit_class(optype):
+    """``"compute"`` for a compute optype, ``"communication"`` for the rest, None for no optype.
+
+    The artifact's groups ``forward-pp-comm`` and ``backward-pp-comm`` (sends
+    and receives) are communication.
+
+    Examples
+    --------
+    >>> culprit_class("backward-compute"), culprit_class("forward-pp-comm"), culprit_class(None)
+    ('compute', 'communication', None)
+    """
+    if optype is None:
+        return None
+    return "compute" if optype in COMPUTE_OPTYPES else "communication"
+
+
+def _share(s_x, s):
+    """The share of the excess S - 1 that X alone explains: (S_X - 1) / (S - 1)."""
+    return (s_x - 1.0) / (s - 1.0)
+
+
+def culprit_where(row):
+    """Where a job's slowdown sits: ``"single-worker"``, ``"single-dp-rank"``, ``"last-stage"`` or ``"spread"``.
+
+    With share(X) = (S_X - 1) / (S - 1), the part of the excess that X alone
+    explains (X keeps its recorded times, everything else is ideal), the
+    first rule that holds wins:
+
+    1. ``"single-worker"``: the top worker's share is above 0.5 and the
+       runner-up worker's is not (one worker, alone; for per-rank traces, one rank);
+    2. ``"single-dp-rank"``: the same for DP ranks (a slow host across its stages);
+    3. ``"last-stage"``: the top stage is the last one (of more than one), its
+       share is above 0.5 and the runner-up stage's is not (stage imbalance);
+    4. ``"spread"``: otherwise (many workers, sequence lengths, noise).
+
+    A barrier makes one slow worker slow its whole DP group, so a stage that
+    is slow everywhere lights up every one of its workers: hence "and the
+    runner-up's is not". None when S <= 1 or S is unknown.
+
+    Parameters
+    ----------
+    row : mapping
+        ``slowdown``, ``top_worker_s``, ``top_dp_rank_s``, ``top_stage`` and
+        ``top_stage_s`` (the columns of the row), with the runner-ups'
+        ``second_worker_s``, ``second_dp_rank_s``, ``second_stage_s`` and the
+        job's ``last_stage``, which the engine adds from the analysis and
+        does not store. A missing value fails its rule.
+
+    Examples
+    --------
+    >>> culprit_where({"slowdown": 1.5, "top_worker_s": 1.5, "second_worker_s": 1.01})
+    'single-worker'
+    >>> culprit_where({"slowdown": 1.4, "top_worker_s": 1.4, "second_worker_s": 1.4, "top_dp_rank_s": 1.4,
+    ...                "second_dp_rank_s": 1.4, "top_stage": 3, "last_stage": 3, "top_stage_s": 1.4,
+    ...                "second_stage_s": 1.02})
+    'last-stage'
+    """
+    s = row.get("slowdown")
+    if s is None or not math.isfinite(s) or s <= 1.0:
+        return None
+
+    def alone(top, second):
+        t, r = row.get(top), row.get(second)
+        return t is not None and _share(t, s) > DOMINANT and (r is None or _share(r, s) <= DOMINANT)
+
+    if alone("top_worker_s", "second_worker_s"):
+        return "single-worker"
+    if alone("top_dp_rank_s", "second_dp_rank_s"):
+        return "single-dp-rank"
+    last = row.get("last_stage")
+    if last is not None and last > 0 and row.get("top_stage") == last and alone("top_stage_s", "second_stage_s"):
+        return "last-stage"
+    return "spread"
+
+
+def _rows(rows):
+    """A list of dicts from a list of dicts or a pandas DataFrame (NaN and NA read as None)."""
+    if hasattr(rows, "to_dict"):
+        rows = rows.to_dict("records")
+    out = []
+    for r in rows:
+        out.append({k: (None if v is None or (isinstance(v, float) and math.isnan(v)) or _is_na(v) else v)
+                    for k, v in r.items()})
+    return out
+
+
+def _is_na(v):
+    return type(v).__name__ in ("NAType", "NaTType")
+
+
+def _quantiles(values):
+    if not len(values):
+        return {"p50": None, "p90": None, "p99": None, "max": None}
+    q = np.quantile(values, [0.5, 0.9, 0.99])
+    return {"p50": float(q[0]), "p90": float(q[1]), "p99": float(q[2]), "max": float(np.max(values))}
+
+
+def _cdf(values):
+    """``[[x, share <= x], ...]`` at each distinct value, at most CDF_POINTS of them."""
+    if not len(values):
+        return []
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    last = np.flatnonzero(np.append(x[1:] != x[:-1], True))  # the last index of each distinct value
+    if len(last) > CDF_POINTS:
+        last = last[np.unique(np.linspace(0, len(last) - 1, CDF_POINTS).round().astype(int))]
+    return [[float(x[i]), (i + 1) / n] for i in last]
+
+
+def _gpu_hours(r):
+    g, h = r.get("gpus"), r.get("hours")
+    return None if g is None or h is None else float(g) * float(h)
+
+
+def _by(ok, key, keys):
+    out = {k: 0.0 for k in keys}
+    for r in ok:
+        lost = r.get("gpu_hours_lost")
+        if lost is not None:
+            k = r.get(key) or "unattributed"
+            out[k] = out.get(k, 0.0) + float(lost)
+    return out
+
+
+def _worst(ok, top=10):
+    def order(r):
+        lost = r.get("gpu_hours_lost")
+        return (lost is None, -(lost or 0.0), -r["slowdown"], str(r.get("job_id")))
+
+    return [{"job_id": r.get("job_id"), "slowdown": r["slowdown"], "waste": r.get("waste"),
+             "gpu_hours_lost": r.get("gpu_hours_lost"), "path": r.get("path"),
+             "analyze": "straggle-edu analyze " + shlex.quote(str(r.get("path")))} for r in sorted(ok, key=order)[:top]]
+
+
+def fleet_figures(rows):
+    """The fleet figures of ``DIR/fleet.json`` from the job rows (a list of dicts or a DataFrame).
+
+    Examples
+    --------
+    >>> rows = [{"job_id": "a", "path": "a.parquet", "slowdown": 1.25, "waste": 0.2, "gpus": 8, "hours": 10.0,
+    ...          "gpu_hours_lost": 16.0, "culprit_class": "compute", "culprit_where": "single-worker",
+    ...          "worker_share": 0.9},
+    ...         {"job_id": "b", "path": "b.parquet", "slowdown": 1.0, "waste": 0.0, "gpus": 8, "hours": 10.0,
+    ...          "gpu_hours_lost": 0.0},
+    ...         {"job_id": "c", "path": "c.csv", "error": "c.csv: the file is empty"}]
+    >>> f = fleet_figures(rows)
+    >>> f["jobs"], f["analysed"], f["errors"], f["share_slowed_10pct"], f["gpu_hours_lost"]
+    (3, 2, 1, 0.5, 16.0)
+    >>> f["worst"][0]["analyze"], f["share_one_worker_dominant"]
+    ('straggle-edu analyze a.parquet', 1.0)
+    """
+    rows = _rows(rows)
+    ok = [r for r in rows if r.get("error") is None and r.get("slowdown") is not None]
+    s = np.array([r["slowdown"] for r in ok], dtype=float)
+    waste = np.array([r["waste"] if r.get("waste") is not None else 1.0 - 1.0 / r["slowdown"] for r in ok])
+    gh = [(g, r["slowdown"]) for r in ok if (g := _gpu_hours(r)) is not None]
+    total = sum(g for g, _ in gh)
+    shares = [r["worker_share"] for r in ok if r.get("worker_share") is not None]
+    return {
+        "jobs": len(rows),
+        "analysed": len(ok),
+        "errors": sum(r.get("error") is not None for r in rows),
+        "share_slowed_10pct": float(np.mean(s >= SLOWED)) if len(s) else None,
+        "share_slowed_10pct_gpu_hours": sum(g for g, x in gh if x >= SLOWED) / total if total > 0 else None,
+        "slowdown_quantiles": _quantiles(s),
+        "waste_quantiles": _quantiles(waste),
+        "slowdown_cdf": _cdf(s),
+        "waste_cdf": _cdf(waste),
+        "gpu_hours": float(total),
+        "gpu_hours_lost": float(sum(r["gpu_hours_lost"] for r in ok if r.get("gpu_hours_lost") is not None)),
+        "gpu_hours_lost_by_class": _by(ok, "culprit_class", ("compute", "communication")),
+        "gpu_hours_lost_by_where": _by(ok, "culprit_where", WHERE),
+        "share_one_worker_dominant": float(np.mean(np.array(shares) > DOMINANT)) if shares else None,
+        "worst": _worst(ok),
+    }

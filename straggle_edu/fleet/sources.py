@@ -1,0 +1,375 @@
+"""What ``straggle-edu fleet SOURCE...`` analyses: SOURCE arguments -> one :class:`Job` per trace.
+
+A SOURCE is one of:
+
+a directory
+    walked top down in name order; every trace file in it is a job, and a
+    folder of per-rank files (PyTorch profiler traces, Flight Recorder dumps,
+    NCCL Inspector logs) is one job. Files that are not traces are skipped:
+    a ``.json`` without ``traceEvents`` (the artifact's ``ms-*.json``,
+    ``result-*.json``), a ``.csv`` or ``.parquet`` without an ``optype``
+    column or ``step,rank,duration_s``, a layout sidecar ``meta-*.yaml``
+    (read with its trace: ``trace-AR.parquet`` and ``meta-AR.yaml`` are one
+    job), text that no reader knows. The job id is the trace's path.
+a glob
+    ``'runs/**/trace-*.parquet'`` (quoted, so that the shell leaves it
+    alone; ``**`` matches any depth); each match is a trace file, or a
+    directory walked as above.
+a manifest
+    a ``.csv`` or ``.parquet`` file with the columns ``job_id`` and ``path``
+    and, optionally, ``gpus`` and ``hours`` (empty: taken from the trace's
+    layout file, ``gpus:`` or else ``world_size:``, and ``hours:``). Paths
+    are relative to the manifest's folder. Read a batch of rows at a time,
+    never whole, so a million-row manifest costs the memory of its job ids.
+a trace file
+    one job.
+
+Rules for a hostile fleet:
+
+- a path that leaves its SOURCE (through ``..``, an absolute path, or a
+  symbolic link that points outside) is refused, as an error row of its own,
+  unless ``follow_links=True`` (``--follow-links``);
+- a manifest row naming a missing file is an error row; the fleet goes on;
+- job ids are unique: a repeated id stops the fleet before any work, naming
+  both rows (rename one of them);
+- a SOURCE that holds no trace is a ``ValueError`` (the CLI exits with 2).
+
+:func:`expand` yields the jobs one by one; :func:`count_jobs` is the
+same walk, counted, and checks the ids.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Job", "expand", "count_jobs", "trace_kind", "is_manifest", "PER_RANK_FILES"]
+
+# Formats whose traces are one file per rank: a folder of them is one job.
+PER_RANK_FILES = ("torch-profiler", "flight-recorder", "nccl-inspector")
+_MAGIC = set("*?[")
+_BATCH = 65_536  # manifest rows read at a time
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job of the fleet: its id, its trace (a file or a folder), and what the manifest says of it.
+
+    ``error`` is set (and the job is not analysed) when the source refused
+    the path: missing, outside its SOURCE, or a bad manifest cell.
+
+    Examples
+    --------
+    >>> Job("a", "runs/trace-a.parquet", gpus=128)
+    Job(job_id='a', path='runs/trace-a.parquet', gpus=128, hours=None, error=None)
+    """
+
+    job_id: str
+    path: str
+    gpus: int | None = None
+    hours: float | None = None
+    error: str | None = None
+
+    def as_dict(self):
+        """The job as plain data (what a spool line holds)."""
+        return {"job_id": self.job_id, "path": self.path, "gpus": self.gpus, "hours": self.hours, "error": self.error}
+
+
+def _head(path, n=1 << 16):
+    from ..traces import _peek
+
+    return _peek(path)[:n]
+
+
+def trace_kind(path):
+    """The trace format of one file, or None when it is not a trace (a sidecar, a result, a README).
+
+    Stricter than ``straggle-edu analyze``'s detection, which is given a
+    trace: a directory walk must tell a trace from the files beside it.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> trace_kind(public_trace_path()), trace_kind(public_trace_path().with_name("meta-ST.yaml"))
+    ('op-level', None)
+    """
+    from ..traces.flight_recorder import is_flight_recorder
+    from ..traces.nccl_inspector import is_nccl_inspector
+    from ..traces.straggler_log import is_straggler_log
+
+    p = Path(path)
+    name = p.name.lower()
+    if name.startswith("meta-") or name in ("meta.yaml", "meta.yml", "meta.json"):
+        return None
+    if name.endswith((".parquet", ".pq")):
+        return "op-level" if "optype" in _parquet_columns(p) else None
+    if name.endswith(".csv"):
+        cols = _csv_columns(p)
+        return "op-level" if "optype" in cols else "per-rank" if {"duration_s", "compute_s"} & cols else None
+    head = _head(p)
+    if is_flight_recorder(head):
+        return "flight-recorder"
+    if is_nccl_inspector(head):
+        return "nccl-inspector"
+    if head.lstrip()[:1] in (b"{", b"["):
+        return "torch-profiler" if b'"traceEvents"' in head else None
+    return "straggler-log" if is_straggler_log(head.decode("utf-8", "replace")) else None
+
+
+def _parquet_columns(path):
+    try:
+        import pyarrow.parquet as pq
+
+        return set(pq.ParquetFile(path).schema_arrow.names)
+    except ImportError:
+        return {"optype"}  # without pyarrow, every .parquet is taken for a trace; analyze says what is wrong
+    except Exception:  # not a Parquet file: analyze names the problem
+        return {"optype"}
+
+
+def _csv_columns(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            for line in f:
+                if line.strip() and not line.lstrip().startswith("#"):
+                    return {c.strip().lower() for c in line[:2000].split(",")}
+    except OSError:
+        return set()
+    return set()
+
+
+def is_manifest(path):
+    """Whether ``path`` is a manifest: a ``.csv`` or ``.parquet`` with ``job_id`` and ``path`` columns.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> m = pathlib.Path(tempfile.mkdtemp()) / "fleet.csv"
+    >>> _ = m.write_text("job_id,path\\na,trace-a.parquet\\n")
+    >>> is_manifest(m)
+    True
+    """
+    p = Path(path)
+    if not p.is_file():
+        return False
+    name = p.name.lower()
+    if name.endswith(".csv"):
+        cols = _csv_columns(p)
+    elif name.endswith((".parquet", ".pq")):
+        cols = {c.lower() for c in _parquet_columns(p)}
+    else:
+        return False
+    return {"job_id", "path"} <= cols
+
+
+def _inside(path, root):
+    """Whether ``path``, symbolic links resolved, lies in the folder ``root`` (also resolved)."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _refused(shown, root):
+    return (f"{shown}: refused: the path leaves {root} (through '..', an absolute path or a symbolic link); "
+            f"pass --follow-links to analyse it")
+
+
+def _walk(root, follow_links, skip):
+    """Jobs of a directory tree, in name order; ``skip`` is a set of real paths to leave out (the output)."""
+    seen = set()
+    stack = [Path(root)]
+    while stack:
+        folder = stack.pop()
+        real = os.path.realpath(folder)
+        if real in seen or real in skip:
+            continue
+        seen.add(real)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            yield Job(str(folder), str(folder), error=f"{folder}: cannot be read ({exc.strerror})")
+            continue
+        subdirs, jobs = _folder_jobs(folder, entries, root, follow_links)
+        yield from jobs
+        stack.extend(reversed(subdirs))
+
+
+def _folder_jobs(folder, entries, root, follow_links):
+    """The jobs of one folder's files, and its sub-folders to walk.
+
+    A folder whose traces are all per-rank files of one format (profiler
+    traces, Flight Recorder dumps, NCCL Inspector logs) is one job, as
+    ``straggle-edu analyze FOLDER`` reads it; otherwise every trace file is a job.
+    """
+    subdirs, refused, traces = [], [], []
+    for e in entries:
+        path = Path(folder) / e.name
+        if e.is_symlink() and not follow_links and not _inside(path, root):
+            refused.append(Job(str(path), str(path), error=_refused(path, root)))
+        elif e.is_dir():
+            subdirs.append(path)
+        elif e.is_file():
+            kind = trace_kind(path)
+            if kind is not None:
+                traces.append((path, kind))
+    kinds = {kind for _, kind in traces}
+    if len(kinds) == 1 and kinds <= set(PER_RANK_FILES):
+        return subdirs, refused + [Job(str(folder), str(folder))]
+    return subdirs, refused + [Job(str(p), str(p)) for p, _ in traces]
+
+
+def _glob_root(pattern):
+    """The folder part of a glob before its first wildcard."""
+    parts = Path(pattern).parts
+    fixed = []
+    for part in parts:
+        if _MAGIC & set(part):
+            break
+        fixed.append(part)
+    return Path(*fixed) if fixed else Path(".")
+
+
+def _glob(pattern, follow_links, skip):
+    root = _glob_root(pattern)
+    for match in sorted(glob.iglob(pattern, recursive=True)):
+        p = Path(match)
+        if not follow_links and not _inside(p, root):
+            yield Job(match, match, error=_refused(match, root))
+        elif p.is_dir():
+            yield from _walk(p, follow_links, skip)
+        elif trace_kind(p) is not None:
+            yield Job(match, match)
+
+
+def _manifest_rows(path):
+    """``(row number, {column: value})`` of a manifest, a batch at a time; names lower-cased."""
+    if path.name.lower().endswith(".csv"):
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            lines = (line for line in f if line.strip() and not line.lstrip().startswith("#"))
+            reader = csv.reader(lines)
+            header = [c.strip().lower() for c in next(reader, [])]
+            for i, cells in enumerate(reader, 1):
+                yield i, dict(zip(header, cells))
+        return
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(path)
+    names = {n.lower(): n for n in f.schema_arrow.names}
+    wanted = [names[c] for c in ("job_id", "path", "gpus", "hours") if c in names]
+    i = 0
+    for batch in f.iter_batches(batch_size=_BATCH, columns=wanted):
+        for row in batch.to_pylist():
+            i += 1
+            yield i, {k.lower(): v for k, v in row.items()}
+
+
+def _cell_text(value):
+    return "" if value is None else str(value).strip()
+
+
+def _number(shown, row, cells, column, whole):
+    """A manifest's optional gpus/hours cell: None when empty; raises TraceError when bad."""
+    from ..traces._table import column_error
+
+    text = _cell_text(cells.get(column))
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    ok = value == value and value != float("inf") and (value >= 1 and value == int(value) if whole else value >= 0)
+    if not ok:
+        raise column_error(shown, column, row, "a whole number >= 1" if whole else "a number of hours >= 0",
+                           cells.get(column))
+    return int(value) if whole else value
+
+
+def _manifest(path, follow_links):
+    from ..traces._table import TraceError, column_error, display_path
+
+    shown, root = display_path(path), path.parent
+    for row, cells in _manifest_rows(path):
+        job_id, rel = _cell_text(cells.get("job_id")), _cell_text(cells.get("path"))
+        if not job_id or not rel:
+            column = "job_id" if not job_id else "path"
+            raise column_error(shown, column, row, "a job id and a path on every row", cells.get(column) or "")
+        full = Path(rel) if Path(rel).is_absolute() else root / rel
+        try:
+            gpus, hours = _number(shown, row, cells, "gpus", True), _number(shown, row, cells, "hours", False)
+        except TraceError as exc:
+            yield Job(job_id, str(full), error=str(exc))
+            continue
+        if not follow_links and not _inside(full, root):
+            yield Job(job_id, str(full), gpus, hours, error=_refused(full, display_path(root)))
+        elif not full.exists():
+            yield Job(job_id, str(full), gpus, hours, error=f"{full}: no such file or folder")
+        else:
+            yield Job(job_id, str(full), gpus, hours)
+
+
+def expand(sources, *, follow_links=False, skip=()):
+    """Every job of the SOURCE arguments, one at a time (see the module docstring for the rules).
+
+    Parameters
+    ----------
+    sources : iterable of str or os.PathLike
+        Directories, globs, manifests and trace files.
+    follow_links : bool
+        Analyse paths that leave their SOURCE (``..``, absolute, symbolic links).
+    skip : iterable of paths
+        Folders a directory walk leaves out (the fleet's own output).
+
+    Yields
+    ------
+    Job
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> [j.job_id.endswith("trace-ST.csv") for j in expand([public_trace_path().parent])]
+    [True]
+    """
+    skip = {os.path.realpath(s) for s in skip}
+    for source in sources:
+        p = Path(source)
+        if p.is_dir():
+            yield from _walk(p, follow_links, skip)
+        elif p.is_file():
+            yield from _manifest(p, follow_links) if is_manifest(p) else [Job(str(p), str(p))]
+        elif _MAGIC & set(str(source)):
+            yield from _glob(str(source), follow_links, skip)
+        else:
+            raise ValueError(f"SOURCE must be a directory, a glob, a manifest or a trace file, got {str(source)!r} "
+                             f"(no such file or folder)")
+
+
+def count_jobs(jobs):
+    """Check that job ids are unique, and count the jobs: ``(count, jobs as a list-free iterator)``.
+
+    Use it as a pass over :func:`expand` before any work; it holds only the
+    ids. Raises ``ValueError`` on a repeated id and when there is no job.
+
+    Examples
+    --------
+    >>> count_jobs([Job("a", "x"), Job("b", "y")])
+    2
+    >>> count_jobs([Job("a", "x"), Job("a", "y")])
+    Traceback (most recent call last):
+    ...
+    ValueError: job_id must be unique, got 'a' for job 1 and job 2 (paths x and y); rename one of them in the manifest
+    """
+    first, n = {}, 0
+    for job in jobs:
+        n += 1
+        if job.job_id in first:
+            i, path = first[job.job_id]
+            raise ValueError(f"job_id must be unique, got {job.job_id!r} for job {i} and job {n} (paths {path} and "
+                             f"{job.path}); rename one of them in the manifest")
+        first[job.job_id] = (n, job.path)
+    if not n:
+        raise ValueError("SOURCE must hold at least one trace, got none (no trace file, folder of per-rank traces "
+                         "or manifest row was found)")
+    return n

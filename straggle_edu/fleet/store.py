@@ -1,0 +1,358 @@
+"""The fleet's results on disk: a row per job as it finishes, resume by content hash, the two tables.
+
+``DIR/parts/<ab>/<hash>.json``
+    one finished job, named by the sha256 of its trace's bytes (the first two
+    hex digits name a sub-folder, so that a fleet of a million jobs spreads
+    over 256 folders). Written to a temporary name, flushed to disk with
+    ``fsync`` and renamed: a file under its final name is always whole. A
+    rerun skips every job whose hash is there (:meth:`Store.cached`).
+``DIR/jobs.parquet`` and ``DIR/jobs.csv``
+    every job of the run, in the columns of :data:`COLUMNS`, written when the
+    run ends (streamed in batches, then renamed into place the same way).
+
+A run killed at any point (``SIGKILL`` included) loses no finished job:
+the next run reads the parts back and writes the tables. Temporary files of
+a killed run (``.tmp-*``) are removed when the next run opens the folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["COLUMNS", "Store", "Spool", "content_hash", "atomic_write", "read_rows", "clean_row"]
+
+# The columns of jobs.parquet / jobs.csv, in order, and their kinds (int columns are nullable).
+COLUMNS = (
+    ("job_id", "str"), ("path", "str"), ("content_hash", "str"), ("format", "str"), ("gpus", "int"),
+    ("hours", "float"), ("slowdown", "float"), ("waste", "float"), ("gpu_hours_lost", "float"),
+    ("top_optype", "str"), ("top_optype_s", "float"), ("top_stage", "int"), ("top_stage_s", "float"),
+    ("top_dp_rank", "int"), ("top_dp_rank_s", "float"), ("top_worker", "str"), ("top_worker_s", "float"),
+    ("worker_share", "float"), ("culprit_class", "str"), ("culprit_where", "str"), ("steps", "int"),
+    ("workers", "int"), ("ops", "int"), ("seconds", "float"), ("error", "str"),
+)
+_NAMES = tuple(name for name, _ in COLUMNS)
+_KIND = dict(COLUMNS)
+_KEPT = ("meta_gpus", "meta_hours")  # a part also keeps what the layout file said, for a job that reuses it
+_CHUNK = 1 << 20
+_TMP = ".tmp-"
+
+
+def _hash_file(h, path):
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+
+
+def content_hash(path, meta=None):
+    """The sha256 (hex) of a trace's bytes: a file's, or a folder's files in name order with their names.
+
+    ``meta``, a layout file read with the trace, is hashed after it (a
+    changed layout is a changed job).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, hashlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = p.write_bytes(b"step,rank,duration_s\\n0,0,1.0\\n")
+    >>> content_hash(p) == hashlib.sha256(p.read_bytes()).hexdigest()
+    True
+    """
+    h = hashlib.sha256()
+    p = Path(path)
+    if p.is_dir():
+        for f in sorted(x for x in p.iterdir() if x.is_file()):
+            h.update(f.name.encode("utf-8", "surrogateescape") + b"\0" + str(f.stat().st_size).encode() + b"\0")
+            _hash_file(h, f)
+    else:
+        _hash_file(h, p)
+    if meta is not None:
+        h.update(b"\0meta\0")
+        _hash_file(h, meta)
+    return h.hexdigest()
+
+
+def _mkstemp(path):
+    """A temporary file beside ``path``, readable as the umask allows (mkstemp alone makes it 0600)."""
+    fd, tmp = tempfile.mkstemp(prefix=_TMP + path.name + ".", dir=path.parent)
+    mask = os.umask(0)
+    os.umask(mask)
+    os.fchmod(fd, 0o666 & ~mask)
+    return fd, tmp
+
+
+def atomic_write(path, data, *, sync_folder=True):
+    """Write ``data`` (bytes) to ``path`` so that ``path`` is never half-written: temp name, fsync, rename.
+
+    With ``sync_folder`` the folder is flushed too, so that the rename
+    itself survives a power cut (a killed process never loses it: the kernel
+    keeps it); :class:`Store` flushes its part folders once, at the end.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "row.json"
+    >>> atomic_write(p, b"{}")
+    >>> p.read_bytes(), [f.name for f in p.parent.iterdir()]
+    (b'{}', ['row.json'])
+    """
+    path = Path(path)
+    fd, tmp = _mkstemp(path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with _quiet():
+            os.unlink(tmp)
+        raise
+    if sync_folder:
+        _fsync_dir(path.parent)
+
+
+class _quiet:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        return kind is not None and issubclass(kind, OSError)
+
+
+def _fsync_dir(folder):
+    with _quiet():
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _plain(v):
+    """A JSON- and table-safe value: NaN and infinities become None, numpy scalars Python ones."""
+    if v is None:
+        return None
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def clean_row(row):
+    """``row`` with exactly the columns of :data:`COLUMNS`, in order, each value plain data or None.
+
+    Examples
+    --------
+    >>> r = clean_row({"job_id": "a", "slowdown": float("nan"), "extra": 1})
+    >>> r["job_id"], r["slowdown"], "extra" in r, len(r)
+    ('a', None, False, 25)
+    """
+    out = {}
+    for name in _NAMES:
+        v = _plain(row.get(name))
+        if v is not None:
+            kind = _KIND[name]
+            v = int(v) if kind == "int" else float(v) if kind == "float" else str(v)
+        out[name] = v
+    return out
+
+
+class Spool:
+    """The rows of one run, in order, in an anonymous temporary file (gone with the process, even on SIGKILL).
+
+    Examples
+    --------
+    >>> s = Spool()
+    >>> s.append({"job_id": "a"}); s.append({"job_id": "b"})
+    >>> [r["job_id"] for r in s], len(s)
+    (['a', 'b'], 2)
+    """
+
+    def __init__(self, folder=None):
+        self._file = tempfile.TemporaryFile(mode="w+b", dir=folder)
+        self._count = 0
+
+    def append(self, row):
+        self._file.seek(0, io.SEEK_END)
+        self._file.write(json.dumps(row, separators=(",", ":")).encode() + b"\n")
+        self._count += 1
+
+    def __len__(self):
+        return self._count
+
+    def __iter__(self):
+        self._file.flush()
+        self._file.seek(0)
+        for line in self._file:
+            yield json.loads(line)
+
+    def close(self):
+        self._file.close()
+
+
+class Store:
+    """The output folder of a fleet: finished jobs by content hash, and the two tables.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> st = Store(tempfile.mkdtemp())
+    >>> st.put({"job_id": "a", "content_hash": "ab12", "slowdown": 1.25})
+    >>> st.cached("ab12")["slowdown"], st.cached("cd34")
+    (1.25, None)
+    """
+
+    def __init__(self, out_dir):
+        self.out = Path(out_dir)
+        if self.out.exists() and not self.out.is_dir():
+            raise NotADirectoryError(f"--out must be a folder, got {str(out_dir)!r} (a file)")
+        self.parts = self.out / "parts"
+        self.parts.mkdir(parents=True, exist_ok=True)
+        self._unsynced = set()
+        self._clean()
+
+    def _clean(self):
+        """Remove the temporary files a killed run left behind."""
+        for folder in (self.out, self.parts, *(d for d in self.parts.iterdir() if d.is_dir())):
+            for f in folder.iterdir():
+                if f.name.startswith(_TMP):
+                    with _quiet():
+                        f.unlink()
+
+    def _part(self, h):
+        return self.parts / h[:2] / f"{h}.json"
+
+    def cached(self, h):
+        """The stored row of the job whose trace has content hash ``h``, or None."""
+        if not h:
+            return None
+        try:
+            return json.loads(self._part(h).read_bytes())
+        except (OSError, ValueError):
+            return None
+
+    def done(self):
+        """The content hashes of every finished job (a set)."""
+        return {f.stem for d in self.parts.iterdir() if d.is_dir() for f in d.iterdir()
+                if f.suffix == ".json" and not f.name.startswith(_TMP)}
+
+    def put(self, row):
+        """Store a finished job's row under its content hash (atomically); rows without a hash are not kept."""
+        h = row.get("content_hash")
+        if not h:
+            return
+        self._part(h).parent.mkdir(exist_ok=True)
+        kept = {**clean_row(row), **{k: _plain(row.get(k)) for k in _KEPT}}
+        atomic_write(self._part(h), json.dumps(kept, separators=(",", ":")).encode(), sync_folder=False)
+        self._unsynced.add(self._part(h).parent)
+
+    def sync(self):
+        """Flush the part folders written since the last call (the renames, for a power cut)."""
+        for folder in sorted(self._unsynced):
+            _fsync_dir(folder)
+        _fsync_dir(self.parts)
+        self._unsynced.clear()
+
+    def write_tables(self, rows):
+        """Write ``DIR/jobs.csv`` and, with pyarrow, ``DIR/jobs.parquet`` from ``rows`` (re-iterable: a list or a
+        :class:`Spool`); return their paths. Flushes the part folders first."""
+        self.sync()
+        return [p for p in (_write_csv(self.out / "jobs.csv", rows), _write_parquet(self.out / "jobs.parquet", rows))
+                if p is not None]
+
+
+def _replace_into(tmp, path):
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _write_csv(path, rows):
+    fd, tmp = _mkstemp(path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(_NAMES)
+            for row in rows:
+                r = clean_row(row)
+                w.writerow(["" if r[n] is None else repr(r[n]) if _KIND[n] == "float" else r[n] for n in _NAMES])
+        _replace_into(tmp, path)
+    except BaseException:
+        with _quiet():
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def _arrow_schema():
+    import pyarrow as pa
+
+    kinds = {"str": pa.string(), "int": pa.int64(), "float": pa.float64()}
+    return pa.schema([(name, kinds[kind]) for name, kind in COLUMNS])
+
+
+def _write_parquet(path, rows, batch=10_000):
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return None
+    schema = _arrow_schema()
+    fd, tmp = _mkstemp(path)
+    os.close(fd)
+    try:
+        with pq.ParquetWriter(tmp, schema) as writer:
+            chunk = []
+            for row in rows:
+                chunk.append(clean_row(row))
+                if len(chunk) >= batch:
+                    writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
+                    chunk = []
+            writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
+        _replace_into(tmp, path)
+    except BaseException:
+        with _quiet():
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def read_rows(out_dir):
+    """The rows of ``DIR/jobs.parquet`` (or, without pyarrow or that file, ``DIR/jobs.csv``): a list of dicts.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> st = Store(tempfile.mkdtemp())
+    >>> _ = st.write_tables([{"job_id": "a", "gpus": 8, "slowdown": 1.5}])
+    >>> r = read_rows(st.out)[0]
+    >>> r["job_id"], r["gpus"], r["slowdown"], r["error"]
+    ('a', 8, 1.5, None)
+    """
+    out = Path(out_dir)
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        pq = None
+    if pq is not None and (out / "jobs.parquet").exists():
+        return pq.read_table(out / "jobs.parquet").to_pylist()
+    rows = []
+    with open(out / "jobs.csv", encoding="utf-8", newline="") as f:
+        for raw in csv.DictReader(f):
+            rows.append({n: _parse(raw.get(n, ""), _KIND[n]) for n in _NAMES})
+    return rows
+
+
+def _parse(text, kind):
+    if text == "":
+        return None
+    return int(text) if kind == "int" else float(text) if kind == "float" else text

@@ -1,0 +1,181 @@
+"""The fleet on real Dask clusters (slow): a LocalCluster of worker processes, a scheduler and workers
+started as separate processes with one of them killed mid-run, and a whole run killed with SIGKILL
+and resumed. Every result is compared with the serial run in this process (workers=0), which
+tests/test_fleet_engine.py compares with ``straggle-edu analyze``.
+
+Skipped, saying why, when dask's ``distributed`` is not installed (``pip install "straggle-edu[fleet]"``).
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from _fleet import synthetic_fleet, without_seconds
+from _procs import live_processes
+from straggle_edu.fleet.engine import run_fleet
+from straggle_edu.fleet.store import clean_row, read_rows
+
+pytest.importorskip("distributed", reason='the fleet on a cluster needs dask: pip install "straggle-edu[fleet]"')
+
+pytestmark = pytest.mark.slow
+OSDI = pathlib.Path(__file__).parent / "data" / "osdi2025"
+JOBS = 48
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """48 jobs: 8 synthetic traces, each under 6 names with their own hours (so 48 content hashes),
+    and the three public jobs; with its serial rows."""
+    src = tmp_path_factory.mktemp("fleet")
+    for path in synthetic_fleet(src, 8, seed=5, dp=16, pp=4, microbatches=8, steps=8):
+        meta = path.with_name(path.name.replace("trace-", "meta-").replace(".parquet", ".yaml"))
+        for k in range(1, JOBS // 8):
+            copy = path.with_name(path.name.replace(".parquet", f"-{k}.parquet"))
+            shutil.copy(path, copy)
+            (copy.with_name(copy.name.replace("trace-", "meta-").replace(".parquet", ".yaml"))
+             .write_text(meta.read_text() + f"# copy {k}\nhours: {k}.5\n"))
+    for n in ("AR", "SE", "ST"):
+        shutil.copy(OSDI / f"trace-{n}.parquet", src)
+        shutil.copy(OSDI / f"meta-{n}.yaml", src)
+    serial = tmp_path_factory.mktemp("serial")
+    run = run_fleet([src], serial, workers=0, progress=False)
+    assert run.jobs == JOBS + 3 and run.errors == 0
+    return src, without_seconds(read_rows(serial))
+
+
+def test_local_cluster_of_two_worker_processes_equals_serial(fleet, tmp_path):
+    src, serial = fleet
+    run = run_fleet([src], tmp_path, workers=2, progress=False)
+    assert (run.jobs, run.analysed, run.errors) == (JOBS + 3, JOBS + 3, 0)
+    assert without_seconds(read_rows(tmp_path)) == serial
+    left = [p for p in live_processes(ppid=os.getpid()) if b"resource_tracker" not in pathlib.Path(f"/proc/{p}/cmdline").read_bytes()]
+    assert left == []  # the cluster's nannies and workers are gone (multiprocessing's resource tracker stays with us)
+
+
+def _start(args):
+    return subprocess.Popen([sys.executable, "-m", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """``dask scheduler`` and two ``dask worker`` processes (no nanny: a killed worker stays dead) on 127.0.0.1."""
+    info = tmp_path / "scheduler.json"
+    procs = [_start(["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(info)])]
+    try:
+        deadline = time.monotonic() + 60
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(info.read_text())["address"]
+        for name in ("w0", "w1"):
+            procs.append(_start(["distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny",
+                                 "--no-dashboard", "--name", name, "--host", "127.0.0.1"]))
+        yield address, procs
+    finally:
+        for p in reversed(procs):
+            p.kill()
+            p.wait(timeout=30)
+
+
+def _wait_for_workers(client, n):
+    deadline = time.monotonic() + 60
+    while len(client.scheduler_info()["workers"]) < n:
+        assert time.monotonic() < deadline, "the workers did not join the scheduler"
+        time.sleep(0.1)
+
+
+def test_worker_killed_mid_run_has_its_task_rerun_and_the_results_equal_serial(fleet, cluster, tmp_path):
+    from distributed import Client
+
+    src, serial = fleet
+    address, procs = cluster
+    with Client(address, timeout="30s") as watcher:
+        _wait_for_workers(watcher, 2)
+        pids = watcher.run(os.getpid)  # worker address -> pid
+        w0 = next(a for a, info in watcher.scheduler_info()["workers"].items() if info["name"] == "w0")
+        result = {}
+        runner = threading.Thread(target=lambda: result.update(run=run_fleet([src], tmp_path, scheduler=address,
+                                                                            progress=False)))
+        runner.start()
+        killed = None
+        deadline = time.monotonic() + 120
+        while killed is None and time.monotonic() < deadline:
+            busy = watcher.processing(workers=[w0]).get(w0, [])
+            if any("-jobs-" in str(k) for k in busy) and len(list((tmp_path / "parts").rglob("*.json"))) >= 2:
+                os.kill(pids[w0], signal.SIGKILL)  # a real worker process, killed while it runs a job
+                killed = list(busy)
+            time.sleep(0.002)
+        runner.join(timeout=300)
+    assert killed, "the worker never ran a job to be killed in"
+    assert procs[1].wait(timeout=30) == -signal.SIGKILL
+    run = result["run"]
+    assert (run.jobs, run.errors) == (JOBS + 3, 0)
+    assert without_seconds(read_rows(tmp_path)) == serial
+
+
+def _parts(out):
+    return [p for p in (out / "parts").rglob("*.json") if not p.name.startswith(".tmp-")]
+
+
+def test_run_killed_with_sigkill_loses_no_finished_job_and_resumes(fleet, tmp_path):
+    src, serial = fleet
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "straggle_edu", "fleet", str(src), "--out", str(out), "--workers", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_parts(out)) < 5 if out.exists() else True:
+            assert proc.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
+            time.sleep(0.005)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the CLI, its LocalCluster's nanny and worker: the whole run
+        proc.wait(timeout=30)
+    time.sleep(0.5)
+    assert live_processes(sid=proc.pid) == []
+    finished = _parts(out)
+    assert 5 <= len(finished) < JOBS + 3 and not (out / "jobs.csv").exists()
+    for p in finished:  # every file under its final name is whole
+        row = clean_row(json.loads(p.read_bytes()))
+        assert without_seconds([row])[row["job_id"]] == serial[row["job_id"]]
+    run = run_fleet([src], out, workers=0, progress=False)
+    assert run.cached >= len(finished) and run.cached + run.analysed == JOBS + 3
+    assert without_seconds(read_rows(out)) == serial
+    assert not list(out.rglob(".tmp-*"))
+
+
+@pytest.mark.parametrize("block_steps", [3])
+def test_jobs_cut_into_block_tasks_equal_analyze_bit_for_bit(tmp_path, block_steps):
+    from straggle_edu.fleet.engine import analysis_row
+    from straggle_edu.traces.blocks import analyze_op_file
+
+    # and a job of more DP ranks (72) than the program sample holds (64), as a 16,384-rank job has
+    wide = tmp_path / "wide"
+    wide.mkdir()
+    (trace,) = synthetic_fleet(wide, 1, seed=7, dp=72, pp=2, microbatches=2, steps=5)
+    import pyarrow.parquet as pq
+
+    pq.write_table(pq.read_table(trace), trace, row_group_size=1000)  # row groups across steps: read in parts
+    assert pq.ParquetFile(trace).metadata.num_row_groups > 5
+    table = pq.read_table(trace)  # and a copy with its rows out of step order: read per block, sampled apart
+    order = np.random.default_rng(0).permutation(table.num_rows)
+    pq.write_table(table.take(order), wide / "trace-shuffled.parquet", row_group_size=1000)
+    (wide / "meta-shuffled.yaml").write_text((wide / "meta-job000.yaml").read_text())
+    run = run_fleet([OSDI, wide], tmp_path / "out", workers=2, block_steps=block_steps, progress=False)
+    assert (run.jobs, run.errors) == (5, 0)
+    for row in read_rows(tmp_path / "out"):
+        streamed = analyze_op_file(row["path"], block_steps=block_steps, attribution="full")
+        whole = analyze_op_file(row["path"], block_steps=None, attribution="full")
+        assert streamed.details["blocks"] > 1
+        want = analysis_row(streamed)
+        assert {k: row[k] for k in want if k in row} == {k: want[k] for k in want if k in row}
+        assert row["slowdown"] == whole.slowdown and row["top_stage_s"] == max(whole.by_stage.values())
+        assert row["top_dp_rank_s"] == max(whole.by_dp_rank.values()) and row["ops"] == len(whole.details["trace"])

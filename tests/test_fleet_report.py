@@ -1,0 +1,129 @@
+"""The fleet's HTML report: one offline page (no script or stylesheet from the network), in English and Chinese."""
+
+import json
+import re
+
+import pytest
+from test_charts_fleet import figures as chart_figures
+
+from straggle_edu.app.fleet_report import REPORT_NAMES, write_report
+from straggle_edu.charts.fleet import slowdown_cdf_chart
+
+
+def fleet(n=6, errors=1):
+    f = chart_figures(n)
+    f.update(jobs=n + errors, analysed=n, errors=errors, gpu_hours=10_000.0, share_slowed_10pct_gpu_hours=0.6,
+             share_one_worker_dominant=0.125, waste_quantiles={"p50": 0.08, "p90": 0.2, "p99": 0.4},
+             slowdown_quantiles={"p50": 1.1, "p90": 1.3, "p99": 1.5, "max": 1.6})
+    rows = [{"job_id": f"j{i}", "top_optype": "backward-compute", "culprit_where": "last-stage", "culprit_class": "compute",
+             "error": None} for i in range(n)]
+    rows += [{"job_id": f"bad{i}", "error": f"bad{i}.csv: the file is empty"} for i in range(errors)]
+    return rows, f
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    rows, figures = fleet()
+    out = tmp_path_factory.mktemp("out")
+    return {lang: write_report(out, rows, figures, lang=lang).read_text(encoding="utf-8") for lang in ("en", "zh")}
+
+
+def _specs(page):
+    found = re.findall(r'<script type="application/json" class="se-spec" data-chart="([^"]+)">(.*?)</script>', page, re.S)
+    return {div: json.loads(text.replace("<\\/", "</")) for div, text in found}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_report_needs_no_network(pages, lang):
+    page = pages[lang]
+    assert not re.search(r"<script[^>]*\bsrc=", page), "a script from a file or the network"
+    assert not re.search(r"""<(link|img|iframe)[^>]*\b(href|src)=["']?https?:""", page, re.I)
+    assert "vegaEmbed" in page  # the Vega bundle is inlined
+
+
+def test_report_draws_each_chart_from_its_spec(pages):
+    specs = _specs(pages["en"])
+    assert len(specs) == 4
+    for div in specs:
+        assert f'<div class="se-chart" id="{div}">' in pages["en"]
+    rows, figures = fleet()
+    assert specs["chart-0"] == json.loads(json.dumps(slowdown_cdf_chart(figures).to_dict()))
+
+
+def test_report_puts_the_fleet_beside_the_study(pages):
+    page = pages["en"]
+    assert "<td>jobs at S &gt;= 1.1 (slowed by 10% or more)</td>" in page
+    assert '<td class="num">83.3%</td><td class="num">42.5%</td>' in page  # 5 of 6 at S >= 1.1; the study's 42.5%
+    assert '<td class="num">40.0%</td><td class="num">45.0%</td>' in page  # p99 waste
+
+
+def test_report_lists_the_worst_jobs_with_their_analyze_line(pages):
+    page = pages["en"]
+    assert "<code>straggle-edu analyze j0.csv</code>" in page
+    assert "<code>backward-compute</code>, the last stage, compute" in page
+    assert "<code>bad0.csv: the file is empty</code>" in page
+
+
+def test_report_in_chinese(pages):
+    page = pages["zh"]
+    assert '<html lang="zh-CN">' in page and "<h1>集群报告：7 个作业</h1>" in page
+    body = page.split("<body>", 1)[1]
+    text = re.sub(r"<script.*?</script>|<code>.*?</code>|<[^>]+>", " ", body, flags=re.S)
+    assert "The worst jobs" not in text and "最差的作业" in text
+    english = {w for w in re.findall(r"[A-Za-z]{4,}", text)} - {"jobs", "parquet", "json", "fleet", "docs", "OSDI",
+                                                                   "Lin", "ByteDance", "rank", "what"}
+    assert not english, sorted(english)
+
+
+def test_report_file_names_and_nothing_half_written(tmp_path):
+    rows, figures = fleet(n=2, errors=0)
+    path = write_report(tmp_path, rows, figures)
+    assert path == tmp_path / REPORT_NAMES["en"] == tmp_path / "report.html"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+    assert "Every job was analysed." in path.read_text(encoding="utf-8")
+
+
+def test_report_many_errors_shows_fifty_and_counts_the_rest(tmp_path):
+    rows, figures = fleet(n=2, errors=53)
+    page = write_report(tmp_path, rows, figures).read_text(encoding="utf-8")
+    assert page.count(": the file is empty</code>") == 50
+    assert "... and 3 more: see the error column of jobs.parquet." in page
+
+
+def test_report_from_a_dataframe(tmp_path):
+    pd = pytest.importorskip("pandas", reason="pandas is optional: a DataFrame of rows needs it")
+    rows, figures = fleet(n=2, errors=1)
+    page = write_report(tmp_path, pd.DataFrame(rows), figures).read_text(encoding="utf-8")
+    assert "<code>bad0.csv: the file is empty</code>" in page and "Every job was analysed." not in page
+
+
+def test_report_of_an_empty_fleet(tmp_path):
+    page = write_report(tmp_path, [], {"jobs": 0, "analysed": 0, "errors": 0}).read_text(encoding="utf-8")
+    assert "Fleet report: 0 jobs" in page and 'class="se-spec"' not in page
+
+
+@pytest.mark.parametrize("kwargs, match", [({"lang": "fr"}, "lang must be one of 'en', 'zh', got 'fr'"),
+                                           ({"out_dir": "/no/such/folder"}, "out_dir must be a folder that exists")])
+def test_report_refuses_bad_input(tmp_path, kwargs, match):
+    rows, figures = fleet(n=1, errors=0)
+    args = {"out_dir": tmp_path, "rows": rows, "figures": figures, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        write_report(**args)
+
+
+def test_cli_fleet_on_a_demo_fleet_writes_the_report(tmp_path, capsys):
+    # the whole path a reader takes: fleet-demo, then fleet (in this process, --workers 0), then the report
+    from straggle_edu.app.cli import main
+    from straggle_edu.fleet.store import read_rows
+    from straggle_edu.traces import analyze
+
+    assert main(["fleet-demo", str(tmp_path / "demo"), "--jobs", "4", "--seed", "2"]) == 0
+    out = tmp_path / "out"
+    assert main(["fleet", str(tmp_path / "demo" / "manifest.csv"), "--out", str(out), "--workers", "0"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"Report: {out / 'report.html'}")
+    rows = {r["job_id"]: r for r in read_rows(out)}
+    st = rows["osdi-ST"]
+    assert st["slowdown"] == analyze(tmp_path / "demo" / "public" / "trace-ST.csv").slowdown  # bit for bit
+    page = (out / "report.html").read_text(encoding="utf-8")
+    worst = max((r for r in rows.values() if r["gpu_hours_lost"] is not None), key=lambda r: r["gpu_hours_lost"])
+    assert f"<code>straggle-edu analyze {worst['path']}</code>" in page

@@ -1,0 +1,155 @@
+"""SOURCE expansion (fleet.sources): directories, globs, manifests, and hostile fleets.
+
+Real data: tests/data (the OSDI 2025 artifact's traces beside their result files, HTA's profiler
+traces, nvidia-resiliency-ext's Flight Recorder dumps, documented log examples).
+"""
+
+import itertools
+import os
+import pathlib
+import shutil
+import tracemalloc
+
+import pytest
+
+from straggle_edu.app.cli import main
+from straggle_edu.fleet.sources import Job, count_jobs, expand, is_manifest, trace_kind
+
+DATA = pathlib.Path(__file__).parent / "data"
+OSDI = DATA / "osdi2025"
+
+
+def ids(jobs):
+    return [j.job_id for j in jobs]
+
+
+def test_expand_directory_skips_what_is_not_a_trace():
+    jobs = list(expand([OSDI]))
+    # ms-*.json, mw-*.json, result-*.json, meta-*.yaml, README.md and LICENSE are not jobs;
+    # each trace is one job with its layout sidecar.
+    assert ids(jobs) == [str(OSDI / f"trace-{n}.parquet") for n in ("AR", "SE", "ST")]
+    assert all(j.error is None for j in jobs)
+
+
+def test_expand_tree_makes_a_folder_of_per_rank_files_one_job():
+    found = ids(expand([DATA]))
+    fr = DATA / "nvidia-resiliency-ext" / "fr_traces"
+    assert str(fr / "lock_gil_1st") in found and not any(j.startswith(str(fr / "lock_gil_1st") + os.sep) for j in found)
+    assert str(DATA / "hta") in found  # two rank-* profiler traces: one job
+    assert str(DATA / "documented-examples" / "megatron_log_straggler.log") in found
+    assert len(found) == len(set(found))
+
+
+def test_trace_kind_tells_traces_from_their_neighbours():
+    assert trace_kind(OSDI / "trace-SE.parquet") == "op-level"
+    assert [trace_kind(OSDI / n) for n in ("ms-SE.json", "result-SE.json", "meta-SE.yaml", "README.md", "LICENSE")] == [None] * 5
+    assert trace_kind(DATA / "hta" / "sampled_rank-0.json.gz") == "torch-profiler"
+    assert trace_kind(DATA / "nvidia-resiliency-ext" / "fr_traces" / "lock_gil_1st" / "_dump_0") == "flight-recorder"
+
+
+def test_expand_glob_and_a_trace_file():
+    pattern = str(DATA / "**" / "trace-S*.parquet")
+    assert ids(expand([pattern])) == [str(OSDI / "trace-SE.parquet"), str(OSDI / "trace-ST.parquet")]
+    assert ids(expand([OSDI / "trace-AR.parquet"])) == [str(OSDI / "trace-AR.parquet")]
+
+
+def write_manifest(path, rows, header="job_id,path,gpus,hours"):
+    path.write_text(header + "\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture
+def fleet_dir(tmp_path):
+    for n in ("AR", "ST"):
+        shutil.copy(OSDI / f"trace-{n}.parquet", tmp_path)
+        shutil.copy(OSDI / f"meta-{n}.yaml", tmp_path)
+    return tmp_path
+
+
+def test_manifest_csv_reads_paths_gpus_and_hours(fleet_dir):
+    m = write_manifest(fleet_dir / "fleet.csv", [("ar", "trace-AR.parquet", 64, 12.5), ("st", "trace-ST.parquet", "", "")])
+    assert is_manifest(m) and not is_manifest(fleet_dir / "trace-AR.parquet")
+    assert list(expand([m])) == [Job("ar", str(fleet_dir / "trace-AR.parquet"), 64, 12.5),
+                                 Job("st", str(fleet_dir / "trace-ST.parquet"))]
+
+
+def test_manifest_parquet(fleet_dir):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    m = fleet_dir / "fleet.parquet"
+    pq.write_table(pa.table({"job_id": ["ar"], "path": ["trace-AR.parquet"], "hours": [3.0]}), m)
+    assert list(expand([m])) == [Job("ar", str(fleet_dir / "trace-AR.parquet"), None, 3.0)]
+
+
+def test_manifest_missing_file_and_bad_cells_are_error_rows(fleet_dir):
+    m = write_manifest(fleet_dir / "fleet.csv", [("gone", "trace-XX.parquet", "", ""), ("bad", "trace-AR.parquet", "-3", ""),
+                                                 ("ok", "trace-ST.parquet", "", "")])
+    gone, bad, ok = expand([m])
+    assert gone.error == f"{fleet_dir / 'trace-XX.parquet'}: no such file or folder"
+    assert "column 'gpus', row 2: expected a whole number >= 1, got -3" in bad.error
+    assert ok.error is None
+
+
+def test_manifest_path_leaving_the_source_is_refused_unless_follow_links(fleet_dir, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside")
+    shutil.copy(OSDI / "trace-SE.parquet", outside)
+    sub = fleet_dir / "sub"
+    sub.mkdir()
+    rel = os.path.relpath(outside / "trace-SE.parquet", sub)
+    m = write_manifest(sub / "fleet.csv", [("dots", rel, "", ""), ("abs", outside / "trace-SE.parquet", "", "")])
+    refused = list(expand([m]))
+    assert all("refused: the path leaves" in j.error and "--follow-links" in j.error for j in refused)
+    assert [j.error for j in expand([m], follow_links=True)] == [None, None]
+
+
+def test_directory_symlink_leaving_the_source_is_refused_unless_follow_links(fleet_dir, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside")
+    shutil.copy(OSDI / "trace-SE.parquet", outside)
+    (fleet_dir / "link.parquet").symlink_to(outside / "trace-SE.parquet")
+    (fleet_dir / "linkdir").symlink_to(outside, target_is_directory=True)
+    jobs = {j.job_id: j for j in expand([fleet_dir])}
+    assert "refused" in jobs[str(fleet_dir / "link.parquet")].error
+    assert "refused" in jobs[str(fleet_dir / "linkdir")].error
+    followed = ids(expand([fleet_dir], follow_links=True))
+    assert str(fleet_dir / "link.parquet") in followed and str(fleet_dir / "linkdir" / "trace-SE.parquet") in followed
+
+
+def test_duplicate_job_ids_stop_the_fleet_naming_both(fleet_dir):
+    m = write_manifest(fleet_dir / "fleet.csv", [("a", "trace-AR.parquet", "", ""), ("a", "trace-ST.parquet", "", "")])
+    with pytest.raises(ValueError, match="job_id must be unique, got 'a' for job 1 and job 2"):
+        count_jobs(expand([m]))
+
+
+def test_manifest_row_without_a_path_is_refused(fleet_dir):
+    m = write_manifest(fleet_dir / "fleet.csv", [("a", "", "", "")])
+    with pytest.raises(ValueError, match="column 'path', row 1: expected a job id and a path on every row"):
+        list(expand([m]))
+
+
+def test_million_row_manifest_is_streamed(tmp_path):
+    m = tmp_path / "big.csv"
+    with open(m, "w") as f:
+        f.write("job_id,path\n")
+        f.writelines(f"job{i},trace-{i}.parquet\n" for i in range(1_000_000))
+    assert m.stat().st_size > 25 * 2**20
+    tracemalloc.start()
+    first = list(itertools.islice(expand([m]), 3))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert ids(first) == ["job0", "job1", "job2"] and "no such file" in first[0].error
+    assert peak < 2 * 2**20  # a batch of lines, not the 26 MB file
+
+
+def test_empty_directory_is_a_clear_error_and_exit_2(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="SOURCE must hold at least one trace, got none"):
+        count_jobs(expand([tmp_path / "empty"]))
+    assert main(["fleet", str(tmp_path / "empty"), "--out", str(tmp_path / "out"), "--workers", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("straggle-edu fleet: error: SOURCE must hold at least one trace") and "Traceback" not in err
+
+
+def test_missing_source_is_an_error():
+    with pytest.raises(ValueError, match="SOURCE must be a directory, a glob, a manifest or a trace file"):
+        list(expand(["/no/such/folder"]))

@@ -1,0 +1,98 @@
+"""The fleet's results on disk (fleet.store): atomic parts, resume by content hash, the two tables."""
+
+import hashlib
+import math
+import os
+
+import pytest
+
+from straggle_edu.fleet.store import COLUMNS, Spool, Store, atomic_write, clean_row, content_hash, read_rows
+
+
+def test_content_hash_of_a_file_its_layout_and_a_folder(tmp_path):
+    f = tmp_path / "trace-a.csv"
+    f.write_bytes(b"step,rank,duration_s\n0,0,1.0\n")
+    assert content_hash(f) == hashlib.sha256(f.read_bytes()).hexdigest()
+    meta = tmp_path / "meta-a.yaml"
+    meta.write_text("hours: 3\n")
+    with_meta = content_hash(f, meta)
+    meta.write_text("hours: 4\n")
+    assert with_meta != content_hash(f) and with_meta != content_hash(f, meta)  # a changed layout is a changed job
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    (folder / "rank-1.json").write_bytes(b"{}")
+    (folder / "rank-0.json").write_bytes(b"[]")
+    h = content_hash(folder)
+    (folder / "rank-0.json").rename(folder / "rank-2.json")  # same bytes, other names: another trace
+    assert content_hash(folder) != h
+
+
+def test_atomic_write_leaves_no_temporary_file(tmp_path):
+    p = tmp_path / "x.json"
+    atomic_write(p, b"1")
+    atomic_write(p, b"22")
+    assert p.read_bytes() == b"22" and os.listdir(tmp_path) == ["x.json"]
+
+
+def test_store_put_cached_done_and_resume(tmp_path):
+    st = Store(tmp_path / "out")
+    row = {"job_id": "a", "content_hash": "ab" + "0" * 62, "slowdown": 1.25, "meta_gpus": 8, "meta_hours": 2.5}
+    st.put(row)
+    st.put({"job_id": "b", "error": "no hash, not kept"})
+    again = Store(tmp_path / "out")
+    assert again.done() == {row["content_hash"]}
+    kept = again.cached(row["content_hash"])
+    assert kept["slowdown"] == 1.25 and kept["meta_gpus"] == 8 and kept["meta_hours"] == 2.5
+    assert (tmp_path / "out" / "parts" / "ab" / f"{row['content_hash']}.json").is_file()
+
+
+def test_store_removes_what_a_killed_run_left(tmp_path):
+    st = Store(tmp_path)
+    (st.parts / "ab").mkdir()
+    (st.parts / "ab" / ".tmp-abc.json.123").write_text("{half")
+    (tmp_path / ".tmp-jobs.csv.456").write_text("job_id,pa")
+    Store(tmp_path)
+    assert not list(tmp_path.rglob(".tmp-*"))
+
+
+def test_store_refuses_a_file_as_out(tmp_path):
+    (tmp_path / "f").write_text("")
+    with pytest.raises(NotADirectoryError, match="--out must be a folder"):
+        Store(tmp_path / "f")
+
+
+def test_tables_round_trip_exactly_in_parquet_and_csv(tmp_path):
+    st = Store(tmp_path)
+    rows = [{"job_id": "a", "path": "a.parquet", "gpus": 8, "hours": 1 / 3, "slowdown": 1.1 + 1e-16 * 3,
+             "top_stage": 3, "error": None},
+            {"job_id": "b", "path": "b.csv", "slowdown": float("nan"), "error": "b.csv: the file is empty"}]
+    paths = st.write_tables(rows)
+    assert sorted(p.name for p in paths) == ["jobs.csv", "jobs.parquet"]
+    from_parquet = read_rows(tmp_path)
+    (tmp_path / "jobs.parquet").unlink()
+    from_csv = read_rows(tmp_path)
+    assert from_parquet == from_csv == [clean_row(r) for r in rows]
+    assert list(from_csv[0]) == [name for name, _ in COLUMNS]
+    assert from_csv[0]["slowdown"] == rows[0]["slowdown"] and from_csv[1]["slowdown"] is None
+
+
+def test_parquet_types_follow_the_contract(tmp_path):
+    import pyarrow.parquet as pq
+
+    Store(tmp_path).write_tables([{"job_id": "a", "gpus": 8}])
+    schema = pq.read_schema(tmp_path / "jobs.parquet")
+    kinds = {"str": "string", "int": "int64", "float": "double"}
+    assert [(f.name, str(f.type)) for f in schema] == [(n, kinds[k]) for n, k in COLUMNS]
+
+
+def test_clean_row_keeps_the_columns_and_drops_nan():
+    r = clean_row({"job_id": 7, "waste": math.inf, "private": 1})
+    assert r["job_id"] == "7" and r["waste"] is None and "private" not in r
+
+
+def test_spool_keeps_rows_in_order():
+    s = Spool()
+    for i in range(3):
+        s.append({"i": i})
+    assert [r["i"] for r in s] == [0, 1, 2] == [r["i"] for r in s]
+    s.close()
