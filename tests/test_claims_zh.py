@@ -20,13 +20,13 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 def test_claim_in_chinese_reads_big_counts_as_prose_with_the_exact_figure(capsys):
     set_language("zh")
     claim("GPU-hours", 983_040, 983_040)
-    assert capsys.readouterr().out == "✓ 卡时 = 98.3万 (983,040)（原文：98.3万 (983,040)）\n"
+    assert capsys.readouterr().out == "✓ 卡时 = 98.3万（983,040）（原文：98.3万（983,040））\n"
 
 
 def test_claim_in_chinese_keeps_small_numbers_and_units(capsys):
     set_language("zh")
     claim("P(at least one of 100 slow)", 0.63397, 0.634, abs_tol=5e-4, unit="%")
-    assert capsys.readouterr().out == "✓ P(100 张卡中至少一张慢) = 63.397%（原文：63.4%）\n"
+    assert capsys.readouterr().out == "✓ P(100 块卡里至少一块慢) = 63.397%（原文：63.4%）\n"
 
 
 def test_claim_in_english_is_unchanged(capsys):
@@ -38,7 +38,7 @@ def test_claim_in_english_is_unchanged(capsys):
 def test_claim_template_is_translated_then_filled(capsys):
     set_language("zh")
     claim("layers on stage {stage}", 8, 8, values={"stage": 2})
-    assert capsys.readouterr().out == "✓ stage 2 上的层数 = 8（原文：8）\n"
+    assert capsys.readouterr().out == "✓ 阶段 2 上的层数 = 8（原文：8）\n"
 
 
 def test_claim_failure_stays_english_with_the_label_filled():
@@ -53,7 +53,7 @@ def test_cite_and_calibrated_in_chinese(capsys):
     calibrated("p99.9 of 1,000 requests, hedged (ms)", 74.2, 74, "The Tail at Scale")
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "引用：DistBelief，机器数 = 数千台（Dean et al., NIPS 2012, 摘要）"
-    assert out[1] == "≈ 1,000 个请求的 p99.9，对冲 (ms) = 74.2，校准到 74（The Tail at Scale）"
+    assert out[1] == "≈ 1,000 个请求的 p99.9，对冲（ms） = 74.2，校准到 74（The Tail at Scale）"
 
 
 def test_say_translates_then_formats(capsys):
@@ -80,11 +80,12 @@ def test_fact_check_card_and_table_in_chinese():
     set_language("zh")
     card = _card()
     lines = str(card).splitlines()
-    assert lines[0] == "论断 6：90 万卡时；损失 9.8 万；$196,000 / $490,000"
-    assert lines[1] == "  卡时 = 98.3万 (983,040)"
-    assert lines[3:] == ["  结论：对", "  准确地说：4096 × 10 × 24 = 983,040 卡时；10% = 98,304 = $196,608（按 $2），$491,520（按 $5）"]
+    assert lines[0] == "说法 6：九十多万卡时；九万八千多卡时没了；十九万六千美元 / 四十九万多美元"
+    assert lines[1] == "  卡时 = 98.3万（983,040）"
+    assert lines[3:] == ["  结论：对", "  准确地说：4096 × 10 × 24 = 983,040 卡时；10% = 98,304 卡时 = "
+                                       "196,608 美元（每卡时 2 美元）、491,520 美元（每卡时 5 美元）"]
     html = card._repr_html_()
-    assert "论断 6" in html and "对" in html
+    assert "说法 6" in html and "对" in html
     assert str(verdict_table([card])).splitlines()[-1] == "对 1 条，对但不严谨 0 条，错 0 条"
 
 

@@ -115,7 +115,7 @@ def test_analyze_report_in_chinese_json_and_errors_in_english(capsys):
     header = _zh("Trace: {source} ({format}, {steps} steps, {workers} workers)")
     assert out.startswith(header.split("{source}")[0]) and "S_X = " in out
     if header != "Trace: {source} ({format}, {steps} steps, {workers} workers)":  # the catalog is compiled
-        assert "轨迹" in out and "Trace:" not in out
+        assert "减速比" in out and "Trace:" not in out
     assert get_language() == "en", "--lang applies to one command, not to the process after it"
     assert cli.main(["--lang", "zh", "analyze", trace, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["format"] == "op-level"

@@ -68,6 +68,18 @@ def test_numbers_follow_cldr_not_the_os_locale():
     assert i18n.format_count(983_040) == "983,040"
 
 
+def test_chinese_counts_carry_the_exact_figure_in_full_width_parentheses_and_money_reads_in_wan():
+    i18n.set_language("zh")
+    assert i18n.format_count_exact(407_549) == "40.8万（407,549）"
+    assert i18n.format_count_exact(983_040, "983,040.0") == "98.3万（983,040.0）"
+    assert i18n.format_count_exact(9_999) == "9,999"
+    # four significant figures, so 196,608 does not read as a rounded 19.7万 beside the article's 十九万六千
+    assert [i18n.format_money(x) for x in (196_608, 353_894.4, 491_520, 1_234_567_890, 3)] == [
+        "19.66万美元", "35.39万美元", "49.15万美元", "12.35亿美元", "3 美元"]
+    i18n.set_language("en")
+    assert i18n.format_count_exact(407_549) == "407,549" and i18n.format_money(196_608) == "$196,608"
+
+
 def test_processes_started_after_set_language_speak_it(monkeypatch):
     import subprocess
     import sys

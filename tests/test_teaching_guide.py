@@ -55,7 +55,7 @@ _ZH = {
                 "分钟": "Minutes", "时段": "Clock", "内容": "What", "做法": "How"},
     "words": {"type": "输入", "press": "按下"}, "by_notebook": "## 逐个笔记本",
     "parts": ("**核心观点。**", "**演示操作。**", "**向全班提问。**", "**它纠正的误解。**"),
-    "q": r"\*问：\*", "a": r"\*答：\*",
+    "q": r"\*\*问：\*\*", "a": r"\*\*答：\*\*",  # bold: italics do not show in CJK fonts
 }
 GUIDES = {"en": _EN, "zh": _ZH}
 GUIDE = _EN["path"]

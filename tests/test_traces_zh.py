@@ -6,6 +6,7 @@ cause names, ``RestartChoice.choice``) stay English in both.
 """
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +114,38 @@ def test_study_labels_and_findings_have_chinese_translations():
     for text in [f.what for f in STUDY.values()] + list(FINDINGS.values()):
         assert CJK.search(_(text)), text
     assert STUDY["jobs"].what == "training jobs in the trace"
+
+
+def test_a_note_is_english_in_the_analysis_and_with_json_and_chinese_in_the_zh_report(capsys):
+    import pickle
+
+    from straggle_edu.app import cli
+    from straggle_edu.traces.cli import report
+
+    trace = str(Path(__file__).resolve().parent / "data" / "osdi2025" / "trace-SE.parquet")
+    a = analyze(trace)
+    note = a.notes[0]
+    assert note.startswith("8 collective or send/recv ops end before")
+    assert cli.main(["--lang", "zh", "analyze", trace, "--json"]) == 0
+    assert f"note: {note}" in capsys.readouterr().err  # --json stays English
+    assert pickle.loads(pickle.dumps(note)).translated() == note.translated()
+    en, zh = _both(lambda: report(a))
+    assert "Note: 8 collective or send/recv ops" in en and "Attribution by_optype" in en
+    zh_notes = [line for line in zh.splitlines() if line.startswith("注：")]
+    assert zh_notes == ["注：有 8 个集合通信或 send/recv op 在最后一个对端到达之前就结束了（时钟偏差，或 eager send）；"
+                        "它们的传输时间按 0 计"]
+    assert "按 op 类型归因" in zh and "by_optype" not in zh and "by_worker" not in zh
+
+
+def test_every_note_the_readers_write_has_a_chinese_template():
+    """Each ``Note(N_(...))`` in traces/ is in the catalog, so a Chinese report never shows an English note."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent / "straggle_edu" / "traces"
+    templates = [node.args[0].args[0].value for path in root.glob("*.py") for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Note" and node.args
+                 and isinstance(node.args[0], ast.Call) and node.args[0].args]
+    assert len(templates) >= 9, templates
+    set_language("zh")
+    untranslated = [t for t in templates if not CJK.search(_(t))]
+    assert not untranslated, untranslated

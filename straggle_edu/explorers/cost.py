@@ -17,7 +17,7 @@ import numpy as np
 
 from .._validate import require, whole
 from ..charts.cost import bill_chart, delay_framings_chart, lost_dollars_chart, lost_fraction_chart, milestones_chart
-from ..i18n import N_, _, format_count
+from ..i18n import N_, _, format_count, format_money
 from ..math.cost import cost_of_stragglers
 from ..math.delay import planned_delay
 from ..models.cluster import Cluster
@@ -99,10 +99,10 @@ def cost_explorer(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0
 
     def readout(change=None):
         b = ex.bill()
-        ex.readout.value = _("<b>{lost}</b> GPU-hours lost of {total} · <b>${usd}</b> · a run that held {days:g} days "
+        ex.readout.value = _("<b>{lost}</b> GPU-hours lost of {total} · <b>{usd}</b> · a run that held {days:g} days "
                              "waited {delay:.2f} of them · a run planned at {days:g} days ends <b>{late:.2f}</b> days "
                              "late").format(lost=format_count(round(b.gpu_hours_lost)), total=format_count(round(b.gpu_hours)),
-                                            usd=format_count(round(b.usd_lost)), days=b.days, delay=b.days_delay,
+                                            usd=format_money(round(b.usd_lost)), days=b.days, delay=b.days_delay,
                                             late=planned_delay(b.days, b.lost_fraction))
 
     return ex.on_change(readout)

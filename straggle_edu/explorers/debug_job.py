@@ -80,8 +80,12 @@ def _example_analysis(cause):
 
 
 def _readout(analysis):
-    items = "".join(f"<li><b>{html.escape(_(q))}</b> {html.escape(a)}</li>" for q, a in diagnose(analysis))
-    return f"<ul style='margin:0'>{items}</ul>"
+    def item(question, answer):
+        question = _(question)
+        sep = "" if question.endswith(("？", "：")) else " "  # no space after full-width punctuation
+        return f"<li><b>{html.escape(question)}</b>{sep}{html.escape(answer)}</li>"
+
+    return f"<ul style='margin:0'>{''.join(item(q, a) for q, a in diagnose(analysis))}</ul>"
 
 
 def debug_job_explorer(source=None, *, example="slow-worker"):

@@ -14,7 +14,7 @@ import ipywidgets as widgets
 from ..charts.detector import alarm_rows, alarms_vs_n_chart, alarms_vs_threshold_chart, threshold_rows
 from ..math.detector import alarms_per_day, lognormal_timing, p_false_alarm, p_rank_flagged, threshold_for_alarms
 from ..charts.tail import log_grid
-from ..i18n import N_, _
+from ..i18n import N_, _, format_count
 from ._base import Explorer
 from ._controls import dropdown, float_slider, int_slider, n_slider
 from ._patch import patch_rows
@@ -33,14 +33,16 @@ def detector_readout(n, window, cv, threshold, interval):
     >>> for part in detector_readout(4096, 30, 0.2, 0.7, 300).split(" · "):
     ...     print(part)
     P(false alarm per report) = <b>0.0885</b>
-    <b>25.5</b> false alarms a day (expected; 1 in 2.8e+04 ranks flagged per report)
+    <b>25.5</b> false alarms a day (expected; 1 in 28,000 ranks flagged per report)
     threshold for ≤ 1 a day: <b>0.672</b>
     """
     dist = lognormal_timing(cv)
     p = p_false_alarm(n, threshold, window, dist)
     q = p_rank_flagged(n, threshold, window, dist)
     if q > 0:
-        flagged = _("1 in {ranks:.2g} ranks flagged per report").format(ranks=1 / q)
+        one_in = float(f"{1 / q:.2g}")
+        flagged = _("1 in {ranks} ranks flagged per report").format(
+            ranks=format_count(one_in) if one_in < 1e12 else f"{one_in:.2g}")
     else:
         flagged = _("no rank flagged, to float precision")
     best = threshold_for_alarms(n, window, dist, interval) if n > 1 else 1.0

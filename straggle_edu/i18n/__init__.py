@@ -26,7 +26,9 @@ into one ``locales/zh/LC_MESSAGES/straggle_edu.mo``; see
 
 Numbers follow Babel's CLDR data, never the operating system's locale:
 :func:`format_count` writes 983,040 as "983,040" in English and "98.3万" in
-Chinese.
+Chinese; :func:`format_count_exact` adds the exact figure in full-width
+parentheses, "98.3万（983,040）", and :func:`format_money` writes dollars
+as "$196,608" or "19.66万美元".
 
 Examples
 --------
@@ -46,7 +48,7 @@ import pathlib
 
 __all__ = [
     "LANGUAGES", "LANG_ENV", "set_language", "get_language", "_", "N_", "ngettext",
-    "format_count", "FONT",
+    "format_count", "format_count_exact", "format_money", "FONT",
 ]
 
 LANGUAGES = ("en", "zh")
@@ -195,3 +197,54 @@ def format_count(x):
     if lang == "zh" and abs(x) >= 10_000:
         return format_compact_decimal(x, format_type="short", locale=_CLDR[lang], fraction_digits=1)
     return format_decimal(round(x) if float(x).is_integer() else x, locale=_CLDR[lang])
+
+
+def format_count_exact(x, exact=None):
+    """A large count as prose reads it, with the exact figure beside it in Chinese: "98.3万（983,040）".
+
+    ``exact`` is the exact figure as text (the count with grouping by
+    default). English has no short form, so it shows the exact figure alone;
+    below 10,000 both languages do.
+
+    Examples
+    --------
+    >>> set_language("zh"); format_count_exact(407_549), format_count_exact(4096)
+    ('40.8万（407,549）', '4,096')
+    >>> set_language("en"); format_count_exact(407_549)
+    '407,549'
+    """
+    from babel.numbers import format_decimal
+
+    if exact is None:
+        exact = format_decimal(round(x) if float(x).is_integer() else x, locale=_CLDR[get_language()])
+    if get_language() == "zh" and abs(x) >= 10_000:
+        return f"{format_count(x)}（{exact}）"
+    return exact
+
+
+def format_money(x):
+    """An amount in US dollars: "$196,608" in English, "19.66万美元" in Chinese.
+
+    Chinese writes amounts of 10,000 and more in 万 (or 亿) with four
+    significant figures, so that 196,608 does not read as a rounded
+    "19.7万" next to the article's 十九万六千美元.
+
+    Examples
+    --------
+    >>> set_language("zh"); format_money(196_608), format_money(490_000), format_money(2_000)
+    ('19.66万美元', '49万美元', '2,000 美元')
+    >>> set_language("en"); format_money(196_608)
+    '$196,608'
+    """
+    from babel.numbers import format_compact_decimal, format_decimal
+
+    lang = get_language()
+    plain = format_decimal(round(x) if float(x).is_integer() else x, locale=_CLDR[lang])
+    if lang != "zh":
+        return f"${plain}"
+    if abs(x) < 10_000:
+        return f"{plain} 美元"
+    scale = 1e4 if abs(x) < 1e8 else 1e8 if abs(x) < 1e12 else 1e12
+    digits = max(0, 4 - len(str(int(abs(x) // scale))))
+    short = format_compact_decimal(x, format_type="short", locale=_CLDR[lang], fraction_digits=digits)
+    return f"{short}美元"

@@ -31,8 +31,9 @@ they show it. A label that needs numbers in it is a template with named
 placeholders plus ``values=`` (``claim("layers on stage {stage}", ...,
 values={"stage": 2})``): translated first, then formatted, so that the
 catalog holds one message, not one per number. In Chinese, counts of
-10,000 and more read as prose with the exact figure beside them:
-"98.3万 (983,040)". The ✗ of an ``AssertionError`` stays English.
+10,000 and more read as prose with the exact figure beside them,
+"98.3万卡时（983,040）", dollars as "19.66万美元（196,608 美元）" and a
+multiple as "1.6 倍". The ✗ of an ``AssertionError`` stays English.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from __future__ import annotations
 import math
 
 from .._validate import require
-from ..i18n import N_, _, format_count, get_language
+from ..i18n import N_, _, format_count, format_count_exact, format_money, get_language
 from .factcheck import _check_verdict, _t, _text
 
 __all__ = ["claim", "cite", "calibrated", "say"]
@@ -67,29 +68,31 @@ def _fmt(x, unit=None):
 
 
 def _show(x, unit=None):
-    """:func:`_fmt` in the current language: text and units translated; in Chinese, 98.3万 (983,040).
+    """:func:`_fmt` in the current language: text and units translated; in Chinese, 98.3万（983,040）.
 
     Examples
     --------
     >>> from straggle_edu.i18n import set_language
-    >>> set_language("zh"); _show(983_040, "GPU-hours"), _show(196_608, "$"), _show(0.634, "%")
-    ('98.3万 (983,040) 卡时', '$19.7万 ($196,608)', '63.4%')
+    >>> set_language("zh"); _show(983_040, "GPU-hours"), _show(196_608, "$"), _show(0.634, "%"), _show(1.6, "x")
+    ('98.3万卡时（983,040）', '19.66万美元（196,608 美元）', '63.4%', '1.6 倍')
     >>> set_language("en"); _show(983_040, "GPU-hours")
     '983,040 GPU-hours'
     """
     if isinstance(x, str):
         return _t(x)
-    shown_unit = unit if unit in (None, "%", "$", "x") else _t(unit)
-    big = (get_language() == "zh" and not isinstance(x, bool) and isinstance(x, (int, float)) and unit != "%"
-           and math.isfinite(x) and abs(x) >= 10_000)
-    if not big:
-        return _fmt(x, shown_unit)
-    pair = f"{format_count(x)} ({_fmt(x)})"
+    number = not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
+    if get_language() != "zh" or not number or unit == "%":
+        return _fmt(x, unit if unit in (None, "%", "$", "x") else _t(unit))
     if unit == "$":
-        return f"${format_count(x)} (${_fmt(x)})"
-    if unit == "x":
-        return f"{format_count(x)}x ({_fmt(x)}x)"
-    return f"{pair} {shown_unit}" if unit else pair
+        return f"{format_money(x)}（{_fmt(x)} 美元）" if abs(x) >= 10_000 else f"{_fmt(x)} 美元"
+    exact, shown_unit = _fmt(x), "倍" if unit == "x" else _t(unit) if unit else ""
+    if abs(x) < 10_000:
+        return f"{exact} {shown_unit}" if shown_unit else exact
+    if not shown_unit:
+        return format_count_exact(x, exact)
+    # the unit goes with the short form, the exact figure after it: 98.3万卡时（983,040）
+    join = "" if "\u2e80" <= shown_unit[0] <= "\u9fff" else " "
+    return f"{format_count(x)}{join}{shown_unit}（{exact}）"
 
 
 def _source(source, where):

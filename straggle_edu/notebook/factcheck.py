@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 
 from .._validate import require, whole
-from ..i18n import N_, _, format_count, get_language
+from ..i18n import N_, _, format_count_exact
 
 __all__ = ["VERDICTS", "ClaimCheck", "VerdictTable", "verdict_from_readings", "verdict_table"]
 
@@ -90,9 +90,7 @@ def _fmt(x):
             return f"{x:.3g}"
     else:
         return _t(x) if isinstance(x, str) else str(x)
-    if get_language() == "zh" and abs(x) >= 10_000:
-        return f"{format_count(x)} ({text})"
-    return text
+    return format_count_exact(x, text)
 
 
 @dataclass(frozen=True)

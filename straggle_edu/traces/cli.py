@@ -12,9 +12,14 @@ from __future__ import annotations
 import sys
 import warnings
 
-from ..i18n import _
+from ..i18n import N_, _
 
 __all__ = ["configure", "run", "report"]
+
+# The attribution tables by their Python names (the --json keys); the report shows the translated label.
+# TRANSLATORS: an attribution table of the readable report, such as 按 op 类型 for by_optype.
+TABLES = {"by_rank": N_("by_rank"), "by_optype": N_("by_optype"), "by_stage": N_("by_stage"),
+          "by_dp_rank": N_("by_dp_rank"), "by_worker": N_("by_worker")}
 
 # The formats of straggle_edu.traces.FORMATS, spelled out so that the parser
 # needs no import of the readers.
@@ -253,8 +258,25 @@ def _suspect_report(result):
         for k, v in list(ev["caused_wait_s"].items())[:5]:
             lines.append("    " + _("rank {rank}: the others waited {seconds:.6f} s for it (last in {share}% of "
                                    "collectives)").format(rank=k, seconds=v, share=_share(100 * ev["last_share"][k], 0)))
-    lines.extend(_("Note: {note}").format(note=_(note)) for note in result.notes)
+    lines.extend(_("Note: {note}").format(note=_note(note)) for note in result.notes)
     return "\n".join(lines)
+
+
+def _note(note):
+    """A note in the current language (a :class:`~straggle_edu.traces.result.Note` keeps its template)."""
+    return note.translated() if hasattr(note, "translated") else _(note)
+
+
+def _line(question, answer):
+    """One diagnosis line: no space after a full-width question mark.
+
+    Examples
+    --------
+    >>> _line("Which worker?", "rank 3"), _line("是哪个 worker？", "rank 3")
+    ('  - Which worker? rank 3', '  - 是哪个 worker？rank 3')
+    """
+    sep = "" if question.endswith(("？", "：")) else " "
+    return f"  - {question}{sep}{answer}"
 
 
 def report(result, top=5):
@@ -295,7 +317,7 @@ def report(result, top=5):
     ):
         table = getattr(result, name)
         if table:
-            lines.append("  " + _("Attribution {table} (S_X, largest first):").format(table=name))
+            lines.append("  " + _("Attribution {table} (S_X, largest first):").format(table=_(TABLES[name])))
             lines.extend(_fmt_table(result.ranking(name), label, top))
     if result.format == "op-level":
         mw = _("n/a") if result.m_w is None else _share(result.m_w)
@@ -304,7 +326,7 @@ def report(result, top=5):
                               "{ms}").format(mw=mw, ms=ms))
     lines.append(_("Diagnosis:"))
     for question, answer in diagnose(result):
-        lines.append(f"  - {question} {answer}")
+        lines.append(_line(question, answer))
     for note in result.notes:
-        lines.append(_("Note: {note}").format(note=_(note)))
+        lines.append(_("Note: {note}").format(note=_note(note)))
     return "\n".join(lines)

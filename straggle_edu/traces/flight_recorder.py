@@ -31,8 +31,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..i18n import N_
 from ._safe import load_json, load_pickle, read_bytes
 from ._table import column_error, display_path, folder_files
+from .result import Note
 from .suspects import suspect_analysis
 
 __all__ = ["FlightRecorderTrace", "read_flight_recorder", "analyze_flight_recorder", "is_flight_recorder"]
@@ -251,7 +253,7 @@ def analyze_flight_recorder(trace):
     notes = ["a Flight Recorder dump holds each rank's last collectives, not step times: it names the ranks the "
              "others wait on, and no slowdown can be computed from it"]
     if any(g["no_dump"] for g in groups):
-        notes.append("ranks without a dump file are counted as never arrived")
+        notes.append(Note(N_("ranks without a dump file are counted as never arrived")))
     evidence = {"version": trace.version, "ranks": sorted(trace.dumps), "groups": groups}
     return suspect_analysis("flight-recorder", trace.source, suspects=suspects, evidence=evidence,
                             workers=sorted(trace.dumps), notes=notes)

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import json
 
+from ..i18n import N_
 from ._safe import MAX_DEPTH, json_depth, read_bytes
 from ._table import column_error, display_path, folder_files
+from .result import Note
 from .suspects import suspect_analysis
 
 __all__ = ["read_nccl_inspector", "is_nccl_inspector", "SUSPECT_SHARE", "WAIT_SHARE"]
@@ -164,6 +166,6 @@ def read_nccl_inspector(path):
     notes = ["NCCL Inspector times collectives only: it shows who the others wait for, not each rank's compute, "
              "so it gives no slowdown"]
     if count == 0:
-        notes.append(f"no collective was seen on two or more ranks ({records} record(s)); pass the logs of every "
-                     f"rank of a communicator to compare them")
+        notes.append(Note(N_("no collective was seen on two or more ranks ({records} record(s)); pass the logs of "
+                             "every rank of a communicator to compare them"), records=records))
     return suspect_analysis("nccl-inspector", path, suspects=suspects, evidence=evidence, notes=notes)

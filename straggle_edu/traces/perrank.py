@@ -44,8 +44,9 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import check_memory, require
+from ..i18n import N_
 from ._table import column_error, display_path, float_column, int_column, read_table, require_columns, str_column
-from .result import Analysis
+from .result import Analysis, Note
 
 __all__ = ["RankTrace", "read_rank_csv", "rank_trace_from_times", "analyze_rank_times", "analyze_ranks"]
 
@@ -312,7 +313,7 @@ def analyze_ranks(trace):
     }
     notes = []
     if trace.incomplete:
-        notes.append("the run was interrupted (# incomplete); only its complete steps are analysed")
+        notes.append(Note(N_("the run was interrupted (# incomplete); only its complete steps are analysed")))
     return Analysis(
         format=trace.format,
         source=trace.source,

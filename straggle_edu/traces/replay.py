@@ -56,8 +56,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import check_memory
+from ..i18n import N_
 from ._table import column_error, dense_codes, display_path
 from .optrace import OPTYPES
+from .result import Note
 
 __all__ = ["DependencyModel", "build_model", "replay"]
 
@@ -284,7 +286,8 @@ def _check_cells(counts, k_stage, k_code, k_seq, steps, shown, notes):
                            f"{OPTYPES[k_code[k]]} op with seq_id {k_seq[k]} in step {steps[s]}, but other workers "
                            f"of its stage do (every DP rank and step must run the same ops)")
     if fill.any():
-        notes.append(f"{int(fill.sum())} worker-steps have fewer gc ops than others; the missing ones count as 0 s")
+        notes.append(Note(N_("{count} worker-steps have fewer gc ops than others; the missing ones count as 0 s"),
+                          count=int(fill.sum())))
 
 
 def _combine_p2p(cells, P, notes):
@@ -302,8 +305,9 @@ def _combine_p2p(cells, P, notes):
             if frac >= 0.5:
                 group_of[b] = a
                 if frac < 1:
-                    notes.append(f"{OPTYPES[k_code[a]]} and {OPTYPES[k_code[b]]} of stage {p} are combined in "
-                                 f"{100 * frac:.0f}% of worker-steps and treated as one op everywhere")
+                    notes.append(Note(N_("{first} and {second} of stage {stage} are combined in {share:.0f}% of "
+                                         "worker-steps and treated as one op everywhere"),
+                                      first=OPTYPES[k_code[a]], second=OPTYPES[k_code[b]], stage=p, share=100 * frac))
     heads = np.flatnonzero(group_of == np.arange(K))
     return _group_nodes(cells, np.searchsorted(heads, group_of))
 
@@ -357,7 +361,7 @@ def _p2p_links(cells, nodes, P, shown, notes):
     for k in p2p_keys:
         noop[node_of_key[k]] |= not peers[node_of_key[k]]  # moved no data: no peer at all
     if P == 1 and len(p2p_keys):
-        notes.append("a single stage has no pipeline peers: its send/recv ops are treated as local")
+        notes.append(Note(N_("a single stage has no pipeline peers: its send/recv ops are treated as local")))
     return peers, noop, linked
 
 
@@ -441,8 +445,8 @@ def _recorded_work(nodes, peers, dpsync, notes):
         negative += int((t < -1e-9).sum())
         work[n] = np.maximum(t, 0.0)
     if negative:
-        notes.append(f"{negative} collective or send/recv ops end before their last peer arrives (clock skew or an "
-                     f"eager send); their transfer time is taken as 0")
+        notes.append(Note(N_("{count} collective or send/recv ops end before their last peer arrives (clock skew or "
+                             "an eager send); their transfer time is taken as 0"), count=negative))
     return work
 
 

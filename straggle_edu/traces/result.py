@@ -23,9 +23,42 @@ from types import MappingProxyType
 
 import numpy as np
 
-__all__ = ["Analysis"]
+from ..i18n import _
+
+__all__ = ["Analysis", "Note"]
 
 _ATTRIBUTIONS = ("by_rank", "by_optype", "by_dp_rank", "by_stage", "by_worker")
+
+
+class Note(str):
+    """A note of an analysis: its English text (what ``--json`` writes), which keeps its template.
+
+    The readers mark the template with ``N_()``; the readable report shows
+    :meth:`translated`, the template translated and then filled, so that a
+    Chinese report reads Chinese while the JSON stays English.
+
+    Examples
+    --------
+    >>> note = Note("{count} collective or send/recv ops end early", count=8)
+    >>> note, note.translated()
+    ('8 collective or send/recv ops end early', '8 collective or send/recv ops end early')
+    """
+
+    def __new__(cls, template, **values):
+        self = super().__new__(cls, template.format(**values))
+        self.template, self.values = template, values
+        return self
+
+    def __reduce__(self):
+        return (_note, (self.template, self.values))
+
+    def translated(self):
+        """The note in the current language."""
+        return _(self.template).format(**self.values)
+
+
+def _note(template, values):
+    return Note(template, **values)
 
 
 def _key(k):

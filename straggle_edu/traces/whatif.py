@@ -51,9 +51,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..i18n import N_
 from .optrace import OPTYPES
 from .replay import MEAN_KIND, build_model, replay
-from .result import Analysis
+from .result import Analysis, Note
 
 __all__ = ["analyze_ops", "analyze_blocks", "ideal_work", "ideal_stats", "merge_stats", "merge_all_stats",
            "finish_stats", "ideal_from_stats", "block_scores", "merge_scores", "block_mw", "scores_analysis",
@@ -395,11 +396,11 @@ def _mw_times(model, ideal, fix):
 def _notes(model, notes, skipped, report_workers):
     notes = list(dict.fromkeys(notes))
     if skipped:
-        notes.append("skipped ops of unknown type: " + ", ".join(f"{n} x{c}" for n, c in skipped.items()))
+        notes.append(Note(N_("skipped ops of unknown type: {ops}"), ops=", ".join(f"{n} ×{c}" for n, c in skipped.items())))
     if not report_workers:
         D, P = model.dp_size, model.pp_size
-        notes.append(f"by_dp_rank and by_worker are left out for {D * P} workers (more than {AUTO_WORKERS}); "
-                     f"use --attribution full to include them")
+        notes.append(Note(N_("by_dp_rank and by_worker are left out for {workers} workers (more than {limit}); use "
+                             "--attribution full to include them"), workers=D * P, limit=AUTO_WORKERS))
     return tuple(notes)
 
 

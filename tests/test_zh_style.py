@@ -1,0 +1,263 @@
+"""The Chinese edition speaks one vocabulary and follows one typography.
+
+What a Chinese reader sees comes from three places: the translations in the
+catalogs (``straggle_edu/i18n/zh/*.po``), the markdown of the twins in
+``notebooks/zh/``, and ``docs/zh/`` (with the README's 中文版 section).
+The vocabulary is the table after ``<!-- terms -->`` in
+``docs/zh/glossary.md``: each row's 不写作 column lists, as regular
+expressions, the forms the edition does not use (备份 for backup, 任务 for
+job, 级 for stage, 工作节点 for worker, ...). A term outside the glossary's
+choice fails here, unless its phrase is on the short ``ALLOWED`` list.
+
+The typography checks: no line break in the middle of a sentence (a browser
+shows a break between two Chinese characters as a space), no ASCII ``x`` as
+a multiplication sign or a multiple, full-width parentheses around Chinese
+text, 『』 inside 「」 (and no “ ”), bold rather than italics on Chinese.
+
+Code (spans, blocks, the catalogs' code-like hints are Python and stay as they
+are), link targets and math are taken out before a text is read.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+from babel.messages.pofile import read_po
+
+ROOT = Path(__file__).resolve().parent.parent
+ZH = ROOT / "notebooks" / "zh"
+GLOSSARY = ROOT / "docs" / "zh" / "glossary.md"
+CJK = "\u3400-\u9fff"
+
+# Phrases that hold a glossary term's 不写作 form legitimately, each with its reason.
+ALLOWED = {
+    "独立任务": "task, not job: the restaurant's 独立任务看平均 (the article)",
+    "每个任务": "task, not job: 08's workers each run 1,000 tasks",
+    "1,000 个任务": "task, not job: the same tasks (08, claim 12)",
+    "一组任务": "task: the makespan of a set of tasks",
+    "备用任务": "task: MapReduce's backup tasks (07b)",
+    "期待的最大值随节点数往上涨": "a verbatim quote of the article (08, claim 4)",
+}
+
+# Cells that the readers-en branch rewrites in the same round (issue 22) and that
+# still hold an old term or a slip here: each is checked once both branches are
+# merged. Empty this after the merge and run this file.
+PENDING = {
+    "07_mitigations": {20},
+    "07b_backup_workers_and_hedging": {8, 12, 15, 18, 26},
+    "07c_relaxed_sync": {2, 10},
+    "09_debug_a_real_job": {23},
+    "11_backup_workers_for_real": {2, 14, 22, 31},
+    "12_detector_thresholds": {2, 10, 12, 26, 28},
+}
+
+
+# --------------------------------------------------------------------------
+# The glossary's table
+
+def terms():
+    """Rows of the glossary's term table: (English, choice, [compiled 不写作 patterns])."""
+    text = GLOSSARY.read_text(encoding="utf-8")
+    assert "<!-- terms -->" in text, f"{GLOSSARY.relative_to(ROOT)} has no <!-- terms --> table"
+    rows = []
+    for line in text.split("<!-- terms -->", 1)[1].strip().splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+        patterns = [re.compile(p.replace("\\|", "|")) for p in re.findall(r"`((?:[^`\\]|\\.)+)`", cells[2])]
+        rows.append((cells[0], cells[1], patterns))
+    return rows
+
+
+def _glossary_anchors(path):
+    text = path.read_text(encoding="utf-8")
+    ids = set(re.findall(r'<a id="([^"]+)"></a>', text))
+    slugs = {re.sub(r"\s+", "-", h.strip().lower()) for h in re.findall(r"^###\s+(.+)$", text, flags=re.M)}
+    return ids or slugs
+
+
+def test_the_glossary_has_every_term_of_the_english_one_under_the_same_anchor():
+    english = _glossary_anchors(ROOT / "docs" / "glossary.md")
+    chinese = _glossary_anchors(GLOSSARY)
+    assert english == chinese, f"only in English: {sorted(english - chinese)}; only in Chinese: {sorted(chinese - english)}"
+
+
+def test_the_term_table_parses_and_names_the_brief_s_terms():
+    rows = terms()
+    english = {row[0].split("（")[0] for row in rows}
+    for term in ("worker", "job", "backup worker", "trace", "notebook", "microbatch"):
+        assert term in english, f"the glossary table has no row for {term!r}"
+    assert all(row[2] for row in rows if row[0] in ("job", "backup worker", "trace")), "a term without 不写作 forms"
+
+
+# --------------------------------------------------------------------------
+# What a reader sees
+
+_CODE_BLOCK = re.compile(r"^```.*?^```", re.S | re.M)
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+_LINK = re.compile(r"\]\([^)\s]*\)")
+_TAG = re.compile(r"<[^>\n]+>")
+
+
+def reader_text(markdown):
+    """The markdown as a reader reads it: code, math, link targets and HTML tags removed (lines kept)."""
+    text = _CODE_BLOCK.sub("", markdown)
+    text = _CODE_SPAN.sub("`…`", text)
+    text = _MATH.sub("$…$", text)
+    text = _LINK.sub("]", text)
+    return _TAG.sub("", text)
+
+
+def zh_cells():
+    """(where, markdown) for every markdown cell of the twins that is not PENDING."""
+    out = []
+    for path in sorted(ZH.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type == "markdown" and i not in PENDING.get(path.stem, ()):
+                out.append((f"zh/{path.name} cell {i}", cell.source))
+    return out
+
+
+def zh_docs():
+    """(where, markdown) for docs/zh (the glossary without its own term table) and the README's 中文版 section."""
+    out = []
+    for path in sorted((ROOT / "docs" / "zh").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        if path == GLOSSARY:
+            text = re.sub(r"## 用词约定.*?(?=\n## )", "", text, flags=re.S)
+        # the guide's figures table quotes the claim labels as the code writes them (English keys)
+        text = re.sub(r"<!-- figures -->\n(?:\|.*\n?)+", "", text)
+        out.append((str(path.relative_to(ROOT)), text))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    out.append(("README.md 中文版", re.split(r"\n## (?!中文版)", readme.split("\n## 中文版", 1)[1])[0]))
+    return out
+
+
+def msgstrs():
+    """(where, translation) for every entry of the zh catalogs."""
+    out = []
+    for path in sorted((ROOT / "straggle_edu" / "i18n" / "zh").glob("*.po")):
+        with open(path, "rb") as fh:
+            for message in read_po(fh, locale="zh_Hans_CN"):
+                if message.id:
+                    strings = message.string if isinstance(message.string, (tuple, list)) else (message.string,)
+                    msgid = message.id if isinstance(message.id, str) else message.id[0]
+                    out.extend((f"{path.name}: {msgid!r}", s) for s in strings if s)
+    return out
+
+
+def off_glossary(text):
+    """The 不写作 forms in ``text`` (a reader's text), after the ALLOWED phrases are taken out."""
+    for phrase in ALLOWED:
+        text = text.replace(phrase, "")
+    spans = sorted({(m.start(), -m.end(), m.group(0)) for _, _, patterns in terms() for p in patterns
+                    for m in p.finditer(text)})
+    kept, end = [], -1
+    for start, neg_end, term in spans:  # a match inside a longer one (一级 in 最后一级) counts once
+        if -neg_end > end:
+            kept.append(term)
+            end = -neg_end
+    return kept
+
+
+_FULL_STOP = "。！？"
+_WRAP = re.compile(rf"[{CJK}，、：；（“「『]\n[ \t]*(?:>[ \t]*)*[{CJK}（「『]")
+_X = re.compile(rf"(?<=[\d}}）){CJK}]) ?x(?![A-Za-z_])")
+_HALF_AFTER_CJK = re.compile(rf"[{CJK}] ?\(([^()\n]*)\)")
+_HALF_AROUND_CJK = re.compile(rf"(?<![A-Za-z0-9_\]\)])\(([^()\n]*[{CJK}][^()\n]*)\)")
+_FORMULA = re.compile(r"[+\-−×/=<>\[\]^*|√]")  # a parenthesis in a formula stays half-width: (1 + 3.63 × 抖动)
+
+
+def wraps(text):
+    """Line breaks inside a sentence of a reader's text (a heading, table row or list item starts afresh)."""
+    return [m.group(0).replace("\n", "⏎") for m in _WRAP.finditer(text)
+            if not text[:m.start()].rsplit("\n", 1)[-1].lstrip().startswith(("#", "|"))]
+
+
+def typography(text, markdown=True):
+    """The typographic slips in a reader's text: [(kind, excerpt)]."""
+    found = [("mid-sentence line break", w) for w in wraps(text)] if markdown else []
+    found += [("ASCII x for × or 倍", text[max(m.start() - 8, 0):m.end() + 4]) for m in _X.finditer(text)]
+    found += [("half-width parenthesis", m.group(0)) for m in _HALF_AFTER_CJK.finditer(text)
+              if not _FORMULA.search(m.group(1))]
+    found += [("half-width parentheses around Chinese", m.group(0)) for m in _HALF_AROUND_CJK.finditer(text)
+              if not _FORMULA.search(m.group(1))]
+    found += [("“ ” instead of 「」", q) for q in re.findall(r"[“”]", text)]
+    depth = 0
+    for ch in text:
+        depth += ch == "「"
+        if ch == "「" and depth > 1:
+            found.append(("「 inside 「」 (use 『』)", text[:40]))
+        depth -= ch == "」" and depth > 0
+    return found
+
+
+def _italic_cjk(markdown):
+    import mistune
+
+    html = mistune.create_markdown()(_CODE_BLOCK.sub("", markdown))
+    return [em for em in re.findall(r"<em>(.*?)</em>", html, flags=re.S) if re.search(f"[{CJK}]", em)]
+
+
+def test_reader_text_takes_out_code_links_and_math():
+    text = reader_text("见[备份](../glossary.md#backup-workers)，`notebook = 1`，$\\text{x}$\n```\n任务\n```")
+    assert "备份" in text and "glossary" not in text and "notebook" not in text and "任务" not in text
+
+
+def test_off_glossary_sees_each_choice_and_allows_the_listed_phrases():
+    assert off_glossary("备份节点数 b") == ["备份", "节点"]
+    assert off_glossary("这个任务跑了 10 天；最后一级最慢；4096 张卡；轨迹") == ["任务", "最后一级", "张卡", "轨迹"]
+    assert off_glossary("独立任务看平均，同步时间；每步时间；stage_imbalance(...)；layers_per_stage") == []
+    assert off_glossary("最后一个 stage 的步时") == ["stage", "步时"]
+
+
+def test_typography_sees_each_slip():
+    kinds = {kind for kind, _ in typography("这一步\n等得最少，\n所以 2x 快，8 x 200 份，停顿 (s)，看(每份报告)，“探索器”，「「a」」")}
+    assert kinds == {"mid-sentence line break", "ASCII x for × or 倍", "half-width parenthesis",
+                     "half-width parentheses around Chinese", "“ ” instead of 「」", "「 inside 「」 (use 『』)"}
+    assert typography("一句话。\n下一句。\n\n## 标题\n正文，P(至少一块卡慢)，1.5 倍，8 × 200，「外『内』外」，(1 + 3.63 × 抖动)") == []
+    assert _italic_cjk("*先猜一猜：* 多少？") and not _italic_cjk("**先猜一猜**：*Run → Run All*")
+
+
+def test_catalog_translations_use_the_glossary_and_its_typography():
+    bad = []
+    for where, text in msgstrs():
+        bad += [f"{where}: {term!r} in {text!r}" for term in off_glossary(text)]
+        bad += [f"{where}: {kind}: {excerpt!r}" for kind, excerpt in typography(text, markdown=False)]
+    assert not bad, f"{len(bad)} slip(s) in the zh catalogs (docs/zh/glossary.md):\n" + "\n".join(bad[:80])
+
+
+def _collected(sources):
+    bad = []
+    for where, markdown in sources:
+        text = reader_text(markdown)
+        bad += [f"{where}: {term!r}" for term in off_glossary(text)]
+        bad += [f"{where}: {kind}: {excerpt!r}" for kind, excerpt in typography(text)]
+        bad += [f"{where}: italics on Chinese: {em!r}" for em in _italic_cjk(markdown)]
+    return bad
+
+
+def test_zh_twins_use_the_glossary_and_its_typography():
+    bad = _collected(zh_cells())
+    assert not bad, f"{len(bad)} slip(s) in the zh twins (docs/zh/glossary.md):\n" + "\n".join(bad[:80])
+
+
+def test_zh_docs_and_the_readme_use_the_glossary_and_its_typography():
+    bad = _collected(zh_docs())
+    assert not bad, f"{len(bad)} slip(s) in docs/zh and the README's 中文版:\n" + "\n".join(bad[:80])
+
+
+def test_zh_twins_link_the_chinese_glossary_with_anchors_it_has():
+    anchors = _glossary_anchors(GLOSSARY)
+    bad = []
+    for where, markdown in zh_cells():
+        for target, anchor in re.findall(r"\]\(([^)#\s]*glossary\.md)(?:#([^)\s]*))?\)", markdown):
+            if not target.endswith("docs/zh/glossary.md"):
+                bad.append(f"{where}: links {target} (the Chinese glossary is ../../docs/zh/glossary.md)")
+            elif anchor and anchor not in anchors:
+                bad.append(f"{where}: #{anchor} is not an anchor of docs/zh/glossary.md")
+    assert not bad, "\n".join(bad)
