@@ -54,11 +54,21 @@ def fleet(tmp_path_factory):
 
 def test_local_cluster_of_two_worker_processes_equals_serial(fleet, tmp_path):
     src, serial = fleet
+    before = set(live_processes(ppid=os.getpid()))  # a slow-tier session already holds JupyterLab, chromium's driver...
     run = run_fleet([src], tmp_path, workers=2, progress=False)
     assert (run.jobs, run.analysed, run.errors) == (JOBS + 3, JOBS + 3, 0)
     assert without_seconds(read_rows(tmp_path)) == serial
-    left = [p for p in live_processes(ppid=os.getpid()) if b"resource_tracker" not in pathlib.Path(f"/proc/{p}/cmdline").read_bytes()]
-    assert left == []  # the cluster's nannies and workers are gone (multiprocessing's resource tracker stays with us)
+    left = {p: _cmdline(p) for p in set(live_processes(ppid=os.getpid())) - before}
+    left = {p: cmd for p, cmd in left.items() if cmd is not None and b"resource_tracker" not in cmd}
+    assert left == {}  # the cluster's nannies and workers are gone (multiprocessing's resource tracker stays with us)
+
+
+def _cmdline(pid):
+    """The process's command line, or None when it ended between the listing and the read."""
+    try:
+        return pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
 
 
 def _start(args):
