@@ -5,9 +5,17 @@ into a failure of the run: CI has everything, so a skip there is a defect.
 """
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+# The tests' helpers (_vega, _chartdata, _exercise_checks, ...) are imported by their own names, never as
+# ``tests._x``: this folder is on the path wherever pytest starts and whatever its import mode.
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 # The suite runs in English whatever the shell says; a test or a notebook
 # that wants Chinese asks for it.

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _zh_output  # noqa: E402
+import _zh_output
 
 pytest.importorskip("nbclient")
 
