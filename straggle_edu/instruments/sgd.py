@@ -205,10 +205,13 @@ def print_result(result, as_json=False):
     print(_("{scheme}: {processes} processes, {steps} steps, slowness {slow}").format(**d))
     print(_("wall {wall_s:.2f} s; test loss {final_loss:.4f}, accuracy {final_accuracy:.3f}, "
             "on long samples {accuracy_long:.3f}").format(**d))
+    # Say where the target comes from: the reader's --target-loss, or sync's loss after 80% of its steps.
+    target = (_("target loss {target_loss:.4f} (yours)") if result.settings.target_loss is not None else
+              _("target loss {target_loss:.4f} (sync's loss at 80% of its steps)")).format(**d)
     if ttt is None:
-        print(_("target loss {target_loss:.4f} never reached").format(**d))
+        print(_("{target} never reached").format(target=target))
     else:
-        print(_("target loss {target_loss:.4f} reached after {seconds:.2f} s").format(seconds=ttt, **d))
+        print(_("{target} reached after {seconds:.2f} s").format(target=target, seconds=ttt))
     print(_("gradients applied {gradients_applied}, discarded {gradients_discarded}; worker-seconds reserved "
             "{worker_s_reserved:.2f}, gradient-seconds computed {gradient_s_computed:.2f}, discarded "
             "{gradient_s_discarded:.2f}").format(**d))
