@@ -47,12 +47,22 @@ def test_sync_full_batch_is_gradient_descent():
     np.testing.assert_allclose(run.losses, want, rtol=1e-9)
 
 
-def test_backup_counts_used_and_dropped():
+def test_drop_counts_used_and_dropped():
     p = make_problem(workers=8, rng=0)
     run = run_sgd(p, FIXED, "drop", backups=3, wall_time=5.0)
     assert run.updates == 5
     assert run.gradients_used == 5 * 5 and run.gradients_dropped == 5 * 3
     assert run.dropped_by_worker.sum() == 15
+
+
+def test_modes_are_named_as_the_sgd_experiment_names_its_schemes():
+    # 07c and 11 speak one vocabulary: "drop" keeps W - b of W gradients, "backup" runs W + b and keeps W
+    from straggle_edu.models.sgd import MODES
+    from straggle_edu.models.sgd_schedule import SCHEMES, counted_per_step, processes_for
+
+    assert set(MODES) - {"async"} <= set(SCHEMES) and "backup" not in MODES
+    run = run_sgd(make_problem(workers=8, rng=0), FIXED, "drop", backups=3, wall_time=5.0)
+    assert (processes_for("drop", 8, 3), counted_per_step("drop", 8, 3)) == (8, run.gradients_used // run.updates)
 
 
 def test_async_staleness_with_equal_times():
