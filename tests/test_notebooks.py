@@ -211,13 +211,17 @@ def unqualified_bias_claims(text):
     found = []
     for s in _statements(text):
         low = s.lower()
-        if "persistent" in low and re.search(r"\bbias|stops? counting|drops? out of training", low) and "shard" not in low:
+        english = "persistent" in low and re.search(r"\bbias|stops? counting|drops? out of training", low) and "shard" not in low
+        chinese = "持续" in s and re.search(r"偏差|不算数|不再起作用|退出了训练", s) and "分片" not in s
+        if english or chinese:
             found.append(s.strip())
     return found
 
 
-@pytest.mark.parametrize("path", ENGLISH + [NOTEBOOKS.parent / "docs" / "teaching.md"],
-                         ids=[p.name for p in ENGLISH] + ["docs/teaching.md"])
+_GUIDES = [NOTEBOOKS.parent / "docs" / "teaching.md", NOTEBOOKS.parent / "docs" / "zh" / "teaching.md"]
+
+
+@pytest.mark.parametrize("path", PATHS + _GUIDES, ids=IDS + ["docs/teaching.md", "docs/zh/teaching.md"])
 def test_a_dropped_persistent_straggler_biases_only_through_its_shard(path):
     # 11 shows that a backup hides a persistent straggler without bias when batches are random; 07c's bias comes
     # from fixed per-worker shards. No text may say the first without the condition of the second.
