@@ -61,6 +61,13 @@ def test_calibrated_wears_no_check_mark(capsys):
     assert out.startswith("≈ p99.9 = 74.2 ms, calibrated to 74 ms") and "✓" not in out
 
 
+def test_calibrated_statement_reads_yes_not_true_calibrated_to_true(capsys):
+    calibrated("a 5th backup makes the step slower", 2 > 1, True, "Abadi et al., OSDI 2016", where="figure 8c")
+    assert capsys.readouterr().out == "≈ a 5th backup makes the step slower: yes, calibrated to Abadi et al., OSDI 2016, figure 8c\n"
+    with pytest.raises(AssertionError, match="the model gives False, but it was calibrated to True"):
+        calibrated("a 5th backup makes the step slower", False, True, "Abadi et al., OSDI 2016")
+
+
 def test_calibrated_drift_fails_the_run():
     with pytest.raises(AssertionError, match="calibrated to 74"):
         calibrated("p99.9", 80, 74, "The Tail at Scale", rel_tol=0.05)

@@ -176,15 +176,23 @@ def calibrated(label, value, target, source, *, where=None, unit=None, rel_tol=0
     --------
     >>> calibrated("p99.9 with hedging", 74.2, 74, "The Tail at Scale", where="Table 2", unit="ms")
     ≈ p99.9 with hedging = 74.2 ms, calibrated to 74 ms (The Tail at Scale, Table 2)
+    >>> calibrated("a 5th backup makes the step slower", True, True, "Abadi et al., OSDI 2016", where="figure 8c")
+    ≈ a 5th backup makes the step slower: yes, calibrated to Abadi et al., OSDI 2016, figure 8c
     >>> calibrated("p99.9 with hedging", 90, 74, "The Tail at Scale")
     Traceback (most recent call last):
     ...
     AssertionError: ✗ p99.9 with hedging: the model gives 90, but it was calibrated to 74 (The Tail at Scale)
     """
-    if not math.isclose(float(value), float(target), rel_tol=rel_tol, abs_tol=abs_tol):
+    held = (bool(value) is target) if isinstance(target, bool) else math.isclose(float(value), float(target), rel_tol=rel_tol,
+                                                                                   abs_tol=abs_tol)
+    if not held:
         english = f"{source}, {where}" if where else source
         raise AssertionError(f"✗ {_english(label, values)}: the model gives {_fmt(value, unit)}, but it was calibrated to "
                              f"{_fmt(target, unit)} ({english})")
+    if isinstance(target, bool):  # a shape the model was fitted to reproduce: say it holds, not "True ... True"
+        line = _("≈ {label}: yes, calibrated to {source}") if target else _("≈ {label}: no, calibrated to {source}")
+        print(line.format(label=_text(label, values), source=_source(source, where)))
+        return
     print(_("≈ {label} = {value}, calibrated to {target} ({source})").format(
         label=_text(label, values), value=_show(value, unit), target=_show(target, unit), source=_source(source, where)))
 
