@@ -77,3 +77,15 @@ def test_sgd_cli_sigterm_reaps_every_process_and_marks_the_csv(tmp_path):
         time.sleep(0.2)
     assert live_processes(sid=proc.pid) == []
     assert out.read_text().rstrip().endswith("# incomplete")
+
+
+def test_sgd_cli_help_names_every_default():
+    import argparse
+
+    from straggle_edu.instruments.sgd import configure
+
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    missing = [a.option_strings[0] for a in parser._actions
+               if a.default not in (None, False, argparse.SUPPRESS) and "default" not in (a.help or "")]
+    assert missing == [], f"options whose help does not say their default: {missing}"

@@ -137,7 +137,7 @@ def configure(parser):
     add("--base-step", type=float, default=0.02, help="base step time, seconds (default 0.02)")
     add("--seed", type=int, default=0, help="data, model and initial weights (default 0)")
     add("--timing-seed", type=int, default=0, help="only who is slow when (default 0)")
-    add("--backend", default="multiprocessing", help="multiprocessing or torch (under torchrun)")
+    add("--backend", default="multiprocessing", help="multiprocessing (default) or torch (under torchrun)")
     add("--target-loss", type=float, default=None, help="loss to time (default: sync's after 80%% of its steps)")
     add("--timeout", type=float, default=None, help="stop after this many seconds")
     add("--out", default=None, help="write the per-process CSV here")
