@@ -29,7 +29,11 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The tests' helpers (_vega, _chartdata, _exercise_checks, ...) are imported by their own names, never as
+# ``tests._x``: this folder is on the path wherever pytest starts and whatever its import mode.
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 import _notebook_runs  # noqa: E402
 from _tiers import BUDGET_SLACK, TIERS  # noqa: E402
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from straggle_edu.charts.barrier_lab import fixed_work_chart, lab_gantt_chart, lab_prediction_chart
-from tests._vega import drawn_texts
+from _vega import drawn_texts
 
 BUSY = np.array([[0.05, 0.10, 0.05], [0.06, 0.10, 0.04]])
 WAIT = np.array([[0.05, 0.00, 0.05], [0.04, 0.00, 0.06]])

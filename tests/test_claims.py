@@ -21,6 +21,30 @@ def test_claim_mismatch_names_both_in_the_unit():
         claim("P", 0.634, 0.70, unit="%")
 
 
+def test_claim_against_a_computed_reference_says_against_not_quoted(capsys):
+    claim("P by simulation", 0.6352, against=0.63397, abs_tol=0.005)
+    assert capsys.readouterr().out == "✓ P by simulation = 0.6352 (against: 0.63397)\n"
+    with pytest.raises(AssertionError, match=r"computed 0.7, but the reference gives 0.63397"):
+        claim("P by simulation", 0.7, against=0.63397, abs_tol=0.005)
+
+
+def test_claim_of_a_statement_reads_yes_or_no_never_true_quoted_true(capsys):
+    claim("every backup lowers the step", 2 > 1, True)
+    claim("same weights for two timing seeds", 1 == 2, False)
+    out = capsys.readouterr().out
+    assert out == "✓ every backup lowers the step: yes\n✓ same weights for two timing seeds: no\n"
+    assert "True" not in out and "quoted" not in out
+    with pytest.raises(AssertionError, match=r"computed True, but the text says False"):
+        claim("x", True, False)
+
+
+def test_claim_takes_a_quoted_figure_or_a_reference_not_both():
+    with pytest.raises(ValueError, match="against must be left out when expected is given"):
+        claim("P", 0.5, 0.5, against=0.5)
+    with pytest.raises(ValueError, match="expected must be the figure the prose quotes, a computed reference as against="):
+        claim("P", 0.5)
+
+
 def test_cite_is_marked_cited_with_source_and_place(capsys):
     cite("share of jobs", 0.425, "OSDI 2025 straggler study", where="Fig. 3", unit="%")
     assert capsys.readouterr().out == "cited: share of jobs = 42.5% (OSDI 2025 straggler study, Fig. 3)\n"
@@ -35,6 +59,13 @@ def test_calibrated_wears_no_check_mark(capsys):
     calibrated("p99.9", 74.2, 74, "The Tail at Scale", unit="ms")
     out = capsys.readouterr().out
     assert out.startswith("≈ p99.9 = 74.2 ms, calibrated to 74 ms") and "✓" not in out
+
+
+def test_calibrated_statement_reads_yes_not_true_calibrated_to_true(capsys):
+    calibrated("a 5th backup makes the step slower", 2 > 1, True, "Abadi et al., OSDI 2016", where="figure 8c")
+    assert capsys.readouterr().out == "≈ a 5th backup makes the step slower: yes, calibrated to Abadi et al., OSDI 2016, figure 8c\n"
+    with pytest.raises(AssertionError, match="the model gives False, but it was calibrated to True"):
+        calibrated("a 5th backup makes the step slower", False, True, "Abadi et al., OSDI 2016")
 
 
 def test_calibrated_drift_fails_the_run():

@@ -28,6 +28,16 @@ The rule, applied to every code cell of every notebook, read with ``ast`` (never
   constants unless they are UPPER_CASE or ``*_PAPER``.
 
 A violation is reported as ``notebook cell N: claim(...)`` with the value's source text.
+
+The line tells the truth about its reference, too. ``claim(label, value, expected)`` prints "(quoted: expected)",
+so ``expected`` must be a figure the prose quotes: a constant by the rule above (``0.634``, ``6 / 100``, a loop
+variable over a typed list). A reference the notebook computes (``p_07``, ``real.culprit("by_stage")``,
+``public_result("ST")[...]``) goes through ``against=`` and prints "(against: ...)"; a constant given as
+``against=`` is a quoted figure, and goes back to ``expected``.
+
+Statements are read in order, the way the kernel runs them: a ``for`` binds its target before its body runs
+(``for b, saved in enumerate([175, 129])`` binds ``saved`` to a constant and ``b`` to the index), and ``zip`` or
+``enumerate`` bind each target to its own argument.
 """
 
 from __future__ import annotations
@@ -44,6 +54,8 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 #: Calls that only convert or round: constant when their arguments are.
 _PURE = {"float", "int", "round", "abs", "min", "max", "sum", "len", "dict", "list", "tuple", "set", "sorted", "str"}
+#: Calls whose items a ``for`` target unpacks one per argument.
+_PAIRWISE = {"zip", "enumerate"}
 
 
 def _is_module_constant(name):
@@ -103,11 +115,21 @@ class _Env:
             keep = isinstance(stmt, ast.AugAssign) and self.is_constant(stmt.target)
             self._set(_bound_names(stmt.target), self.is_constant(stmt.value) and (keep or isinstance(stmt, ast.AnnAssign)))
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self._set(_bound_names(stmt.target), self.is_constant(stmt.iter))
+            for target, constant in self._loop_targets(stmt.target, stmt.iter):
+                self._set(_bound_names(target), constant)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self._set([stmt.name], False)
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             self._set([(a.asname or a.name).split(".")[0] for a in stmt.names], False)
+
+    def _loop_targets(self, target, it):
+        """``[(target, constant)]`` for a ``for`` target over ``it``: per argument of ``zip``/``enumerate``."""
+        pairwise = isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in _PAIRWISE
+        if pairwise and isinstance(target, ast.Tuple) and not it.keywords:
+            parts = [True, *it.args[:1]] if it.func.id == "enumerate" else list(it.args)
+            if len(parts) == len(target.elts):
+                return [(t, p is True or self.is_constant(p)) for t, p in zip(target.elts, parts)]
+        return [(target, self.is_constant(it))]
 
     def _set(self, names, constant):
         for name in names:
@@ -132,28 +154,72 @@ def constant_claims(sources):
     >>> constant_claims(["x = 0.5\\nclaim('a', x, 0.5)", "claim('b', se.f(x), 0.5)"])
     [(0, "claim('a', x, 0.5)")]
     """
-    env, found = _Env(), []
+    found = []
+    for index, source, call, env in _claim_calls(sources):
+        value = _claim_value(call)
+        if value is not None and env.is_constant(value):
+            found.append((index, ast.get_source_segment(source, call)))
+    return found
+
+
+def mislabelled_claims(sources):
+    """``[(cell index, source, why)]``: number claims whose line would call a computed reference quoted, or the reverse.
+
+    Examples
+    --------
+    >>> mislabelled_claims(["p = se.f(1)\\nclaim('a', se.g(), p)\\nclaim('b', se.g(), 0.5)\\nclaim('c', se.g(), against=0.5)"])
+    [(0, "claim('a', se.g(), p)", 'a computed reference: give it as against='), (0, "claim('c', se.g(), against=0.5)", \
+'a quoted figure: give it as expected')]
+    """
+    found = []
+    for index, source, call, env in _claim_calls(sources):
+        if _claim_value(call) is None:
+            continue
+        keywords = {k.arg: k.value for k in call.keywords}
+        expected = call.args[2] if len(call.args) >= 3 else keywords.get("expected")
+        against = keywords.get("against")
+        text = ast.get_source_segment(source, call)
+        if expected is not None and not env.is_constant(expected):
+            found.append((index, text, "a computed reference: give it as against="))
+        if against is not None and env.is_constant(against):
+            found.append((index, text, "a quoted figure: give it as expected"))
+    return found
+
+
+def _claim_calls(sources):
+    """``(cell index, source, call, env)`` for every call in the code cells, with the names bound before it runs."""
+    env = _Env()
     for index, source in enumerate(sources):
         try:
             tree = ast.parse(source)
         except SyntaxError:  # IPython magics: not Python, and not claims
             continue
-        for stmt in _statements(tree):
-            for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
-                value = _claim_value(call)
-                if value is not None and env.is_constant(value):
-                    found.append((index, ast.get_source_segment(source, call)))
+        for call in _run(env, tree.body):
+            yield index, source, call, env
+
+
+def _run(env, body):
+    """The calls of ``body`` in the order the kernel meets them, binding names as it goes."""
+    for stmt in body:
+        blocks = [getattr(stmt, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(stmt, f, None), list)]
+        blocks += [h.body for h in getattr(stmt, "handlers", [])]
+        yield from _own_calls(stmt)
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             env.bind(stmt)
-    return found
+        for block in blocks:
+            yield from _run(env, block)
+        if not isinstance(stmt, (ast.For, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            env.bind(stmt)
 
 
-def _statements(tree):
-    """Every statement, in source order, nested ones (inside if, for, def) after their parent."""
-    for stmt in tree.body:
-        yield stmt
-        for child in ast.walk(stmt):
-            if child is not stmt and isinstance(child, ast.stmt):
-                yield child
+def _own_calls(stmt):
+    """The calls in a statement's own expressions (not in the statements nested in it)."""
+    stack = [c for c in ast.iter_child_nodes(stmt) if not isinstance(c, (ast.stmt, ast.excepthandler))]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, ast.Call):
+            yield node
+        stack.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.stmt))
 
 
 def _code_cells(path):
@@ -206,3 +272,33 @@ def test_notebook_claims_check_computed_values(path):
     shown = [f"{path.name} cell {cells[i][0]}: {text}" for i, text in found]
     assert not shown, ("these claims put a ✓ on a constant (use cite() for a quoted figure, calibrated() for a "
                        "hand-fitted model, or compute the value):\n" + "\n".join(shown))
+
+
+@pytest.mark.parametrize("source", [
+    "claim('P', se.p(0.01), 0.634, abs_tol=5e-4)",
+    "claim('share', se.f(), 6 / 100)",
+    "for stage, layers in enumerate([8, 9]):\n    claim('stage {stage}', int(best[stage]), layers)",
+    "for (name, p), b in zip(by_n.items(), [0, 3]):\n    claim('{name}', p.best, b)",
+    "p = se.f(1)\nclaim('sim', se.g(), against=p, rel_tol=0.1)",
+    "claim('ok', se.f() > 1, True)",
+])
+def test_mislabelled_claims_passes_a_quoted_figure_and_a_computed_reference(source):
+    assert mislabelled_claims([source]) == []
+
+
+@pytest.mark.parametrize("source, why", [
+    ("p = se.f(1)\nclaim('sim', se.g(), p, rel_tol=0.1)", "against="),
+    ("claim('culprit', min(clip, key=clip.get), real.culprit('by_stage'))", "against="),
+    ("for (name, p), b in zip(by_n.items(), [0, 3]):\n    claim('{name}', p.best, p.other)", "against="),
+    ("claim('P', se.p(0.01), against=0.634)", "expected"),
+])
+def test_mislabelled_claims_catches_the_wrong_label(source, why):
+    assert [w.split()[-1] for _i, _s, w in mislabelled_claims([source])] == [why]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_claims_say_quoted_only_for_what_the_prose_quotes(path):
+    cells = _code_cells(path)
+    found = mislabelled_claims([source for _, source in cells])
+    shown = [f"{path.name} cell {cells[i][0]}: {text}: {why}" for i, text, why in found]
+    assert not shown, "these claims' lines would mislabel their reference:\n" + "\n".join(shown)

@@ -35,6 +35,15 @@ def test_claim_in_english_is_unchanged(capsys):
     assert capsys.readouterr().out == "✓ GPU-hours = 983,040 (quoted: 983,040)\n✓ layers on stage 2 = 8 (quoted: 8)\n"
 
 
+def test_claim_in_chinese_says_which_figure_it_checks_against(capsys):
+    # 原文: the prose quotes the figure; 对照: a reference computed another way; 是/否: a statement's truth
+    set_language("zh")
+    claim("GPU-hours", 100.0, against=100.2, rel_tol=0.01)
+    claim("GPU-hours", 1 > 0, True)
+    claim("GPU-hours", 1 < 0, False)
+    assert capsys.readouterr().out == "✓ 卡时 = 100（对照：100.2）\n✓ 卡时：是\n✓ 卡时：否\n"
+
+
 def test_claim_template_is_translated_then_filled(capsys):
     set_language("zh")
     claim("layers on stage {stage}", 8, 8, values={"stage": 2})

@@ -164,3 +164,23 @@ def test_doctest_coverage_overall_at_least_90_percent():
     done, total = table["overall"]
     assert total > 250, f"only {total} public functions and classes found; is the scanner broken?"
     assert done / total >= THRESHOLD, f"{done}/{total} = {done / total:.1%} have a doctest, need {THRESHOLD:.0%}"
+
+
+def test_no_example_repeats_an_import_line():
+    # A doubled ">>> from scipy import stats" runs fine and shows twice in help(); the math layer had three.
+    import doctest
+    import importlib
+    import pkgutil
+
+    import straggle_edu
+
+    finder, twice = doctest.DocTestFinder(exclude_empty=True), []
+    for info in pkgutil.walk_packages(straggle_edu.__path__, "straggle_edu."):
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional part (torch) that is not installed
+            continue
+        for test in finder.find(module):
+            sources = [ex.source.strip() for ex in test.examples if ex.source.lstrip().startswith(("import ", "from "))]
+            twice += [f"{test.name}: {s}" for s in set(sources) if sources.count(s) > 1]
+    assert not twice, "examples that import the same thing twice:\n" + "\n".join(sorted(twice))

@@ -12,9 +12,9 @@ from straggle_edu.exercises.backup_for_real import q1, q2, q3, q4
 @pytest.mark.parametrize(
     "q, right, wrong",
     [
-        (q1, 6 / 100, 6 / 94),  # b/(N+b), not b/N
-        (q2, sorted([20, 21, 19, 80, 22, 20, 18, 80, 21, 23])[7], 80.0),  # the 8th, not the max
-        (q3, 0.0, 0.8),  # the long batches are the late ones; 8/10 would be a random drop
+        (q1, 3, 4),  # 3/67 = 4.5% <= 5% < 4/68 = 5.9%
+        (q2, 62 / 309, 2 / 12),  # the late two did 31 ms each of 22*3 + 23 + 24 + 25*2 + 26 + 27 + 31 + 2*31; not b/(N+b)
+        (q3, 0.5, 0.0),  # one backup drops one of the two long batches; b = 2 drops both
         (q4, 5, 6),  # the bill (16 + b)(1 + 4 P(Bin(16 + b, 0.1) > b)): 22.21 at b = 5, 22.39 at b = 6
     ],
 )
@@ -30,6 +30,14 @@ def test_backup_for_real_exercises(q, right, wrong, capsys):
     q.hint()
     q.solution()
     assert "Hint:" in capsys.readouterr().out
+
+
+def test_backup_for_real_q3_by_hand_each_step_drops_exactly_one_long_batch():
+    from straggle_edu.instruments.sgd import SGDSettings, make_plan
+
+    plan = make_plan(SGDSettings(scheme="backup", workers=8, backups=1, slow="data"))
+    long = plan.data.long[plan.idx].all(axis=2)
+    assert (long.sum(axis=1) == 2).all() and ((long & ~plan.counted).sum(axis=1) == 1).all()
 
 
 def test_backup_for_real_q4_bill_by_hand():

@@ -6,7 +6,7 @@ from scipy import integrate, stats
 
 from straggle_edu.exercises import ____
 from straggle_edu.exercises.barrier_lab import q1, q2, q3, q4, q5
-from tests._exercise_checks import assert_right, assert_wrong
+from _exercise_checks import assert_right, assert_wrong
 
 
 def _emax_normal(n, mu, sigma):

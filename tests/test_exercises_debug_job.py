@@ -87,3 +87,22 @@ def test_q5_what_if_s_would_give_the_other_answer():
     what_if = analyze_rank_times([[1.5] + [1.0] * 7]).slowdown
     assert what_if == pytest.approx(1.5 / (8.5 / 8))
     assert restart_or_keep(3.3, what_if, restart=1.0, lost=0.5).choice == "keep running"
+
+
+def test_q5_says_the_reading_that_decides_it():
+    # "3.3 hours of work left" read as hours at full speed gives "replace" (4.95 h against 4.8 h); read as the
+    # job's current ETA it gives "keep running" (3.3 h against 1 + 0.5 + 3.3 / 1.5 = 3.7 h). The question must say.
+    import json
+    from pathlib import Path
+
+    from straggle_edu.exercises.debug_job import q5
+    from straggle_edu.models.remedies import replaced_slowdown, restart_or_keep
+
+    speedup = replaced_slowdown([[1.5] + [1.0] * 7])
+    as_eta = "replace" if 3.3 > 1.0 + 0.5 + 3.3 / speedup else "keep running"
+    assert restart_or_keep(3.3, speedup, restart=1.0, lost=0.5).choice == q5.expected() != as_eta
+    root = Path(__file__).resolve().parents[1] / "notebooks"
+    for path, words in ((root / "09_debug_a_real_job.ipynb", "at full speed"), (root / "zh" / "09_debug_a_real_job.ipynb", "全速")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        question = next("".join(c["source"]) for c in cells if "".join(c["source"]).startswith("**q5"))
+        assert words in question, f"{path.name}: q5 does not say that its 3.3 hours are {words}"

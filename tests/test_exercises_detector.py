@@ -26,19 +26,35 @@ def _p_alarm(n, t, window, dist):
     return 1 - clean
 
 
+def _q1_right():
+    # the CV at which 288 reports a day carry one false alarm on average, at threshold 0.75
+    return optimize.brentq(lambda cv: 288 * _p_alarm(1024, 0.75, 30, _lognormal(cv)) - 1, 0.1, 0.2, xtol=1e-5)
+
+
 def _q3_right():
+    # 300 s of 5 s steps, every third one timed: 20 timings per report; one a week is 1/7 a day
     dist = _lognormal(0.15)
-    return optimize.brentq(lambda t: 288 * _p_alarm(1024, t, 50, dist) - 1 / 7, 0.7, 0.9, xtol=1e-6)
+    return optimize.brentq(lambda t: 288 * _p_alarm(1024, t, 20, dist) - 1 / 7, 0.6, 0.9, xtol=1e-6)
 
 
-RIGHT = {"q1": lambda: 288 * _p_alarm(1024, 0.75, 30, _lognormal(0.2)), "q2": lambda: math.exp(288 * math.log1p(-1 / 288)),
-         "q3": _q3_right}
-WRONG = {"q1": 288 * 0.75, "q2": 0.0, "q3": 0.75}
+RIGHT = {"q1": _q1_right, "q2": lambda: math.exp(288 * math.log1p(-1 / 288)), "q3": _q3_right}
+WRONG = {"q1": 0.2, "q2": 0.0, "q3": 0.812}  # q1: the notebook's CV; q3: the window of 60 (every step timed)
 QS = [q1, q2, q3]
 
 
 def test_detector_right_answers_match_hand_values():
     assert round(RIGHT["q2"](), 3) == 0.367
+
+
+@pytest.mark.parametrize("answer", [math.exp(-1), 0.368, 0.37, 0.367])
+def test_detector_q2_accepts_its_answer_to_two_significant_figures(answer, capsys):
+    # the solution points at exp(-1); the question asks for 2 significant figures
+    assert_right(q2, answer, capsys)
+
+
+@pytest.mark.parametrize("answer", [0.36, 0.38, 1 / 288])
+def test_detector_q2_rejects_a_neighbour_at_two_significant_figures(answer, capsys):
+    assert_wrong(q2, answer, capsys)
 
 
 @pytest.mark.parametrize("q", QS, ids=lambda q: q.name)

@@ -7,7 +7,7 @@ from scipy import stats
 from straggle_edu.exercises import ____
 from straggle_edu.exercises.mitigations import q1, q2, q3, q4, q5, q6, q7
 
-from tests._exercise_checks import assert_right, assert_wrong
+from _exercise_checks import assert_right, assert_wrong
 
 
 def test_q1_lpt_by_hand():

@@ -51,7 +51,7 @@ def test_start_here_q3_choose_the_size(capsys):
     # By quadrature: each GPU delivers 1.005 / E[max of n]; 64 keeps >= 75% and 128 does not.
     efficiency = {n: 1.005 / _expected_max_by_quadrature(n) for n in (64, 128)}
     assert efficiency[64] >= 0.75 > efficiency[128]
-    from tests._exercise_checks import assert_right, assert_wrong
+    from _exercise_checks import assert_right, assert_wrong
     from straggle_edu.exercises.start_here import q3
 
     assert_right(q3, 64, capsys)

@@ -5,7 +5,7 @@ from ipywidgets import Button
 
 from straggle_edu.instruments.barrier_lab import cpu_cores
 from straggle_edu.explorers.barrier_lab import LAB_MAX_WORKERS, barrier_lab_explorer
-from tests.test_barrier_lab import read_trace, spawned_children
+from test_barrier_lab import read_trace, spawned_children
 
 
 def test_barrier_lab_explorer_runs_the_lab_and_draws_it(tmp_path):

@@ -146,8 +146,8 @@ def test_sgd_explorer_clamps_backups_and_reports_every_run():
     ex.controls["backups"].value = 8
     summary = {s["mode"]: s for s in ex.comparison().summary()}
     drawn = ex.charts["loss"].spec["datasets"]["sgd_runs"]
-    assert {r["mode"] for r in drawn} == {"sync", "backup", "async"}
-    assert summary["backup"]["gradients_dropped"] == summary["backup"]["updates"]  # 1 of 2 dropped
+    assert {r["mode"] for r in drawn} == {"sync", "drop", "async"}
+    assert summary["drop"]["gradients_dropped"] == summary["drop"]["updates"]  # 1 of 2 dropped
     assert ex.readout.value.count("updates") == 3
 
 

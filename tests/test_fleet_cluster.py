@@ -164,7 +164,7 @@ def test_run_killed_with_sigkill_loses_no_finished_job_and_resumes(fleet, tmp_pa
 
 @pytest.mark.parametrize("block_steps", [3])
 def test_jobs_cut_into_block_tasks_equal_analyze_bit_for_bit(tmp_path, block_steps):
-    from straggle_edu.fleet.engine import analysis_row
+    from straggle_edu.fleet.figures import analysis_row
     from straggle_edu.traces.blocks import analyze_op_file
 
     # and a job of more DP ranks (72) than the program sample holds (64), as a 16,384-rank job has

@@ -160,3 +160,84 @@ def test_notebook_that_runs_real_processes_runs_alone(path):
     flagged = nb.metadata.get("straggle_edu", {}).get("runs_alone", False)
     assert flagged == real, f"{path.name}: metadata straggle_edu.runs_alone is {flagged}, but the notebook " + (
         "starts real processes" if real else "starts none")
+def exercise_numbering_gaps(nb):
+    """The exercise numbers a notebook skips without saying where they are: ``[qN]``.
+
+    A notebook poses its exercises with ``**qN`` in markdown. When they are not q1, q2, ..., qk, a missing qN is
+    explained when a markdown cell names it (``qN``) next to a link to a notebook (``.ipynb``): "numbered across
+    07, 07b and 07c: q4 and q7 in [07c](07c_relaxed_sync.ipynb)".
+
+    Examples
+    --------
+    >>> md = lambda s: nbformat.v4.new_markdown_cell(s)
+    >>> exercise_numbering_gaps(nbformat.v4.new_notebook(cells=[md("**q1.** x"), md("**q5.** y")]))
+    ['q2', 'q3', 'q4']
+    >>> exercise_numbering_gaps(nbformat.v4.new_notebook(cells=[md("q2-q4 are in [9b](09b.ipynb).\\n\\n**q1.** x"),
+    ...                                                           md("**q5.** y")]))
+    []
+    """
+    sources = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    posed = {int(n) for s in sources for n in re.findall(r"\*\*q(\d+)\b", s)}
+    if not posed:
+        return []
+    missing = [n for n in range(1, max(posed) + 1) if n not in posed]
+    explained = set()
+    for s in sources:
+        for paragraph in re.split(r"\n\s*\n", s):
+            if ".ipynb" in paragraph:
+                named = {int(a) for a in re.findall(r"(?<!\*)\bq(\d+)\b", paragraph)}
+                ranges = re.findall(r"\bq(\d+)\s*[-–]\s*q(\d+)\b", paragraph)
+                named |= {n for a, b in ranges for n in range(int(a), int(b) + 1)}
+                explained |= named
+    return [f"q{n}" for n in missing if n not in explained]
+
+
+@pytest.mark.parametrize("path", PATHS, ids=IDS)
+def test_exercise_numbers_skip_only_where_the_notebook_says_why(path):
+    gaps = exercise_numbering_gaps(_read(path))
+    assert not gaps, f"{path.name} skips {gaps} without saying which notebook poses them"
+
+
+def _statements(text):
+    """Paragraphs, with each list item and table row on its own."""
+    for paragraph in re.split(r"\n\s*\n", text):
+        lines = paragraph.splitlines()
+        if any(ln.lstrip().startswith(("|", "- ", "* ", ">")) for ln in lines):
+            yield from lines
+        else:
+            yield paragraph
+
+
+def unqualified_bias_claims(text):
+    """Statements that a dropped persistent straggler biases the model (or its data stops counting) without saying
+    when: only when each worker owns a fixed shard of the data. With random batches a backup just wastes its work.
+
+    Examples
+    --------
+    >>> unqualified_bias_claims("A persistent straggler is dropped every step, and its data stops counting.")
+    ['A persistent straggler is dropped every step, and its data stops counting.']
+    >>> unqualified_bias_claims("A persistent straggler that owns a shard is dropped every step: its shard stops counting.")
+    []
+    """
+    found = []
+    for s in _statements(text):
+        low = s.lower()
+        english = "persistent" in low and re.search(r"\bbias|stops? counting|drops? out of training", low) and "shard" not in low
+        chinese = "持续" in s and re.search(r"偏差|不算数|不再起作用|退出了训练", s) and "分片" not in s
+        if english or chinese:
+            found.append(s.strip())
+    return found
+
+
+_GUIDES = [NOTEBOOKS.parent / "docs" / "teaching.md", NOTEBOOKS.parent / "docs" / "zh" / "teaching.md"]
+
+
+@pytest.mark.parametrize("path", PATHS + _GUIDES, ids=IDS + ["docs/teaching.md", "docs/zh/teaching.md"])
+def test_a_dropped_persistent_straggler_biases_only_through_its_shard(path):
+    # 11 shows that a backup hides a persistent straggler without bias when batches are random; 07c's bias comes
+    # from fixed per-worker shards. No text may say the first without the condition of the second.
+    if path.suffix == ".ipynb":
+        text = "\n\n".join(c.source for c in _read(path).cells if c.cell_type == "markdown")
+    else:
+        text = path.read_text(encoding="utf-8")
+    assert unqualified_bias_claims(text) == []

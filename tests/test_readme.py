@@ -77,9 +77,6 @@ def test_the_chinese_section_has_the_same_two_commands():
 
 
 def test_the_tier_table_states_each_tiers_command_and_budget():
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _tiers import BUDGET_SLACK, TIERS
 
     section = README.split("## Tests and benchmarks", 1)[1].split("\n## ", 1)[0]

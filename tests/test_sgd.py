@@ -47,12 +47,22 @@ def test_sync_full_batch_is_gradient_descent():
     np.testing.assert_allclose(run.losses, want, rtol=1e-9)
 
 
-def test_backup_counts_used_and_dropped():
+def test_drop_counts_used_and_dropped():
     p = make_problem(workers=8, rng=0)
-    run = run_sgd(p, FIXED, "backup", backups=3, wall_time=5.0)
+    run = run_sgd(p, FIXED, "drop", backups=3, wall_time=5.0)
     assert run.updates == 5
     assert run.gradients_used == 5 * 5 and run.gradients_dropped == 5 * 3
     assert run.dropped_by_worker.sum() == 15
+
+
+def test_modes_are_named_as_the_sgd_experiment_names_its_schemes():
+    # 07c and 11 speak one vocabulary: "drop" keeps W - b of W gradients, "backup" runs W + b and keeps W
+    from straggle_edu.models.sgd import MODES
+    from straggle_edu.models.sgd_schedule import SCHEMES, counted_per_step, processes_for
+
+    assert set(MODES) - {"async"} <= set(SCHEMES) and "backup" not in MODES
+    run = run_sgd(make_problem(workers=8, rng=0), FIXED, "drop", backups=3, wall_time=5.0)
+    assert (processes_for("drop", 8, 3), counted_per_step("drop", 8, 3)) == (8, run.gradients_used // run.updates)
 
 
 def test_async_staleness_with_equal_times():
@@ -76,23 +86,35 @@ def test_relaxed_runs_make_more_updates_at_equal_wall_clock():
     step = StepTime(1.0, jitter=0.1, pause_prob=0.05, pause=1.0)
     c = compare_sgd(step, make_problem(rng=0), backups=2, wall_time=60.0)
     s = {row["mode"]: row for row in c.summary()}
-    assert s["sync"]["updates"] < s["backup"]["updates"]
+    assert s["sync"]["updates"] < s["drop"]["updates"]
     assert s["async"]["gradients_used"] > s["sync"]["gradients_used"]
     assert s["async"]["mean_staleness"] > 10
     recs = c.records(points=50)
-    assert len(recs) == 150 and {r["mode"] for r in recs} == {"sync", "backup", "async"}
+    assert len(recs) == 150 and {r["mode"] for r in recs} == {"sync", "drop", "async"}
 
 
 def test_dropped_gradients_bias_with_a_persistent_straggler():
-    # Heterogeneous shards and worker 0 always 50% slower: backup steps drop
+    # Heterogeneous shards and worker 0 always 50% slower: drop steps drop
     # worker 0's gradient, so its data stops counting; sync converges.
     step = StepTime(1.0, jitter=0.05, pause_prob=0.02, pause=1.0)
     p = make_problem(workers=16, rows=64, heterogeneity=1.0, condition=2.0, rng=0)
     c = compare_sgd(step, p, backups=2, wall_time=200.0, batch=64, slow_factor=1.5, rng=1)
     assert c.runs["sync"].final_loss < 1e-10
-    assert c.runs["backup"].final_loss > 1e-3
-    drops = c.runs["backup"].dropped_by_worker
-    assert drops[0] > 0.9 * c.runs["backup"].updates  # nearly always the same worker
+    assert c.runs["drop"].final_loss > 1e-3
+    drops = c.runs["drop"].dropped_by_worker
+    assert drops[0] > 0.9 * c.runs["drop"].updates  # nearly always the same worker
+
+
+def test_a_persistent_straggler_biases_drop_only_through_its_own_shard():
+    # The same worker 0, 50% slower, dropped in nearly every step: with shards of their own (heterogeneity 1) the
+    # run settles far from the optimum; with the rows dealt alike (heterogeneity 0) its work is lost, its data barely.
+    step = StepTime(1.0, jitter=0.05, pause_prob=0.02, pause=1.0)
+    runs = {h: run_sgd(make_problem(workers=16, rows=64, heterogeneity=h, condition=2.0, rng=0), step, "drop", backups=2,
+                       wall_time=200.0, batch=64, slow_factor=1.5, rng=1) for h in (0.0, 1.0)}
+    for r in runs.values():
+        assert r.dropped_by_worker[0] > 0.9 * r.updates
+    assert runs[0.0].final_loss < 0.01 * runs[1.0].final_loss
+    assert runs[1.0].final_loss > 1e-3
 
 
 def test_loss_at_is_a_step_function():
@@ -110,8 +132,8 @@ def test_sgd_accepts_scipy_distributions():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"mode": "hogwild"}, "mode must be 'sync', 'backup' or 'async', got 'hogwild'"),
-        ({"mode": "backup", "backups": 4}, "backups must be a whole number in 0..3, got 4"),
+        ({"mode": "hogwild"}, "mode must be 'sync', 'drop' or 'async', got 'hogwild'"),
+        ({"mode": "drop", "backups": 4}, "backups must be a whole number in 0..3, got 4"),
         ({"lr": 0.0}, "lr must be > 0, got 0.0"),
         ({"batch": 65}, "batch must be a whole number in 1..64, got 65"),
         ({"slow_factor": 0.5}, "slow_factor must be in \\[1, 100\\], got 0.5"),

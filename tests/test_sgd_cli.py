@@ -38,6 +38,15 @@ def test_sgd_cli_json_result_object(capsys, tmp_path):
     assert out.read_text().startswith("rank,step,compute_s,wait_s,comm_s,counted\n")
 
 
+def test_sgd_cli_says_where_the_target_loss_comes_from(capsys):
+    common = ["sgd", "--scheme", "backup", "--workers", "2", "--backups", "1", "--steps", "4", "--base-step", "0.005"]
+    assert main(common) == 0
+    assert "(sync's loss at 80% of its steps)" in capsys.readouterr().out
+    assert main([*common, "--target-loss", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert "target loss 0.0100 (yours) never reached" in out and "80%" not in out
+
+
 def test_sgd_cli_sigterm_reaps_every_process_and_marks_the_csv(tmp_path):
     import os
     import signal
@@ -68,3 +77,15 @@ def test_sgd_cli_sigterm_reaps_every_process_and_marks_the_csv(tmp_path):
         time.sleep(0.2)
     assert live_processes(sid=proc.pid) == []
     assert out.read_text().rstrip().endswith("# incomplete")
+
+
+def test_sgd_cli_help_names_every_default():
+    import argparse
+
+    from straggle_edu.instruments.sgd import configure
+
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    missing = [a.option_strings[0] for a in parser._actions
+               if a.default not in (None, False, argparse.SUPPRESS) and "default" not in (a.help or "")]
+    assert missing == [], f"options whose help does not say their default: {missing}"

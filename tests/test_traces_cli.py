@@ -98,3 +98,91 @@ def test_bad_input_is_one_clean_error_line(tmp_path, make, needle):
     assert "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
     assert needle in out.stderr
+
+
+def test_barrier_out_without_an_extension_suggests_an_analyze_line_that_works(tmp_path, capsys):
+    # straggle-edu barrier --out bar writes a per-rank CSV named "bar"; its "next:" line must run as printed
+    import shlex
+
+    from straggle_edu.app.cli import main
+
+    folder = tmp_path / "my runs"
+    folder.mkdir()
+    assert main(["barrier", "--workers", "2", "--steps", "3", "--step-seconds", "0.01", "--out", str(folder / "bar")]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("next: "))
+    argv = shlex.split(line[len("next: "):])
+    assert argv[:2] == ["straggle-edu", "analyze"]
+    assert main(argv[1:]) == 0
+    assert "(per-rank, 3 steps, 2 workers)" in capsys.readouterr().out
+
+
+def test_a_file_without_an_extension_is_detected_from_its_header(tmp_path):
+    from straggle_edu.traces import read_trace
+
+    p = tmp_path / "bar"
+    p.write_text("# a note\nstep,rank,duration_s,phase\n0,0,1.0,compute\n0,1,2.0,compute\n")
+    assert read_trace(p).format == "per-rank"
+    (tmp_path / "notes").write_text("just some words\n")
+    with pytest.raises(ValueError, match="unknown trace file type"):
+        read_trace(tmp_path / "notes")
+
+
+@pytest.fixture
+def artifact_folder(tmp_path):
+    # The OSDI 2025 artifact's layout, small: one op-level trace, its layout, and files that are not traces
+    import shutil
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent / "data" / "osdi2025"
+    for name in ("trace-ST.parquet", "meta-ST.yaml", "ms-ST.json", "result-ST.json", "README.md"):
+        shutil.copy(here / name, tmp_path / name)
+    return tmp_path
+
+
+def test_analyze_a_folder_reads_its_traces_skips_the_rest_and_says_which(artifact_folder, capsys):
+    pytest.importorskip("pyarrow")
+    from straggle_edu.app.cli import main
+
+    assert main(["analyze", str(artifact_folder)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"Folder {artifact_folder}: read 1 op-level trace(s), one at a time: trace-ST.parquet."
+    assert out[1] == "Layouts read with them: meta-ST.yaml."
+    assert out[2] == "Skipped 3 file(s) that are not traces: README.md, ms-ST.json, result-ST.json."
+    assert any(ln.startswith(f"Trace: {artifact_folder / 'trace-ST.parquet'} (op-level, 32 steps, 8 workers)") for ln in out)
+    assert main(["analyze", str(artifact_folder), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["read"] == ["trace-ST.parquet"] and data["skipped"] == ["README.md", "ms-ST.json", "result-ST.json"]
+    assert set(data["analyses"][0]) == OP_KEYS
+
+
+def test_analyze_a_json_beside_op_level_traces_says_which_file_to_read(artifact_folder, capsys):
+    from straggle_edu.app.cli import main
+
+    assert main(["analyze", str(artifact_folder / "ms-ST.json")]) == 2
+    err = capsys.readouterr().err
+    assert "ms-ST.json: column 'traceEvents': is missing" in err
+    assert f"try straggle-edu analyze {artifact_folder / 'trace-ST.parquet'}, or the folder itself" in err
+
+
+def test_read_trace_refuses_a_folder_of_op_level_traces_clearly(artifact_folder):
+    from straggle_edu.traces import read_trace
+
+    with pytest.raises(ValueError, match=r"trace must be one file, got the folder .* which holds 1 op-level trace\(s\): "
+                                         r"trace-ST.parquet; read them one at a time"):
+        read_trace(artifact_folder)
+
+
+def test_report_explains_ratios_above_1_and_s_x_below_1():
+    from straggle_edu.traces import analyze
+    from straggle_edu.traces.cli import report
+    from straggle_edu.traces.optrace import public_trace_path
+
+    text = report(analyze(public_trace_path("ST"), attribution="full"))  # M_S = 1.21; stages 0-2 below 1
+    assert "above 1, the fix saves more than the rebalanced ideal does" in text
+    assert "S_X below 1: X alone at its recorded durations runs faster than the ideal" in text
+    for cause in ("seq-imbalance", "gc-pauses", "slow-worker"):  # M_W, M_S both below 1 in the first two; not in the last
+        a = analyze(example_trace(cause))
+        text = report(a)
+        assert ("above 1, the fix saves" in text) == (max(a.m_w, a.m_s) > 1.0)
+        assert ("S_X below 1" in text) == any(v < 1 - 5e-4 for t in ("by_optype", "by_stage", "by_dp_rank", "by_worker")
+                                              for _k, v in a.ranking(t)[:5] if getattr(a, t))

@@ -49,7 +49,12 @@ def test_diagnose_job_slow_link_is_communication(seed):
     assert dx.verdicts["kind"] == "communication"
     assert dx.verdicts["collective"] in ("forward-pp-comm", "backward-pp-comm")
     assert dx.answers["Compute or communication?"].startswith("communication")
-    assert dx.verdicts["worker"] == (sc.truth["dp"], sc.truth["link"] + 1)  # the receiving end of the link
+    d, s = sc.truth["dp"], sc.truth["link"]
+    if dx.verdicts["worker"] is None:  # seed 1: the link's two ends tie, and the answer names the link
+        a, b = f"DP rank {d}, stage {s}", f"DP rank {d}, stage {s + 1}"
+        assert dx.answers["Which worker?"].startswith(f"no single worker: the two ends of the link from {a} to {b} tie")
+    else:
+        assert dx.verdicts["worker"] == (d, s + 1)  # the receiving end of the link
 
 
 def test_diagnose_job_random_gc_is_spiky_and_below_the_line_unless_severe():
@@ -86,6 +91,36 @@ def test_diagnose_job_on_st_names_stage_3_not_a_worker():
     assert dx.verdicts["stage"] == 3 and dx.verdicts["worker"] is None
     assert dx.answers["Which worker?"].startswith("no single worker: stage 3 as a whole (all 2 of its DP ranks)")
     assert "explains the slowdown" in dx.answers["Which worker?"]
+
+
+def test_diagnose_job_on_st_names_no_parallel_group_when_both_dp_ranks_tie():
+    # ST: DP rank 1 gives S_X = 1.179 and DP rank 0 1.174; naming DP rank 1 would contradict "stage 3 as a whole"
+    dx = diagnose_job(public_trace_path())
+    group = dx.answers["Which parallel group?"]
+    assert group.startswith("no single group: all 2 DP ranks tie") and "shared by every pipeline" in group
+    assert "DP rank 1: S_X = 1.179" in group and "DP rank 0: 1.174" in group
+
+
+def test_ties_are_named_alike_for_workers_and_groups():
+    from straggle_edu.traces.diagnose import NEAR_TIE, tied
+
+    assert [k for k, _v in tied([("a", 1.21), ("b", 1.196), ("c", 1.10)])] == ["a", "b"]
+    assert tied([("a", 1.0), ("b", 1.0)]) == [("a", 1.0)]  # no excess: nobody to tie with
+    edge = 1 + NEAR_TIE * 0.2
+    assert len(tied([("a", 1.2), ("b", edge + 1e-9)])) == 2 and len(tied([("a", 1.2), ("b", edge - 1e-6)])) == 1
+
+
+def test_diagnose_on_se_says_no_single_worker_and_no_single_group():
+    pytest.importorskip("pyarrow")
+    from straggle_edu.traces import analyze
+    from straggle_edu.traces.diagnose import diagnose
+
+    here = __import__("pathlib").Path(__file__).resolve().parent / "data" / "osdi2025" / "trace-SE.parquet"
+    answers = dict(diagnose(analyze(here, attribution="full")))
+    assert answers["Which worker?"].startswith("no single worker: 6 of 64 workers tie")
+    assert answers["Which parallel group?"].startswith("no single group: 6 of 32 DP ranks tie")
+    assert answers["Which worker?"].endswith("on its own, the top one is not enough to explain the slowdown.")
+    assert ", stage 1 is the longest compute" in answers["Which microbatch?"]
 
 
 def test_verdicts_one_slow_worker_in_a_synthetic_trace():

@@ -1,7 +1,7 @@
 """The Chinese twins' output speaks Chinese: no English sentence left in what a reader sees.
 
 The twins in ``TWINS`` are scanned, from the session's one run of each
-(``tests/_notebook_runs.py``); :mod:`tests._zh_output` runs any twin by hand
+(``tests/_notebook_runs.py``); ``_zh_output`` (tests/_zh_output.py) runs any twin by hand
 and lists its leftovers. What stays English on purpose (code, op names, units,
 citation titles and affiliations) is in its ``ALLOW`` list.
 """

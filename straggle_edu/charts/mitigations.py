@@ -18,7 +18,7 @@
 - :func:`hedging_tradeoff_chart`: fan-out tail latency and extra requests
   against the hedging delay; param ``delay_ms`` marks one.
 - :func:`sgd_loss_chart`: excess loss against wall-clock time, for sync,
-  backup and async runs.
+  drop and async runs.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ __all__ = [
 METHOD_LABELS = {"in_order": N_("in order"), "lpt": N_("greedy LPT"), "karmarkar_karp": N_("Karmarkar-Karp"),
                  "best": N_("optimal"), "even": N_("even split"), "optimal": N_("linear-partition DP"),
                  "step": N_("shortest 1F1B step")}
-MODE_COLORS = alt.Scale(domain=[N_("sync"), N_("backup"), N_("async")], range=["#4c78a8", "#f58518", "#54a24b"])
+MODE_COLORS = alt.Scale(domain=[N_("sync"), N_("drop"), N_("async")], range=["#4c78a8", "#f58518", "#54a24b"])
 VERDICT_COLORS = alt.Scale(
     domain=[N_("saves GPU-time"), N_("faster, costs more"), N_("slower")], range=["#54a24b", "#eeca3b", "#e45756"]
 )
@@ -618,7 +618,7 @@ def sgd_datasets(comparison, points=150):
     >>> c = compare_sgd(StepTime(1.0, jitter=0.1, pause_prob=0.05, pause=1.0), make_problem(rng=0), 2, 60.0)
     >>> rows = sgd_datasets(c, points=5)["sgd_runs"]
     >>> [(r["mode"], round(r["loss"], 4)) for r in rows if r["time"] == 60.0]   # excess loss after 60 s
-    [('sync', 0.0053), ('backup', 0.001), ('async', 0.0027)]
+    [('sync', 0.0053), ('drop', 0.001), ('async', 0.0027)]
     """
     require(isinstance(comparison, SGDComparison), "comparison", comparison, "an SGDComparison")
     rows = comparison.records(points=whole("points", points, 2, 1000))
@@ -652,7 +652,7 @@ def sgd_loss_chart(comparison, points=150, height=280):
     >>> c = compare_sgd(StepTime(1.0, jitter=0.1, pause_prob=0.05, pause=1.0), make_problem(rng=0), 2, 60.0)
     >>> spec = sgd_loss_chart(c).to_dict()
     >>> spec["mark"]["type"], spec["encoding"]["y"]["scale"], spec["encoding"]["color"]["scale"]["domain"]
-    ('line', {'type': 'log'}, ['sync', 'backup', 'async'])
+    ('line', {'type': 'log'}, ['sync', 'drop', 'async'])
     """
     datasets = sgd_datasets(comparison, points)
     chart = alt.Chart(alt.Data(name="sgd_runs")).mark_line(strokeWidth=2.5, interpolate="step-after").encode(

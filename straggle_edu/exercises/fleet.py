@@ -81,7 +81,7 @@ def _sample_size(p, margin, confidence=0.95):
 q1 = Exercise(
     "q1", expected=lambda: 1024 * 48 * lost_fraction_from_slowdown(1.25),
     hint="GPU-hours lost = GPUs x hours x waste, and waste = 1 - 1/S: the share of the job's time spent waiting.",
-    solution="1024 * 48 * (1 - 1 / 1.25)  # 49,152 GPU-hours x 20% = 9,830 GPU-hours",
+    solution="1024 * 48 * (1 - 1 / 1.25)  # 9,830.4 GPU-hours: 20% of the 49,152 the job held",
     rel_tol=1e-3,
 )
 

@@ -10,7 +10,7 @@
   worker and the price drive chart params, so they move the curves in place.
 - :func:`hedging_explorer`: hedged requests; delay, fan-out and the slow
   mode's probability are chart params (closed form in the browser).
-- :func:`sgd_explorer`: sync, backup and async SGD against the wall clock.
+- :func:`sgd_explorer`: sync, drop and async SGD against the wall clock.
 """
 
 from __future__ import annotations
@@ -382,19 +382,19 @@ def hedging_explorer(delay_ms=10.0, fanout=1000, slow_prob=None):
 
 # -------------------------------------------------------------------- sgd ---
 
-N_("sync"), N_("backup"), N_("async")  # the SGD modes, named in the readout
+N_("sync"), N_("drop"), N_("async")  # the SGD modes, named in the readout
 
 
 def sgd_explorer(workers=16, backups=2, pause_prob=0.05, pause=1.0, lr_scale=0.5, slow_factor=1.0,
                  heterogeneity=0.0, full_batch=False, wall_time=60.0):
-    """Sync, backup and async SGD on a toy problem, at equal wall-clock time.
+    """Sync, drop and async SGD on a toy problem, at equal wall-clock time.
 
     Parameters
     ----------
     workers : int
         Starting number of workers, 2..64.
     backups : int
-        Starting gradients dropped per backup step, 0..8 (at most workers - 1).
+        Starting gradients dropped per drop step, 0..8 (at most workers - 1).
     pause_prob, pause : float
         Each gradient's compute time is ``StepTime(1.0, 0.1, pause_prob, pause)``:
         pause_prob in [0, 0.3], pause in [0, 5] s.
@@ -418,11 +418,11 @@ def sgd_explorer(workers=16, backups=2, pause_prob=0.05, pause=1.0, lr_scale=0.5
     --------
     >>> ex = sgd_explorer()
     >>> [s["mode"] for s in ex.comparison().summary()]
-    ['sync', 'backup', 'async']
+    ['sync', 'drop', 'async']
     """
     controls = {
         "workers": _int("workers", workers, 2, 64, _("workers")),
-        "backups": _int("backups", backups, 0, 8, _("backups dropped")),
+        "backups": _int("backups", backups, 0, 8, _("gradients dropped b")),
         "pause_prob": _float("pause_prob", pause_prob, 0.0, 0.3, 0.01, _("pause prob.")),
         "pause": _float("pause", pause, 0.0, 5.0, 0.1, _("pause (s)"), ".1f"),
         "lr_scale": _float("lr_scale", lr_scale, 0.05, 1.95, 0.05, _("learning rate × L")),

@@ -171,7 +171,7 @@ def _analysis(scores, program, finished, ideal, infos, *t_mw):
     import numpy as np
 
     from ..traces.whatif import scores_analysis
-    from .engine import analysis_row
+    from .figures import analysis_row
 
     notes, skipped = [], {}
     for info in infos:

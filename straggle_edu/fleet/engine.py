@@ -44,11 +44,11 @@ from pathlib import Path
 from .. import _validate
 from ..i18n import _
 from . import _split
-from .figures import culprit_class, culprit_where, fleet_figures
+from .figures import analysis_row, fleet_figures
 from .sources import count_jobs, expand
 from .store import Spool, Store, atomic_write, clean_row, content_hash
 
-__all__ = ["job_row", "job_rows", "analysis_row", "run_fleet", "FleetRun", "BYTES_PER_OP", "CHUNK_JOBS", "CHUNK_BYTES",
+__all__ = ["job_row", "job_rows", "run_fleet", "FleetRun", "BYTES_PER_OP", "CHUNK_JOBS", "CHUNK_BYTES",
            "missing_dask"]
 
 # Peak memory of the analysis, per op: about 250 bytes per op of a block plus
@@ -101,49 +101,6 @@ def _meta_sizes(meta):
         if not (math.isfinite(hours) and hours >= 0):
             raise column_error(display_path(meta), "hours", expected="a number of hours >= 0", got=data.get("hours"))
     return gpus, hours
-
-
-def _top(a, by):
-    """``(id, S_X, runner-up S_X)`` of attribution ``by``, ties to the lowest id as ``analyze`` ranks them."""
-    table = getattr(a, by, None)
-    if not table:
-        return None, None, None
-    ranked = a.ranking(by, top=2)
-    return ranked[0][0], float(ranked[0][1]), float(ranked[1][1]) if len(ranked) > 1 else None
-
-
-def _finite(x):
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
-def analysis_row(a):
-    """The analysis columns of a job's row from its :class:`~straggle_edu.traces.Analysis`.
-
-    Examples
-    --------
-    >>> from straggle_edu.traces.synthetic import example_trace
-    >>> from straggle_edu.traces import analyze
-    >>> r = analysis_row(analyze(example_trace("slow-worker"), attribution="full"))
-    >>> round(r["slowdown"], 2), r["top_worker"], r["culprit_class"], r["culprit_where"]
-    (1.56, '1:1', 'compute', 'single-worker')
-    """
-    S = _finite(getattr(a, "slowdown", None))
-    row = {"format": a.format, "slowdown": S, "waste": None if S is None else 1.0 - 1.0 / S,
-           "steps": len(a.steps) if getattr(a, "steps", None) is not None else None}
-    optype, row["top_optype_s"] = _top(a, "by_optype")[:2]
-    row["top_optype"], row["culprit_class"] = optype, culprit_class(optype)
-    row["top_stage"], row["top_stage_s"], row["second_stage_s"] = _top(a, "by_stage")
-    row["top_dp_rank"], row["top_dp_rank_s"], row["second_dp_rank_s"] = _top(a, "by_dp_rank")
-    worker, row["top_worker_s"], row["second_worker_s"] = _top(a, "by_worker" if a.by_worker else "by_rank")
-    row["top_worker"] = None if worker is None else ":".join(map(str, worker)) if isinstance(worker, tuple) else str(worker)
-    if worker is None and getattr(a, "suspects", None):
-        row["top_worker"] = str(a.suspects[0])
-    row["last_stage"] = len(a.by_stage) - 1 if a.by_stage else None
-    row["workers"] = len(a.workers) if a.workers else len(a.by_rank) if a.by_rank else None
-    has_share = S is not None and S > 1.0 and row["top_worker_s"] is not None
-    row["worker_share"] = (row["top_worker_s"] - 1.0) / (S - 1.0) if has_share else None
-    row["culprit_where"] = culprit_where(row)
-    return row
 
 
 def _analyze(path, block_steps):
@@ -209,7 +166,7 @@ def job_row(path, *, block_steps="auto", done=frozenset(), split=False):
     run as tasks (:mod:`~straggle_edu.fleet._split`).
     Private keys the fleet reads and does not store: ``cache`` (the row may
     be kept for resume), ``meta_gpus`` / ``meta_hours`` (from the layout
-    file), the runner-ups of :func:`analysis_row`.
+    file), the runner-ups of :func:`~straggle_edu.fleet.figures.analysis_row`.
 
     Examples
     --------

@@ -38,7 +38,7 @@ import shlex
 
 import numpy as np
 
-__all__ = ["fleet_figures", "culprit_class", "culprit_where", "COMPUTE_OPTYPES", "WHERE", "CDF_POINTS",
+__all__ = ["fleet_figures", "analysis_row", "culprit_class", "culprit_where", "COMPUTE_OPTYPES", "WHERE", "CDF_POINTS",
            "SLOWED", "DOMINANT"]
 
 SLOWED = 1.1  # "slowed by at least 10%"
@@ -224,3 +224,46 @@ def fleet_figures(rows):
         "share_one_worker_dominant": float(np.mean(np.array(shares) > DOMINANT)) if shares else None,
         "worst": _worst(ok),
     }
+
+
+def _top(a, by):
+    """``(id, S_X, runner-up S_X)`` of attribution ``by``, ties to the lowest id as ``analyze`` ranks them."""
+    table = getattr(a, by, None)
+    if not table:
+        return None, None, None
+    ranked = a.ranking(by, top=2)
+    return ranked[0][0], float(ranked[0][1]), float(ranked[1][1]) if len(ranked) > 1 else None
+
+
+def _finite(x):
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def analysis_row(a):
+    """The analysis columns of a job's row from its :class:`~straggle_edu.traces.Analysis`.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import example_trace
+    >>> from straggle_edu.traces import analyze
+    >>> r = analysis_row(analyze(example_trace("slow-worker"), attribution="full"))
+    >>> round(r["slowdown"], 2), r["top_worker"], r["culprit_class"], r["culprit_where"]
+    (1.56, '1:1', 'compute', 'single-worker')
+    """
+    S = _finite(getattr(a, "slowdown", None))
+    row = {"format": a.format, "slowdown": S, "waste": None if S is None else 1.0 - 1.0 / S,
+           "steps": len(a.steps) if getattr(a, "steps", None) is not None else None}
+    optype, row["top_optype_s"] = _top(a, "by_optype")[:2]
+    row["top_optype"], row["culprit_class"] = optype, culprit_class(optype)
+    row["top_stage"], row["top_stage_s"], row["second_stage_s"] = _top(a, "by_stage")
+    row["top_dp_rank"], row["top_dp_rank_s"], row["second_dp_rank_s"] = _top(a, "by_dp_rank")
+    worker, row["top_worker_s"], row["second_worker_s"] = _top(a, "by_worker" if a.by_worker else "by_rank")
+    row["top_worker"] = None if worker is None else ":".join(map(str, worker)) if isinstance(worker, tuple) else str(worker)
+    if worker is None and getattr(a, "suspects", None):
+        row["top_worker"] = str(a.suspects[0])
+    row["last_stage"] = len(a.by_stage) - 1 if a.by_stage else None
+    row["workers"] = len(a.workers) if a.workers else len(a.by_rank) if a.by_rank else None
+    has_share = S is not None and S > 1.0 and row["top_worker_s"] is not None
+    row["worker_share"] = (row["top_worker_s"] - 1.0) / (S - 1.0) if has_share else None
+    row["culprit_where"] = culprit_where(row)
+    return row

@@ -6,7 +6,7 @@
 ``probe``
     the same measurement on a real cluster under ``torchrun``, with
     ``torch.distributed`` (``torchrun -m straggle_edu.instruments.probe``).
-``sgd``, ``sgd_procs``, ``sgd_torch``
+``sgd``, ``sgd_plan``, ``sgd_procs``, ``sgd_torch``
     real data-parallel SGD with real processes: sync, backup workers, drop,
     local SGD and balanced work (``straggle-edu sgd``; the torch backend
     under ``torchrun -m straggle_edu.instruments.sgd_torch``).

@@ -69,6 +69,7 @@ import math
 import multiprocessing as mp
 import multiprocessing.connection
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -945,5 +946,5 @@ def run(args):
         print(p)
         print(_("slowest worker: rank {rank}; slowdown {slowdown:.3f}").format(rank=result.slowest_rank,
                                                                              slowdown=result.slowdown()))
-        print(_("next: {command}").format(command=f"straggle-edu analyze {result.path}"))
+        print(_("next: {command}").format(command=f"straggle-edu analyze {shlex.quote(str(result.path))}"))
     return 0

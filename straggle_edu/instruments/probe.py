@@ -44,6 +44,7 @@ import datetime
 import inspect
 import os
 import random
+import shlex
 import signal
 import sys
 import time
@@ -463,7 +464,7 @@ def _summary(args, world, path, device):
     print(_("wrote {steps} steps x {world} ranks ({device}) to {path}").format(steps=args.steps, world=world,
                                                                               device=device.type, path=path))
     print(_("mean per rank and step: {parts}; slowest rank by compute: {rank}").format(parts=parts, rank=slowest))
-    print(_("next: {command}").format(command=f"straggle-edu analyze {path}"))
+    print(_("next: {command}").format(command=f"straggle-edu analyze {shlex.quote(str(path))}"))
 
 
 def _raise_interrupt(signum, frame):

@@ -33,7 +33,7 @@ import numpy as np
 from ..models.sgd_schedule import balanced_cuts, sgd_update
 from ..models.softmax import gradient_sum, loss, make_length_data
 from ._procs import reap
-from .sgd import SGDResult, make_plan, reference_target, summarize, write_csv
+from .sgd_plan import SGDResult, make_plan, reference_target, summarize, write_csv
 
 __all__ = ["run_processes"]
 

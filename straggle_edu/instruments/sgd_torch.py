@@ -32,7 +32,8 @@ import numpy as np
 
 from ..models.sgd_schedule import sgd_update
 from ..models.softmax import gradient_sum, loss
-from .sgd import SGDSettings, configure, make_plan, reference_target, summarize
+from .sgd import configure
+from .sgd_plan import SGDSettings, make_plan, reference_target, summarize
 
 __all__ = ["main"]
 

@@ -196,7 +196,6 @@ def p_false_alarm(n, threshold, window, dist):
     Two ranks, one Exp(1) timing each: P(X2 > X1 / t) + P(X1 > X2 / t) = 2t / (1 + t).
 
     >>> from scipy import stats
-    >>> from scipy import stats
     >>> round(p_false_alarm(2, 0.5, 1, stats.expon()), 10)  # 2 * 0.5 / 1.5
     0.6666666667
     >>> round(p_false_alarm(4096, 0.7, 30, lognormal_timing(0.2)), 3)
@@ -219,7 +218,6 @@ def p_rank_flagged(n, threshold, window, dist):
     --------
     With two ranks, each is flagged half the time an alarm is raised:
 
-    >>> from scipy import stats
     >>> from scipy import stats
     >>> round(p_rank_flagged(2, 0.5, 1, stats.expon()), 10)  # t / (1 + t)
     0.3333333333
@@ -279,7 +277,6 @@ def lowest_score_quantile(n, window, dist, q):
     Two ranks with one Exp(1) timing each: P(lowest < t) = 2t / (1 + t), so
     the median lowest score is 1/3.
 
-    >>> from scipy import stats
     >>> from scipy import stats
     >>> round(lowest_score_quantile(2, 1, stats.expon(), 0.5), 8)
     0.33333333

@@ -8,10 +8,11 @@ time:
 ``"sync"``
     every step waits for all W gradients (the barrier), then applies their
     average: step = slowest worker + sync.
-``"backup"``
-    every step keeps the fastest W - b gradients and drops the b late ones
-    (Chen et al., 2016; :mod:`~straggle_edu.models.backup`): shorter steps,
-    fewer gradients per step.
+``"drop"``
+    every step keeps the fastest W - b gradients and drops the b late ones:
+    shorter steps, fewer gradients per step (a k-of-n barrier; the name of
+    :mod:`straggle_edu.instruments.sgd`'s scheme that does the same, where
+    ``"backup"`` means N + b workers that keep the first N, Chen et al., 2016).
 ``"async"``
     no barrier: each worker reads the parameters, computes, and pushes its
     gradient, which is applied at once with learning rate ``lr / W``, as in
@@ -21,9 +22,10 @@ time:
 
 Heterogeneous shards (``heterogeneity > 0``) give every worker data with
 its own optimum; a persistently slow worker (``slow_factor > 1``) then shows
-the hidden price of dropped gradients: backup steps almost always drop the
-same worker, so its data stops counting and the run settles on the wrong
-answer.
+the hidden price of dropped gradients: drop steps almost always drop the
+same worker, so its shard stops counting and the run settles on the wrong
+answer. With shards alike (``heterogeneity=0``) the same straggler costs its
+work and little else (notebook 11: random batches, no bias).
 
 - :func:`make_problem`: the toy least-squares problem, seeded.
 - :func:`run_sgd`: one run, returning an :class:`SGDRun` (time, loss,
@@ -44,7 +46,7 @@ from ..math.order_stats import check_dist, quantile
 
 __all__ = ["LeastSquares", "SGDComparison", "SGDRun", "compare_sgd", "make_problem", "run_sgd"]
 
-MODES = ("sync", "backup", "async")
+MODES = ("sync", "drop", "async")
 MAX_UPDATES = 200_000
 
 
@@ -166,7 +168,7 @@ class SGDRun:
     Attributes
     ----------
     mode : str
-        ``"sync"``, ``"backup"`` or ``"async"``.
+        ``"sync"``, ``"drop"`` or ``"async"``.
     times : numpy.ndarray
         Wall-clock seconds at 0 and after each update.
     losses : numpy.ndarray
@@ -175,9 +177,9 @@ class SGDRun:
         Gradients applied, and computed but thrown away.
     staleness : numpy.ndarray
         For each update, how many updates happened between reading the
-        parameters and applying the gradient (0 for sync and backup).
+        parameters and applying the gradient (0 for sync and drop).
     dropped_by_worker : numpy.ndarray
-        Gradients dropped per worker (backup runs).
+        Gradients dropped per worker (drop runs).
 
     Examples
     --------
@@ -232,9 +234,9 @@ def run_sgd(problem, dist, mode="sync", *, backups=0, wall_time=None, lr=None, b
         From :func:`make_problem`; one worker per shard.
     dist : frozen scipy.stats distribution or StepTime
         One worker's compute time per gradient, seconds (> 0 in practice).
-    mode : {"sync", "backup", "async"}
+    mode : {"sync", "drop", "async"}
     backups : int
-        For ``"backup"``: gradients dropped per step, 0 .. workers - 1.
+        For ``"drop"``: gradients dropped per step (b), 0 .. workers - 1.
     wall_time : float, optional
         Seconds to train; default 60 mean step times.
     lr : float, optional
@@ -244,7 +246,7 @@ def run_sgd(problem, dist, mode="sync", *, backups=0, wall_time=None, lr=None, b
         Rows per gradient, 1 .. rows per shard, drawn with replacement; the
         whole shard (an exact shard gradient) when equal to the shard size.
     sync : float
-        Seconds per step for the collective (sync, backup) or per update for
+        Seconds per step for the collective (sync, drop) or per update for
         the push and pull (async), >= 0.
     slow_factor : float
         Worker 0's compute times are multiplied by this, >= 1 (a persistent
@@ -261,7 +263,7 @@ def run_sgd(problem, dist, mode="sync", *, backups=0, wall_time=None, lr=None, b
     >>> from straggle_edu.models import StepTime
     >>> p = make_problem(rng=0)
     >>> t = StepTime(1.0, jitter=0.1, pause_prob=0.05, pause=1.0)
-    >>> runs = [run_sgd(p, t, m, backups=2, wall_time=60.0, rng=1) for m in ("sync", "backup", "async")]
+    >>> runs = [run_sgd(p, t, m, backups=2, wall_time=60.0, rng=1) for m in ("sync", "drop", "async")]
     >>> [r.updates for r in runs]  # in the same 60 s
     [36, 52, 911]
     >>> [round(r.final_loss, 3) for r in runs]
@@ -271,11 +273,11 @@ def run_sgd(problem, dist, mode="sync", *, backups=0, wall_time=None, lr=None, b
     """
     require(isinstance(problem, LeastSquares), "problem", problem, "a LeastSquares from make_problem")
     dist = check_dist(dist)
-    require(mode in MODES, "mode", mode, "'sync', 'backup' or 'async'")
+    require(mode in MODES, "mode", mode, "'sync', 'drop' or 'async'")
     W = problem.workers
     rows = problem.X.shape[1]
     backups = whole("backups", backups, 0, W - 1)
-    if mode != "backup":
+    if mode != "drop":
         backups = 0
     mean_t = float(dist.mean())
     wall_time = 60.0 * max(mean_t, 1e-9) if wall_time is None else positive("wall_time", wall_time)
@@ -297,7 +299,7 @@ def run_sgd(problem, dist, mode="sync", *, backups=0, wall_time=None, lr=None, b
 
     log = _Log(problem, W)
     setting = (problem, dist, scale, wall_time, lr, batch, rows, sync, rng)
-    if mode in ("sync", "backup"):
+    if mode in ("sync", "drop"):
         _sync_steps(log, *setting, backups)
     else:
         _async_updates(log, *setting)
@@ -375,14 +377,14 @@ def _async_updates(log, problem, dist, scale, wall_time, lr, batch, rows, sync, 
 
 @dataclass(frozen=True)
 class SGDComparison:
-    """Sync, backup and async runs of one problem, at equal wall-clock time.
+    """Sync, drop and async runs of one problem, at equal wall-clock time.
 
     Examples
     --------
     >>> from straggle_edu.models import StepTime
     >>> c = compare_sgd(StepTime(1.0, jitter=0.1, pause_prob=0.05, pause=1.0), make_problem(rng=0), 2, 10.0)
     >>> list(c.runs), c.wall_time
-    (['sync', 'backup', 'async'], 10.0)
+    (['sync', 'drop', 'async'], 10.0)
     >>> c.summary()[0]["updates"], c.summary()[0]["gradients_used"]   # 16 workers, 5 sync steps in 10 s
     (5, 80)
     """
@@ -416,7 +418,7 @@ class SGDComparison:
 
 
 def compare_sgd(dist, problem, backups=2, wall_time=None, *, lr=None, batch=8, sync=0.0, slow_factor=1.0, rng=0):
-    """Sync, backup and async SGD on the same problem, for the same wall-clock time.
+    """Sync, drop and async SGD on the same problem, for the same wall-clock time.
 
     Parameters
     ----------
@@ -425,7 +427,7 @@ def compare_sgd(dist, problem, backups=2, wall_time=None, *, lr=None, batch=8, s
     problem : LeastSquares
         From :func:`make_problem`.
     backups, wall_time, lr, batch, sync, slow_factor
-        As in :func:`run_sgd` (``backups`` applies to the backup run).
+        As in :func:`run_sgd` (``backups`` applies to the drop run).
     rng : numpy.random.Generator, int or None
         Each run gets its own stream spawned from it.
 
@@ -439,7 +441,7 @@ def compare_sgd(dist, problem, backups=2, wall_time=None, *, lr=None, batch=8, s
     >>> from straggle_edu.models import StepTime
     >>> c = compare_sgd(StepTime(1.0, jitter=0.1, pause_prob=0.05, pause=1.0), make_problem(rng=0), 2, 60.0)
     >>> [(s["mode"], s["updates"], s["gradients_dropped"]) for s in c.summary()]
-    [('sync', 36, 0), ('backup', 52, 104), ('async', 897, 0)]
+    [('sync', 36, 0), ('drop', 52, 104), ('async', 897, 0)]
     """
     require(isinstance(problem, LeastSquares), "problem", problem, "a LeastSquares from make_problem")
     dist = check_dist(dist)

@@ -2,7 +2,12 @@
 
 - A number: every number a notebook's text quotes is computed in a cell and
   checked there with ``claim(label, value, expected)``, which prints a line
-  with ✓ for the reader.
+  with ✓ for the reader: "✓ label = value (quoted: expected)", the figure as
+  the prose quotes it. When the reference is itself computed (a second
+  method, a simulation, a file another tool wrote), the check is
+  ``claim(label, value, against=reference)`` and the line says so:
+  "✓ label = value (against: reference)". A statement checked as true or
+  false (``expected`` a bool) reads "✓ label: yes" or "✓ label: no".
 - A statement of the article (the fact-check notebook):
   ``claim(number, text, figures=..., readings=..., verdict=..., precise=...)``
   checks the stated verdict against the computed readings and returns a
@@ -174,21 +179,29 @@ def calibrated(label, value, target, source, *, where=None, unit=None, rel_tol=0
     --------
     >>> calibrated("p99.9 with hedging", 74.2, 74, "The Tail at Scale", where="Table 2", unit="ms")
     ≈ p99.9 with hedging = 74.2 ms, calibrated to 74 ms (The Tail at Scale, Table 2)
+    >>> calibrated("a 5th backup makes the step slower", True, True, "Abadi et al., OSDI 2016", where="figure 8c")
+    ≈ a 5th backup makes the step slower: yes, calibrated to Abadi et al., OSDI 2016, figure 8c
     >>> calibrated("p99.9 with hedging", 90, 74, "The Tail at Scale")
     Traceback (most recent call last):
     ...
     AssertionError: ✗ p99.9 with hedging: the model gives 90, but it was calibrated to 74 (The Tail at Scale)
     """
-    if not math.isclose(float(value), float(target), rel_tol=rel_tol, abs_tol=abs_tol):
+    held = (bool(value) is target) if isinstance(target, bool) else math.isclose(float(value), float(target), rel_tol=rel_tol,
+                                                                                   abs_tol=abs_tol)
+    if not held:
         english = f"{source}, {where}" if where else source
         raise AssertionError(f"✗ {_english(label, values)}: the model gives {_fmt(value, unit)}, but it was calibrated to "
                              f"{_fmt(target, unit)} ({english})")
+    if isinstance(target, bool):  # a shape the model was fitted to reproduce: say it holds, not "True ... True"
+        line = _("≈ {label}: yes, calibrated to {source}") if target else _("≈ {label}: no, calibrated to {source}")
+        print(line.format(label=_text(label, values), source=_source(source, where)))
+        return
     print(_("≈ {label} = {value}, calibrated to {target} ({source})").format(
         label=_text(label, values), value=_show(value, unit), target=_show(target, unit), source=_source(source, where)))
 
 
-def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, unit=None, figures=None, readings=None,
-          verdict=None, precise="", values=None):
+def claim(label, value, expected=_UNSET, *, against=_UNSET, rel_tol=1e-9, abs_tol=0.0, unit=None, figures=None,
+          readings=None, verdict=None, precise="", values=None):
     """Check a number the prose quotes, or a claim of the article with its verdict.
 
     ``claim(label, value, expected)`` checks a number;
@@ -204,7 +217,12 @@ def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, unit=None
         puts it (short).
     expected : float or bool
         The figure the prose quotes (rounded as quoted; set the tolerance to
-        match the rounding). Not given for a fact-check claim.
+        match the rounding), or the truth of a statement (a bool). Not given
+        for a fact-check claim, nor with ``against``.
+    against : float, optional
+        Instead of ``expected``: a reference that is itself computed (another
+        method, a simulation, the value another tool wrote). The line shows
+        "against:" instead of "quoted:", since the prose does not quote it.
     rel_tol, abs_tol : float
         Tolerances, as in ``math.isclose``.
     unit : str, optional
@@ -242,6 +260,10 @@ def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, unit=None
     ✓ P(any of 100 slow) = 0.63397 (quoted: 0.634)
     >>> claim("P(any of 100 slow)", 0.63397, 0.634, abs_tol=5e-4, unit="%")
     ✓ P(any of 100 slow) = 63.397% (quoted: 63.4%)
+    >>> claim("... by simulation", 0.6352, against=0.63397, abs_tol=0.005)
+    ✓ ... by simulation = 0.6352 (against: 0.63397)
+    >>> claim("every backup lowers the step", 0.2 > 0.1, True)
+    ✓ every backup lowers the step: yes
     >>> print(claim(2, "over 60% at 100 cards", figures={"P": 0.634}, readings={"P > 0.6": 0.634 > 0.6},
     ...             verdict="right", precise="1 - 0.99^100 = 63.4%"))
     Claim 2: over 60% at 100 cards
@@ -254,16 +276,29 @@ def claim(label, value, expected=_UNSET, *, rel_tol=1e-9, abs_tol=0.0, unit=None
         require(expected is _UNSET, "expected", expected, "left out for a fact-check claim (give readings and verdict)")
         return _check_verdict(label, value, figures={} if figures is None else figures, readings=readings,
                               verdict=verdict, precise=precise, values=values)
-    require(expected is not _UNSET, "expected", "missing", "the figure the prose quotes (or readings= and verdict=)")
-    if isinstance(expected, bool):
-        ok = bool(value) is expected
+    require(expected is _UNSET or against is _UNSET, "against", against,
+            "left out when expected is given (expected: the figure the prose quotes; against: a computed reference)")
+    require(expected is not _UNSET or against is not _UNSET, "expected", "missing",
+            "the figure the prose quotes, a computed reference as against=, or readings= and verdict=")
+    reference = expected if against is _UNSET else against
+    if isinstance(reference, bool):
+        ok = bool(value) is reference
     else:
-        ok = math.isclose(float(value), float(expected), rel_tol=rel_tol, abs_tol=abs_tol)
+        ok = math.isclose(float(value), float(reference), rel_tol=rel_tol, abs_tol=abs_tol)
     if not ok:
-        raise AssertionError(f"✗ {_english(label, values)}: computed {_fmt(value, unit)}, but the text says "
-                             f"{_fmt(expected, unit)}")
-    print(_("✓ {label} = {value} (quoted: {expected})").format(label=_text(label, values), value=_show(value, unit),
-                                                             expected=_show(expected, unit)))
+        says = "the text says" if against is _UNSET else "the reference gives"
+        raise AssertionError(f"✗ {_english(label, values)}: computed {_fmt(value, unit)}, but {says} "
+                             f"{_fmt(reference, unit)}")
+    print(_line(_text(label, values), value, reference, unit, quoted=against is _UNSET))
+
+
+def _line(label, value, reference, unit, quoted):
+    """The ✓ line: a statement's truth, or the value with the figure quoted or the reference it was checked against."""
+    if isinstance(reference, bool):
+        return (_("✓ {label}: yes") if reference else _("✓ {label}: no")).format(label=label)
+    template = _("✓ {label} = {value} (quoted: {expected})") if quoted else _("✓ {label} = {value} (against: {reference})")
+    return template.format(label=label, value=_show(value, unit), expected=_show(reference, unit),
+                           reference=_show(reference, unit))
 
 
 def _english(template, values):

@@ -71,6 +71,7 @@ __all__ = [
     "read_rank_csv",
     "read_straggler_log",
     "read_trace",
+    "op_traces_in",
     "synthetic_trace",
     "write_trace",
     "example_trace",
@@ -172,6 +173,11 @@ def _detect(path):
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file or folder")
     if p.is_dir():
+        traces = op_traces_in(p)[0]
+        if traces and not any(f.name.lower().startswith("rank") for f in p.iterdir()):
+            raise ValueError(f"trace must be one file, got the folder {str(p)!r}, which holds {len(traces)} op-level "
+                             f"trace(s): {', '.join(f.name for f in traces[:6])}; read them one at a time "
+                             f"(straggle-edu analyze FOLDER reads each in turn)")
         return _detect_folder(p)
     name = p.name.lower()
     if name.endswith((".parquet", ".pq")):
@@ -185,11 +191,54 @@ def _detect(path):
         return fmt
     if name.endswith((".json", ".json.gz")):
         return "torch-profiler"  # its reader says what is wrong with it
+    if _csv_header(p):  # a CSV without the extension (straggle-edu barrier --out bar): its header says which
+        return _detect_csv(p)
     raise column_error(
         p, problem="unknown trace file type; expected .parquet or .csv (op-level), .csv (per-rank), .json or "
         ".json.gz (PyTorch profiler), a Flight Recorder dump, NCCL Inspector JSON lines, a straggler-detector log, "
         "or a folder of per-rank files",
     )
+
+
+def _csv_header(p):
+    """The first line of ``p`` that is neither blank nor a ``#`` comment, when it reads as a CSV header; else ""."""
+    head = _peek(p).decode("utf-8", errors="replace")
+    for line in head.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            cols = [c.strip() for c in line.split(",")]
+            return line if len(cols) > 1 and all(c.replace("_", "").isalnum() for c in cols) else ""
+    return ""
+
+
+def op_traces_in(folder):
+    """The op-level trace files in ``folder``, their layout files, and the other files, each list sorted by name.
+
+    An op-level trace is a ``.parquet``/``.pq`` file, or a ``.csv`` whose
+    header has an ``optype`` column. A layout file (``meta-*.yaml``,
+    ``meta-*.json``) is read with the trace of the same name.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for name, text in [("trace-A.csv", "dp_rank,stage,step,optype\\n"), ("meta-A.yaml", "dp: 1\\n"),
+    ...                    ("ms-A.json", "{}"), ("README.md", "# hi\\n")]:
+    ...     _ = (d / name).write_text(text)
+    >>> [[p.name for p in part] for part in op_traces_in(d)]
+    [['trace-A.csv'], ['meta-A.yaml'], ['README.md', 'ms-A.json']]
+    """
+    from pathlib import Path
+
+    traces, layouts, others = [], [], []
+    for f in sorted(p for p in Path(folder).iterdir() if p.is_file()):
+        name = f.name.lower()
+        if name.startswith("meta-") and name.endswith((".yaml", ".yml", ".json")):
+            layouts.append(f)
+            continue
+        is_op = name.endswith((".parquet", ".pq")) or (name.endswith(".csv") and "optype" in {
+            c.strip().lower() for c in _csv_header(f).split(",")})
+        (traces if is_op else others).append(f)
+    return traces, layouts, others
 
 
 def _detect_csv(p):

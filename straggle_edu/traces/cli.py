@@ -133,6 +133,9 @@ def _run(args):
     if args.top < 1:
         raise ValueError(f"--top must be a whole number >= 1, got {args.top}")
     paths = args.trace if len(args.trace) > 1 else args.trace[0]
+    folder = _op_folder(paths, args.format)
+    if folder is not None:
+        return _run_folder(paths, *folder, args)
     if isinstance(paths, list) and args.format not in (None, "torch-profiler"):
         # several files are one profiler trace per rank; other formats take a folder
         raise ValueError("several TRACE files are read as PyTorch profiler traces (one per rank)")
@@ -151,7 +154,7 @@ def _run(args):
                 if bar is not None:
                     bar.close()
                 return _print(result, args)
-            trace = read_trace(paths, format=args.format, meta=args.meta)
+            trace = _read_with_a_hint(read_trace, paths, args)
             if bar is not None:
                 bar.update(1)
                 bar.set_description("analysing")
@@ -162,6 +165,92 @@ def _run(args):
     finally:
         warnings.showwarning = old
     return _print(result, args)
+
+
+def _read_with_a_hint(read_trace, paths, args):
+    """``read_trace``; when a file beside op-level traces is not a trace (the artifact's ms-ST.json), say which to read."""
+    import os
+
+    from . import TraceError, op_traces_in
+
+    try:
+        return read_trace(paths, format=args.format, meta=args.meta)
+    except TraceError as exc:
+        folder = os.path.dirname(os.path.abspath(paths)) if isinstance(paths, (str, os.PathLike)) else None
+        traces = op_traces_in(folder)[0] if folder and os.path.isfile(paths) else []
+        if not traces:
+            raise
+        tag = os.path.basename(str(paths)).split(".")[0].split("-")[-1]  # ms-ST.json -> ST
+        pick = next((t for t in traces if t.name.split(".")[0].split("-")[-1] == tag), traces[0])
+        raise TraceError(f"{exc}; this folder holds op-level traces: try straggle-edu analyze "
+                         f"{os.path.join(os.path.dirname(str(paths)), pick.name)}, or the folder itself") from None
+
+
+def _op_folder(paths, fmt):
+    """``(traces, layouts, others)`` when ``paths`` is one folder that holds op-level traces (the OSDI 2025
+    artifact's layout), else None."""
+    import os
+
+    from . import op_traces_in
+
+    if isinstance(paths, list) or fmt not in (None, "op-level") or not os.path.isdir(paths):
+        return None
+    traces, layouts, others = op_traces_in(paths)
+    if not traces or (fmt is None and any(f.name.lower().startswith("rank") for f in others)):
+        return None  # a folder of per-rank profiler traces
+    return traces, layouts, others
+
+
+def _names(files, most=8):
+    shown = ", ".join(f.name for f in files[:most])
+    return shown + (_(", and {n} more").format(n=len(files) - most) if len(files) > most else "")
+
+
+def _run_folder(folder, traces, layouts, others, args):
+    """Analyse each op-level trace of ``folder`` in turn; say which files were read and which were skipped."""
+    import json
+
+    from .blocks import analyze_op_file
+
+    if args.meta:
+        raise ValueError(f"--meta names one layout file, got {args.meta!r} with the folder {folder!r}: each trace "
+                         "of a folder uses the meta-<name>.yaml beside it")
+    results = []
+    shown = _progress(traces, not args.json and sys.stderr.isatty())
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = _warning_to_stderr
+        for path in shown:
+            results.append(analyze_op_file(path, block_steps=_block_steps(args.block_steps),
+                                           attribution=args.attribution, ideal=args.ideal))
+    if args.json:
+        for r in results:
+            for note in r.notes:
+                print(f"note: {r.source}: {note}", file=sys.stderr)
+        print(json.dumps({"folder": str(folder), "read": [f.name for f in traces], "layouts": [f.name for f in layouts],
+                          "skipped": [f.name for f in others], "analyses": [json.loads(r.to_json()) for r in results]}))
+        return 0
+    lines = [_("Folder {folder}: read {n} op-level trace(s), one at a time: {names}.").format(
+        folder=folder, n=len(traces), names=_names(traces))]
+    if layouts:
+        lines.append(_("Layouts read with them: {names}.").format(names=_names(layouts)))
+    if others:
+        lines.append(_("Skipped {n} file(s) that are not traces: {names}.").format(n=len(others), names=_names(others)))
+    for r in results:
+        lines += ["", report(r, top=args.top)]
+    print("\n".join(lines))
+    return 0
+
+
+def _progress(items, show):
+    """``items``, with a progress bar on a terminal (each trace takes about a second)."""
+    if not show:
+        return items
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        return items
+    return tqdm(items, desc="analysing", unit="trace", leave=False, file=sys.stderr)
 
 
 def _op_file(paths, fmt):
@@ -324,6 +413,14 @@ def report(result, top=5):
         ms = _("n/a") if result.m_s is None else _share(result.m_s)
         lines.append("  " + _("M_W (share fixed by the slowest workers) = {mw};  M_S (share fixed by the last stage) = "
                               "{ms}").format(mw=mw, ms=ms))
+        if max(result.m_w or 0.0, result.m_s or 0.0) > 1.0:
+            lines.append("  " + _("(M_W and M_S divide the time a fix saves by the what-if excess, T_recorded - T_ideal: "
+                                  "above 1, the fix saves more than the rebalanced ideal does.)"))
+    shown = [v for name in ("by_rank", "by_optype", "by_stage", "by_dp_rank", "by_worker") if getattr(result, name)
+             for __, v in result.ranking(name)[:top]]
+    if any(v < 1.0 - 5e-4 for v in shown):
+        lines.append("  " + _("(S_X below 1: X alone at its recorded durations runs faster than the ideal, a mean "
+                              "that includes the stragglers.)"))
     lines.append(_("Diagnosis:"))
     for question, answer in diagnose(result):
         lines.append(_line(question, answer))

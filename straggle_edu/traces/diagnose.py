@@ -18,6 +18,9 @@ Thresholds (stated once, used everywhere)
   the job's excess, S_X - 1 >= 0.8 (S - 1), and "a large part" of it from 40%.
 - A slowdown is persistent when at least half of the steps have a per-step
   excess of at least half the job's: S_step - 1 >= 0.5 (S - 1).
+- Suspects tie when the runner-up's excess is within 10% of the leader's,
+  S_X - 1 >= 0.9 (S_top - 1): then no single worker (or parallel group) is
+  named, and the answer gives the range of the tied ones.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from .result import Analysis
 
 __all__ = [
     "diagnose", "diagnose_job", "Diagnosis", "verdicts", "answer", "QUESTIONS", "OP_QUESTIONS", "STRAGGLING",
-    "EXPLAINS", "LARGE_PART", "PERSISTENT", "COMM_OPTYPES", "persistent_share", "collective_tell",
+    "EXPLAINS", "LARGE_PART", "PERSISTENT", "NEAR_TIE", "COMM_OPTYPES", "persistent_share", "collective_tell", "tied",
 ]
 
 #: Short keys for :func:`answer`, and the questions they stand for.
@@ -56,6 +59,7 @@ STRAGGLING = 1.10
 EXPLAINS = 0.8
 LARGE_PART = 0.4
 PERSISTENT = 0.5
+NEAR_TIE = 0.9
 
 COMM_OPTYPES = frozenset(
     {
@@ -133,6 +137,28 @@ def collective_tell(trace, optype="grads-reduce-scatter", by="dp_rank"):
     return {int(i): float(total[i] / count[i]) for i in np.flatnonzero(count)}
 
 
+def tied(ranked):
+    """The suspects of ``ranked`` (``[(key, S_X)]``, largest first) that tie with the first.
+
+    A runner-up ties when its excess is at least :data:`NEAR_TIE` of the
+    leader's: S_X - 1 >= 0.9 (S_top - 1). A leader with no excess ties with
+    nobody.
+
+    Examples
+    --------
+    >>> tied([(1, 1.179), (0, 1.174), (2, 1.01)])
+    [(1, 1.179), (0, 1.174)]
+    >>> tied([(3, 1.6), (0, 1.0)])
+    [(3, 1.6)]
+    """
+    if not ranked:
+        return []
+    top = ranked[0][1] - 1.0
+    if top <= 0:
+        return list(ranked[:1])
+    return [(k, v) for k, v in ranked if v - 1.0 >= NEAR_TIE * top]
+
+
 def _explains(value, S):
     return value - 1.0 >= EXPLAINS * (S - 1.0) and S > 1.0
 
@@ -143,6 +169,15 @@ def _share_text(value, S):
     if S > 1.0 and value - 1.0 >= LARGE_PART * (S - 1.0):
         return _("a large part of the slowdown, not all of it")
     return _("not enough to explain the slowdown alone")
+
+
+def _verb_text(value, S):
+    """:func:`_share_text` as a predicate: "... the top one {verb}"."""
+    if _explains(value, S):
+        return _("explains the slowdown")
+    if S > 1.0 and value - 1.0 >= LARGE_PART * (S - 1.0):
+        return _("carries a large part of the slowdown, not all of it")
+    return _("is not enough to explain the slowdown")
 
 
 def _fmt_worker(key):
@@ -206,7 +241,8 @@ def _stage_wide(result):
 
 def _worker_answer(result):
     S = result.slowdown
-    key, value = result.ranking("by_worker" if result.by_worker is not None else "by_rank")[0]
+    ranked = result.ranking("by_worker" if result.by_worker is not None else "by_rank")
+    key, value = ranked[0]
     wide = _stage_wide(result) if result.format == "op-level" else None
     if wide is not None:
         s, v = wide
@@ -214,8 +250,34 @@ def _worker_answer(result):
         return _("no single worker: stage {stage} as a whole (all {n} of its DP ranks) gives S_X = {v:.3f}, "
                  "{share}; its top worker, {worker}, gives {value:.3f}.").format(
             stage=s, n=n, v=v, share=_share_text(v, S), worker=_fmt_worker(key), value=value)
+    ties = tied(ranked)
+    link = _link_ends(result, ties)
+    if link is not None:
+        (a, va), (b, vb) = link
+        return _("no single worker: the two ends of the link from {a} to {b} tie ({a}: S_X = {va:.3f}; {b}: {vb:.3f}), "
+                 "so the suspect is the link between them; on its own, the top end {verb}.").format(
+            a=_fmt_worker(a), b=_fmt_worker(b), va=va, vb=vb, verb=_verb_text(value, S))
+    if len(ties) > 1:
+        return _("no single worker: {n} of {total} workers tie, within 10% of the top one's excess ({worker}: "
+                 "S_X = {value:.3f}; {last}: {low:.3f}), so none stands out; on its own, the top one {verb}.").format(
+            n=len(ties), total=len(ranked), worker=_fmt_worker(key), value=value, last=_fmt_worker(ties[-1][0]),
+            low=ties[-1][1], verb=_verb_text(value, S))
     return _("{worker}: S_X = {value:.3f} on its own, {share}.").format(
         worker=_fmt_worker(key), value=value, share=_share_text(value, S))
+
+
+def _link_ends(result, ties):
+    """The two tied workers, upstream end first, when they are adjacent stages of one DP rank and a pipeline
+    send/recv carries a large part of the slowdown (a slow link); else None."""
+    if len(ties) != 2 or not all(isinstance(k, tuple) for k, __ in ties) or not result.by_optype:
+        return None
+    (d0, s0), (d1, s1) = ties[0][0], ties[1][0]
+    comm, __ = _comm_split(result)
+    pp = [v for k, v in comm if str(k).endswith("-pp-comm") or "send" in str(k) or "recv" in str(k)]
+    large = bool(pp) and result.slowdown > 1.0 and max(pp) - 1.0 >= LARGE_PART * (result.slowdown - 1.0)
+    if d0 != d1 or abs(s0 - s1) != 1 or not large:
+        return None
+    return tuple(sorted(ties, key=lambda kv: kv[0][1]))
 
 
 def _persistence_kind(result):
@@ -258,7 +320,7 @@ def verdicts(result):
         out["kind"] = "compute" if (comp[0][1] if comp else 1.0) >= (comm[0][1] if comm else 1.0) else "communication"
     if comm and S > 1.0 and comm[0][1] - 1.0 >= LARGE_PART * (S - 1.0):
         out["collective"] = comm[0][0]
-    if result.by_worker and _stage_wide(result) is None:
+    if result.by_worker and _stage_wide(result) is None and len(tied(result.ranking("by_worker"))) == 1:
         key, value = result.ranking("by_worker")[0]
         out["worker"] = key if _explains(value, S) else None
     if result.by_stage:
@@ -432,6 +494,23 @@ def _persistence(result):
     )
 
 
+def _group_answer(result):
+    """Which DP rank (one pipeline, its model-parallel group): one, or the ones that tie."""
+    S = result.slowdown
+    ranked = result.ranking("by_dp_rank")
+    (k, v), ties = ranked[0], tied(ranked)
+    if len(ties) == 1:
+        return _("DP rank {dp} (one pipeline, its model-parallel group): S_X = {v:.3f}, {share}.").format(
+            dp=k, v=v, share=_share_text(v, S))
+    if len(ties) == len(ranked):
+        return _("no single group: all {n} DP ranks tie, within 10% of the top one's excess (DP rank {dp}: "
+                 "S_X = {v:.3f}; DP rank {last}: {low:.3f}), so the slowdown is shared by every pipeline.").format(
+            n=len(ranked), dp=k, v=v, last=ties[-1][0], low=ties[-1][1])
+    return _("no single group: {n} of {total} DP ranks tie, within 10% of the top one's excess (DP rank {dp}: "
+             "S_X = {v:.3f}; DP rank {last}: {low:.3f}), so none stands out; on its own, the top one {verb}.").format(
+        n=len(ties), total=len(ranked), dp=k, v=v, last=ties[-1][0], low=ties[-1][1], verb=_verb_text(v, S))
+
+
 def _op_questions(result):
     S = result.slowdown
     d = result.details or {}
@@ -456,13 +535,10 @@ def _op_questions(result):
             )
         )
     if result.by_dp_rank:
-        k, v = result.ranking("by_dp_rank")[0]
-        out.append(("Which parallel group?",
-                    _("DP rank {dp} (one pipeline, its model-parallel group): S_X = {v:.3f}, {share}.").format(
-                        dp=k, v=v, share=_share_text(v, S))))
+        out.append(("Which parallel group?", _group_answer(result)))
     if result.by_stage:
         k, v = result.ranking("by_stage")[0]
-        ms = "" if result.m_s is None else _("; M_S = {m_s:.2f} for the last stage").format(m_s=result.m_s)
+        ms = "" if result.m_s is None else _("; M_S = {m_s:.2f} for the last stage").format(m_s=round(result.m_s, 2) + 0.0)
         via = ""
         if result.by_worker and result.by_dp_rank:
             (w_dp, w_stage), w = result.ranking("by_worker")[0]
@@ -476,10 +552,10 @@ def _op_questions(result):
         out.append(
             (
                 "Which microbatch?",
-                _("step {step}, microbatch {mb} on DP rank {dp} is the longest compute "
+                _("step {step}, microbatch {mb} on DP rank {dp}, stage {stage} is the longest compute "
                   "({ratio:.2f}x its group's mean); within a worker-step, microbatches vary by "
                   "{cv:.0f}% (coefficient of variation, the worker's own speed divided out){end}").format(
-                    step=mb["step"], mb=mb["mb"], dp=mb["dp_rank"], ratio=mb["ratio"], cv=100 * mb["cv"],
+                    step=mb["step"], mb=mb["mb"], dp=mb["dp_rank"], stage=mb["stage"], ratio=mb["ratio"], cv=100 * mb["cv"],
                     end=_(" (uneven sequence lengths are likely).") if mb["cv"] >= 0.1 else _(".")),
             )
         )
