@@ -41,19 +41,6 @@ ALLOWED = {
     "期待的最大值随节点数往上涨": "a verbatim quote of the article (08, claim 4)",
 }
 
-# Cells that the readers-en branch rewrites in the same round (issue 22) and that
-# still hold an old term or a slip here: each is checked once both branches are
-# merged. Empty this after the merge and run this file.
-PENDING = {
-    "07_mitigations": {20},
-    "07b_backup_workers_and_hedging": {8, 12, 15, 18, 26},
-    "07c_relaxed_sync": {2, 10},
-    "09_debug_a_real_job": {23},
-    "11_backup_workers_for_real": {2, 14, 22, 31},
-    "12_detector_thresholds": {2, 10, 12, 26, 28},
-}
-
-
 # --------------------------------------------------------------------------
 # The glossary's table
 
@@ -112,12 +99,12 @@ def reader_text(markdown):
 
 
 def zh_cells():
-    """(where, markdown) for every markdown cell of the twins that is not PENDING."""
+    """(where, markdown) for every markdown cell of the twins."""
     out = []
     for path in sorted(ZH.glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         for i, cell in enumerate(nb.cells):
-            if cell.cell_type == "markdown" and i not in PENDING.get(path.stem, ()):
+            if cell.cell_type == "markdown":
                 out.append((f"zh/{path.name} cell {i}", cell.source))
     return out
 
