@@ -71,7 +71,8 @@ def test_report_in_chinese(pages):
     text = re.sub(r"<script.*?</script>|<code>.*?</code>|<[^>]+>", " ", body, flags=re.S)
     assert "The worst jobs" not in text and "最差的作业" in text
     english = {w for w in re.findall(r"[A-Za-z]{4,}", text)} - {"jobs", "parquet", "json", "fleet", "docs", "OSDI",
-                                                                   "Lin", "ByteDance", "rank", "what"}
+                                                                   "Lin", "ByteDance", "rank", "what",
+                                                                   "worker", "trace"}  # the zh glossary keeps these
     assert not english, sorted(english)
 
 
