@@ -20,13 +20,13 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 def test_claim_in_chinese_reads_big_counts_as_prose_with_the_exact_figure(capsys):
     set_language("zh")
     claim("GPU-hours", 983_040, 983_040)
-    assert capsys.readouterr().out == "✓ 卡时 = 98.3万（983,040）（原文：98.3万（983,040））\n"
+    assert capsys.readouterr().out == "✓ 卡时 = 98.3万（983,040）（文中：98.3万（983,040））\n"
 
 
 def test_claim_in_chinese_keeps_small_numbers_and_units(capsys):
     set_language("zh")
     claim("P(at least one of 100 slow)", 0.63397, 0.634, abs_tol=5e-4, unit="%")
-    assert capsys.readouterr().out == "✓ P(100 块卡里至少一块慢) = 63.397%（原文：63.4%）\n"
+    assert capsys.readouterr().out == "✓ P(100 块卡里至少一块慢) = 63.397%（文中：63.4%）\n"
 
 
 def test_claim_in_english_is_unchanged(capsys):
@@ -36,7 +36,7 @@ def test_claim_in_english_is_unchanged(capsys):
 
 
 def test_claim_in_chinese_says_which_figure_it_checks_against(capsys):
-    # 原文: the prose quotes the figure; 对照: a reference computed another way; 是/否: a statement's truth
+    # 文中: the prose quotes the figure; 对照: a reference computed another way; 是/否: a statement's truth
     set_language("zh")
     claim("GPU-hours", 100.0, against=100.2, rel_tol=0.01)
     claim("GPU-hours", 1 > 0, True)
@@ -47,7 +47,7 @@ def test_claim_in_chinese_says_which_figure_it_checks_against(capsys):
 def test_claim_template_is_translated_then_filled(capsys):
     set_language("zh")
     claim("layers on stage {stage}", 8, 8, values={"stage": 2})
-    assert capsys.readouterr().out == "✓ 阶段 2 上的层数 = 8（原文：8）\n"
+    assert capsys.readouterr().out == "✓ 阶段 2 上的层数 = 8（文中：8）\n"
 
 
 def test_claim_failure_stays_english_with_the_label_filled():

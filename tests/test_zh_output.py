@@ -16,7 +16,7 @@ TWINS = ["01_restaurant.ipynb", "08_fact_check.ipynb", "09b_questions_and_remedi
 
 def test_english_runs_finds_sentences_and_spares_what_stays_english():
     assert _zh_output.english_runs("the job ran 1.59x as long") == ["the job ran", "x as long"]
-    assert _zh_output.english_runs("✓ 作业用时 (s) = 6.77（原文：6.77）") == []
+    assert _zh_output.english_runs("✓ 作业用时 (s) = 6.77（文中：6.77）") == []
     assert _zh_output.english_runs('Lin et al., "Understanding Stragglers in Large Model Training"') == []
     assert _zh_output.english_runs("all-reduce reduce-scatter all-gather") == []
     assert _zh_output.english_runs("引用：发现 = 持续存在 the slowdown persists across steps") == ["the slowdown persists across steps"]
