@@ -15,7 +15,9 @@ a multiplication sign or a multiple, full-width parentheses around Chinese
 text, 『』 inside 「」 (and no “ ”), bold rather than italics on Chinese.
 
 Code (spans, blocks, the catalogs' code-like hints are Python and stay as they
-are), link targets and math are taken out before a text is read.
+are), link targets and math are taken out before a text is read. The words a
+formula writes out (``\\text{...}``) are read on their own: in a twin's math they
+are Chinese, like the prose around them (``P(\\text{至少一块卡慢})``).
 """
 
 from __future__ import annotations
@@ -248,3 +250,38 @@ def test_zh_twins_link_the_chinese_glossary_with_anchors_it_has():
             elif anchor and anchor not in anchors:
                 bad.append(f"{where}: #{anchor} is not an anchor of docs/zh/glossary.md")
     assert not bad, "\n".join(bad)
+
+
+# --------------------------------------------------------------------------
+# The words inside a formula (reader_text() takes the math out, so they are read here)
+
+_TEXT_IN_MATH = re.compile(r"\\(?:text|textrm|textit|textbf|textsf|mbox)\s*\{([^{}]*)\}")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z-]*[A-Za-z]")
+MATH_UNITS = {"ms", "us", "ns"}  # a unit after a number stays as it is: 40\,\text{ms}
+
+
+def latin_words_in_math(markdown):
+    """English words in the ``\\text{...}`` of a markdown's math: [word].
+
+    A word the glossary keeps in Latin letters (worker, trace, op, GPU, ...), an
+    abbreviation in capitals (DP, CDF) and a unit are not English prose and pass.
+    """
+    kept = {w for _, choice, _ in terms() for w in _LATIN_WORD.findall(choice)} | MATH_UNITS
+    words = []
+    for math in _MATH.findall(_CODE_SPAN.sub("`…`", _CODE_BLOCK.sub("", markdown))):
+        for text in _TEXT_IN_MATH.findall(math):
+            words += [w for w in _LATIN_WORD.findall(text) if w not in kept and not w.isupper()]
+    return words
+
+
+def test_latin_words_in_math_sees_english_in_text_and_spares_the_glossary_s_latin():
+    assert latin_words_in_math(r"$$\text{score}_i = \frac{\min_j \text{median}_j}{x}$$") == ["score", "median"]
+    assert latin_words_in_math(r"$P(\text{some worker slow})$") == ["some", "slow"]
+    assert latin_words_in_math(r"$P(\text{至少一个 worker 慢})$，$\text{GPU}$，$40\,\text{ms}$，`$\text{no}$`") == []
+    assert latin_words_in_math(r"不在公式里：\text{score}") == []
+
+
+def test_zh_twins_write_the_words_of_their_formulas_in_chinese():
+    bad = [f"{where}: {word!r} in a formula's \\text{{...}}" for where, markdown in zh_cells()
+           for word in latin_words_in_math(markdown)]
+    assert not bad, f"{len(bad)} English word(s) in the zh twins' math (write them in Chinese):\n" + "\n".join(bad)
