@@ -15,9 +15,12 @@ import shutil
 import pytest
 
 from _fleet import synthetic_fleet, without_seconds
+from straggle_edu import set_memory_budget
 from straggle_edu.app.cli import main
-from straggle_edu.fleet.engine import job_row, run_fleet
+from straggle_edu.fleet.engine import BYTES_PER_OP, job_row, run_fleet
+from straggle_edu.fleet.figures import analysis_row
 from straggle_edu.fleet.store import read_rows
+from straggle_edu.traces.blocks import analyze_op_file
 
 OSDI = pathlib.Path(__file__).parent / "data" / "osdi2025"
 
@@ -49,6 +52,24 @@ def test_job_row_is_analyze_bit_for_bit_on_public_traces(name):
     assert (row["top_worker"], row["top_worker_s"]) == top(want["by_worker"])
     assert row["steps"] == len(want["per_step"]) and row["workers"] == len(want["by_worker"])
     assert row["meta_gpus"] == {"AR": 64, "SE": 128, "ST": 8}[name]  # world_size in the artifact's layout file
+
+
+
+@pytest.mark.parametrize("name, mib", [("ST", 1), ("SE", 16)])
+def test_job_larger_than_the_memory_budget_is_cut_into_blocks_by_itself(name, mib, monkeypatch):
+    # a worker's budget as a process started with STRAGGLE_EDU_MEMORY_MIB has it; no block_steps asked for
+    path = OSDI / f"trace-{name}.parquet"
+    monkeypatch.setenv("STRAGGLE_EDU_MEMORY_MIB", str(mib))
+    old = set_memory_budget(mib * 2**20)
+    try:
+        row = job_row(path)  # analysed here, in blocks
+        tasks = job_row(path, split=True)  # what a cluster runs as block tasks
+    finally:
+        set_memory_budget(old)
+    assert row["error"] is None and row["budget"] == mib * 2**20 < row["ops"] * BYTES_PER_OP  # too big read whole
+    assert row["blocks"] == len(tasks["plan"]["ranges"]) > 1
+    want = analysis_row(analyze_op_file(path, block_steps=None, attribution="full"))  # the whole trace at once
+    assert {k: row[k] for k in want} == want  # S and the culprit columns, bit for bit
 
 
 def bad_traces(folder):
