@@ -17,9 +17,14 @@ the analysis alone too), at 2 workers the scaling. The rows of every run must eq
 
 Then, with ``--profile``, where the serial fleet spends its time (cProfile, top functions by
 cumulative time); and with ``--huge``, the 16,384-rank x 50-step trace of ``bench_whatif.py
---huge`` (about 4 x 10^7 ops, reused from ``/tmp/straggle-edu-16k``): ``straggle-edu analyze``
-and ``straggle-edu fleet --workers 2`` on it as whole processes (wall, CPU, peak memory; goal for
-the fleet: at most 15 s wall), and whether their S agree bit for bit.
+--huge`` (about 4 x 10^7 ops, reused from ``/tmp/straggle-edu-16k``): ``straggle-edu analyze
+--attribution full`` (what the fleet computes; the default attribution prints less, from the same
+work) and ``straggle-edu fleet --workers 2`` on it as whole processes (wall, CPU, peak memory),
+against the goals: analyze within 20 CPU seconds and 2 GB of peak memory, the fleet within 15 s
+wall. Then, untimed, the fleet's block tasks are run again on a LocalCluster of 2 workers asking
+for the job's whole analysis (``fleet._split.submit(..., analysis=True)``, the same tasks); its
+columns must be the fleet's stored row, and S and every S_X (per step, optype, stage, DP rank,
+worker; M_W, M_S) must equal ``analyze --json``'s, bit for bit.
 
 Run: ``.venv/bin/python benchmarks/bench_fleet.py [--jobs 500] [--repeat 2] [--profile] [--huge | --only-huge]``
 """
@@ -32,6 +37,7 @@ import io
 import json
 import logging
 import pstats
+import shlex
 import shutil
 import sys
 import tempfile
@@ -159,24 +165,76 @@ def profile(src, top=18):
     print("\n".join(line for line in text.getvalue().splitlines() if line.strip()))
 
 
+GOALS = {"analyze_cpu_s": 20.0, "analyze_peak_mib": 2048.0, "fleet_wall_s": 15.0}
+S_X = ("slowdown", "waste", "per_step", "by_optype", "by_stage", "by_dp_rank", "by_worker", "m_w", "m_s")
+
+
+def fleet_analysis(path, block_steps="auto"):
+    """The job's whole Analysis from the fleet's block tasks, on a LocalCluster of 2 workers started as the fleet
+    starts one; the plan and budget come from ``job_row`` on a worker, as in the fleet."""
+    from straggle_edu.fleet import _split
+    from straggle_edu.fleet.engine import _connect, job_row
+
+    client, cluster = _connect(None, 2)
+    try:
+        first = client.submit(job_row, str(path), block_steps=block_steps, split=True, pure=False).result()
+        if first.get("plan") is None:
+            raise RuntimeError(f"the fleet analyses {path} in one task, not in block tasks: {first.get('error')}")
+        return _split.submit(client, str(path), first["plan"], "bench-analysis", first["budget"], workers=2,
+                             analysis=True).result()
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _verdict(ok):
+    return "met" if ok else "NOT MET"
+
+
+def fleet_vs_analyze(path, block_steps="auto"):
+    """analyze and the 2-worker fleet on one trace as whole processes, against the goals; then every S_X of the
+    fleet's block tasks against analyze's, bit for bit."""
+    from bench_whatif import measure
+
+    from straggle_edu.fleet.figures import analysis_row
+    from straggle_edu.fleet.store import read_rows
+
+    extra = [] if block_steps == "auto" else ["--block-steps", str(block_steps)]
+    with tempfile.TemporaryDirectory(prefix="bench-fleet-huge-") as tmp:
+        answer = Path(tmp) / "analyze.json"
+        cmd = [sys.executable, "-m", "straggle_edu", "analyze", str(path), "--json", "--attribution", "full", *extra]
+        analyze = measure(["sh", "-c", " ".join(map(shlex.quote, cmd)) + f" > {shlex.quote(str(answer))}"])
+        want = json.loads(answer.read_text())
+        fleet = measure([sys.executable, "-m", "straggle_edu", "fleet", str(path), "--out", f"{tmp}/fleet",
+                         "--workers", "2", *extra])
+        (row,) = read_rows(f"{tmp}/fleet")
+    wall, peak, cpu = analyze
+    print(f"  {'':40} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}")
+    print(f"  {'straggle-edu analyze --attribution full':40} {wall:>8.1f} {cpu:>8.1f} {peak:>9.0f}  "
+          f"goal <= {GOALS['analyze_cpu_s']:.0f} s CPU: {_verdict(cpu <= GOALS['analyze_cpu_s'])}; "
+          f"<= 2 GB peak: {_verdict(peak <= GOALS['analyze_peak_mib'])}")
+    print(f"  {'straggle-edu fleet --workers 2':40} {fleet[0]:>8.1f} {fleet[2]:>8.1f} {fleet[1]:>9.0f}  "
+          f"goal <= {GOALS['fleet_wall_s']:.0f} s wall: {_verdict(fleet[0] <= GOALS['fleet_wall_s'])} "
+          f"(peak of its largest process)")
+    a = fleet_analysis(path, block_steps)
+    cols = analysis_row(a)
+    stored = {k: row[k] for k in cols if k in row}
+    print(f"  the block tasks' analysis (rerun, untimed): {a.details['blocks']} blocks; its columns "
+          f"{'are' if stored == {k: cols[k] for k in stored} else 'DIFFER FROM'} the fleet's stored row")
+    got = json.loads(a.to_json())
+    differ = [k for k in S_X if got.get(k) != want.get(k)]
+    sizes = ", ".join(f"{len(want[k])} {k.removeprefix('by_').replace('_', ' ')}" for k in S_X if isinstance(want.get(k), dict))
+    print(f"  S = {want['slowdown']!r} and every S_X ({sizes}; M_W, M_S): the fleet's block tasks "
+          + ("equal analyze's, bit for bit" if not differ else f"DIFFER from analyze's in {', '.join(differ)}"))
+    return not differ
+
+
 def huge(folder):
-    from bench_whatif import generate_huge, measure
+    from bench_whatif import generate_huge
 
     path, rows = generate_huge(folder)
     print(f"\nthe 16,384 x 50 trace: {rows:,} ops, {path.stat().st_size / 2**20:.0f} MiB")
-    with tempfile.TemporaryDirectory(prefix="bench-fleet-huge-") as out:
-        with tempfile.NamedTemporaryFile("w+", suffix=".json") as answer:
-            analyze = measure(["sh", "-c", f"{sys.executable} -m straggle_edu analyze {path} --json > {answer.name}"])
-            s_analyze = json.loads(Path(answer.name).read_text())["slowdown"]
-        fleet = measure([sys.executable, "-m", "straggle_edu", "fleet", str(path), "--out", out, "--workers", "2"])
-        from straggle_edu.fleet.store import read_rows
-
-        s_fleet = read_rows(out)[0]["slowdown"]
-    print(f"  {'':36} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}")
-    print(f"  {'straggle-edu analyze':36} {analyze[0]:>8.1f} {analyze[2]:>8.1f} {analyze[1]:>9.0f}")
-    print(f"  {'straggle-edu fleet --workers 2':36} {fleet[0]:>8.1f} {fleet[2]:>8.1f} {fleet[1]:>9.0f}  "
-          f"(peak of one process; goal <= 15 s wall)")
-    print(f"  S: analyze {s_analyze!r}, fleet {s_fleet!r}: {'equal, bit for bit' if s_analyze == s_fleet else 'DIFFER'}")
+    return fleet_vs_analyze(path)
 
 
 def main(argv=None):

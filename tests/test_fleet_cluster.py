@@ -7,6 +7,7 @@ Skipped, saying why, when dask's ``distributed`` is not installed (``pip install
 """
 
 import json
+import logging
 import os
 import pathlib
 import shutil
@@ -164,6 +165,11 @@ def test_run_killed_with_sigkill_loses_no_finished_job_and_resumes(fleet, tmp_pa
 
 @pytest.mark.parametrize("block_steps", [3])
 def test_jobs_cut_into_block_tasks_equal_analyze_bit_for_bit(tmp_path, block_steps):
+    import pyarrow.parquet as pq
+    from distributed import Client, LocalCluster
+
+    from straggle_edu.fleet import _split
+    from straggle_edu.fleet.engine import job_row
     from straggle_edu.fleet.figures import analysis_row
     from straggle_edu.traces.blocks import analyze_op_file
 
@@ -171,21 +177,29 @@ def test_jobs_cut_into_block_tasks_equal_analyze_bit_for_bit(tmp_path, block_ste
     wide = tmp_path / "wide"
     wide.mkdir()
     (trace,) = synthetic_fleet(wide, 1, seed=7, dp=72, pp=2, microbatches=2, steps=5)
-    import pyarrow.parquet as pq
-
     pq.write_table(pq.read_table(trace), trace, row_group_size=1000)  # row groups across steps: read in parts
     assert pq.ParquetFile(trace).metadata.num_row_groups > 5
     table = pq.read_table(trace)  # and a copy with its rows out of step order: read per block, sampled apart
     order = np.random.default_rng(0).permutation(table.num_rows)
     pq.write_table(table.take(order), wide / "trace-shuffled.parquet", row_group_size=1000)
     (wide / "meta-shuffled.yaml").write_text((wide / "meta-job000.yaml").read_text())
-    run = run_fleet([OSDI, wide], tmp_path / "out", workers=2, block_steps=block_steps, progress=False)
-    assert (run.jobs, run.errors) == (5, 0)
-    for row in read_rows(tmp_path / "out"):
-        streamed = analyze_op_file(row["path"], block_steps=block_steps, attribution="full")
-        whole = analyze_op_file(row["path"], block_steps=None, attribution="full")
-        assert streamed.details["blocks"] > 1
-        want = analysis_row(streamed)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL) as lc, Client(lc) as client:
+        run = run_fleet([OSDI, wide], tmp_path / "out", scheduler=lc.scheduler_address, block_steps=block_steps,
+                        progress=False)
+        assert (run.jobs, run.errors) == (5, 0)
+        rows = read_rows(tmp_path / "out")
+        # the same block tasks, asked for the whole Analysis the row's columns are taken from (every S_X)
+        plans = [job_row(r["path"], block_steps=block_steps, split=True) for r in rows]
+        futures = [_split.submit(client, r["path"], p["plan"], f"test-{i}", p["budget"], workers=2, analysis=True)
+                   for i, (r, p) in enumerate(zip(rows, plans))]
+        tasks = client.gather(futures)
+    for row, p, a in zip(rows, plans, tasks):
+        whole = analyze_op_file(row["path"], block_steps=None, attribution="full")  # the trace read whole, in memory
+        assert a.details["blocks"] == len(p["plan"]["ranges"]) > 1
+        assert (a.slowdown, a.m_w, a.m_s) == (whole.slowdown, whole.m_w, whole.m_s)
+        for by in ("per_step", "by_optype", "by_stage", "by_dp_rank", "by_worker"):  # every S_X, bit for bit
+            assert dict(getattr(a, by)) == dict(getattr(whole, by)), (row["path"], by)
+        want = analysis_row(whole)
         assert {k: row[k] for k in want if k in row} == {k: want[k] for k in want if k in row}
-        assert row["slowdown"] == whole.slowdown and row["top_stage_s"] == max(whole.by_stage.values())
-        assert row["top_dp_rank_s"] == max(whole.by_dp_rank.values()) and row["ops"] == len(whole.details["trace"])
+        assert analysis_row(a) == want and row["ops"] == len(whole.details["trace"])

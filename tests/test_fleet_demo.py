@@ -145,6 +145,7 @@ def test_cli_fleet_demo_writes_and_says_how_to_analyse(tmp_path, capsys):
     assert main(["fleet-demo", str(tmp_path / "d"), "--jobs", "3", "--seed", "1", "--no-public"]) == 0
     out = capsys.readouterr().out
     assert "Wrote 3 synthetic jobs" in out and f"straggle-edu fleet {tmp_path / 'd' / 'manifest.csv'}" in out
+    assert "calibrated to the study's fleet figures" in out and "✓" not in out  # fitted by hand, never checked
     assert (tmp_path / "d" / "jobs" / "trace-job-0003.parquet").is_file()
 
 

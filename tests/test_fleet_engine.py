@@ -1,8 +1,11 @@
 """The fleet engine in this process (fleet.engine, workers=0): each row is analyze's answer.
 
-Real data: the OSDI 2025 artifact's AR, SE and ST traces (tests/data/osdi2025, Apache-2.0). The
-answers they are checked against come from ``straggle-edu analyze TRACE --json``, run through the
-CLI: the fleet must print the same numbers, bit for bit (JSON floats round-trip exactly).
+Real data: the OSDI 2025 artifact's AR, SE and ST traces (tests/data/osdi2025, Apache-2.0), and a
+job of each other format with a public sample under tests/data: PyTorch profiler traces
+(HolisticTraceAnalysis), Flight Recorder dumps (nvidia-resiliency-ext), an NCCL Inspector log and
+straggler logs (the tools' documented examples). The answers they are checked against come from
+``straggle-edu analyze TRACE --json``, run through the CLI: the fleet must print the same numbers,
+bit for bit (JSON floats round-trip exactly).
 The Dask cluster, the killed worker and the killed run are in tests/test_fleet_cluster.py (slow).
 """
 
@@ -15,11 +18,15 @@ import shutil
 import pytest
 
 from _fleet import synthetic_fleet, without_seconds
+from straggle_edu import set_memory_budget
 from straggle_edu.app.cli import main
-from straggle_edu.fleet.engine import job_row, run_fleet
+from straggle_edu.fleet.engine import BYTES_PER_OP, job_row, run_fleet
+from straggle_edu.fleet.figures import analysis_row
 from straggle_edu.fleet.store import read_rows
+from straggle_edu.traces.blocks import analyze_op_file
 
-OSDI = pathlib.Path(__file__).parent / "data" / "osdi2025"
+DATA = pathlib.Path(__file__).parent / "data"
+OSDI = DATA / "osdi2025"
 
 
 def analyze_cli(*args):
@@ -49,6 +56,49 @@ def test_job_row_is_analyze_bit_for_bit_on_public_traces(name):
     assert (row["top_worker"], row["top_worker_s"]) == top(want["by_worker"])
     assert row["steps"] == len(want["per_step"]) and row["workers"] == len(want["by_worker"])
     assert row["meta_gpus"] == {"AR": 64, "SE": 128, "ST": 8}[name]  # world_size in the artifact's layout file
+
+
+
+@pytest.mark.parametrize("name, mib", [("ST", 1), ("SE", 16)])
+def test_job_larger_than_the_memory_budget_is_cut_into_blocks_by_itself(name, mib, monkeypatch):
+    # a worker's budget as a process started with STRAGGLE_EDU_MEMORY_MIB has it; no block_steps asked for
+    path = OSDI / f"trace-{name}.parquet"
+    monkeypatch.setenv("STRAGGLE_EDU_MEMORY_MIB", str(mib))
+    old = set_memory_budget(mib * 2**20)
+    try:
+        row = job_row(path)  # analysed here, in blocks
+        tasks = job_row(path, split=True)  # what a cluster runs as block tasks
+    finally:
+        set_memory_budget(old)
+    assert row["error"] is None and row["budget"] == mib * 2**20 < row["ops"] * BYTES_PER_OP  # too big read whole
+    assert row["blocks"] == len(tasks["plan"]["ranges"]) > 1
+    want = analysis_row(analyze_op_file(path, block_steps=None, attribution="full"))  # the whole trace at once
+    assert {k: row[k] for k in want} == want  # S and the culprit columns, bit for bit
+
+
+
+def test_fleet_of_every_other_format_gives_analyzes_answer(tmp_path):
+    # a folder of per-rank files (profiler traces, Flight Recorder dumps) is one job; every other file, one
+    profiler = tmp_path / "profiler"  # HTA's two ranks (not its derived copy: the same format, read again)
+    profiler.mkdir()
+    for rank in DATA.joinpath("hta").glob("sampled_rank-*.json.gz"):
+        shutil.copy(rank, profiler)
+    sources = [profiler, DATA / "nvidia-resiliency-ext" / "fr_traces", DATA / "documented-examples"]
+    run = run_fleet(sources, tmp_path / "out", workers=0, progress=False)
+    rows = {r["job_id"]: r for r in read_rows(tmp_path / "out")}
+    assert (run.jobs, run.errors) == (8, 0)
+    assert {r["format"] for r in rows.values()} == {"torch-profiler", "flight-recorder", "nccl-inspector",
+                                                    "straggler-log"}
+    for job, row in rows.items():
+        code, out, _ = analyze_cli(job, "--json", "--attribution", "full")
+        want = json.loads(out)
+        assert code == 0 and row["error"] is None and row["format"] == want["format"]
+        assert (row["slowdown"], row["waste"]) == (want["slowdown"], want["waste"])  # None: the format has no S
+        if want.get("by_rank"):  # a per-rank S_X: the top rank is the row's worker
+            assert (row["top_worker"], row["top_worker_s"]) == top(want["by_rank"])
+        else:  # formats that only say who is late: the first suspect
+            assert row["top_worker"] == (str(want["suspects"][0]) if want["suspects"] else None)
+    assert [r["format"] for r in rows.values() if r["slowdown"] is not None] == ["torch-profiler"]
 
 
 def bad_traces(folder):

@@ -1,6 +1,7 @@
 """The fleet's HTML report: one offline page (no script or stylesheet from the network), in English and Chinese."""
 
 import json
+import os
 import re
 
 import pytest
@@ -76,12 +77,24 @@ def test_report_in_chinese(pages):
     assert not english, sorted(english)
 
 
-def test_report_file_names_and_nothing_half_written(tmp_path):
+def test_report_file_names_and_nothing_half_written(tmp_path, monkeypatch):
     rows, figures = fleet(n=2, errors=0)
+    synced, fsync = [], os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(os.fstat(fd).st_ino) or fsync(fd))
     path = write_report(tmp_path, rows, figures)
     assert path == tmp_path / REPORT_NAMES["en"] == tmp_path / "report.html"
+    assert path.stat().st_ino in synced  # its bytes were on disk before they took the name (the store's rule)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
     assert "Every job was analysed." in path.read_text(encoding="utf-8")
+    before = path.read_bytes()
+
+    def killed(src, dst):
+        raise OSError("the run died before the rename")
+
+    monkeypatch.setattr(os, "replace", killed)
+    with pytest.raises(OSError):
+        write_report(tmp_path, *fleet(n=3, errors=1))
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
 
 
 def test_report_many_errors_shows_fifty_and_counts_the_rest(tmp_path):

@@ -51,8 +51,10 @@ def test_store_removes_what_a_killed_run_left(tmp_path):
     (st.parts / "ab").mkdir()
     (st.parts / "ab" / ".tmp-abc.json.123").write_text("{half")
     (tmp_path / ".tmp-jobs.csv.456").write_text("job_id,pa")
+    (tmp_path / ".tmp-report.html.789").write_text("<!doctype html><ht")  # killed while writing its report
+    (tmp_path / "report.html").write_text("<html></html>")
     Store(tmp_path)
-    assert not list(tmp_path.rglob(".tmp-*"))
+    assert not list(tmp_path.rglob(".tmp-*")) and (tmp_path / "report.html").read_text() == "<html></html>"
 
 
 def test_store_refuses_a_file_as_out(tmp_path):

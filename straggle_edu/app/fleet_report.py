@@ -218,6 +218,12 @@ def report_html(rows, figures):
 def write_report(out_dir, rows, figures, lang="en"):
     """Write the fleet's offline HTML report into ``out_dir``; return its path.
 
+    The page is written as the fleet's store writes its files
+    (:func:`straggle_edu.fleet.store.atomic_write`): to a temporary
+    ``.tmp-*`` name beside it, flushed to disk, then renamed, so the report
+    is never half-written; what a killed run leaves is removed by the next
+    fleet run in that folder (:class:`straggle_edu.fleet.store.Store`).
+
     Parameters
     ----------
     out_dir : str or os.PathLike
@@ -241,6 +247,7 @@ def write_report(out_dir, rows, figures, lang="en"):
     ('report.zh.html', True)
     """
     from .._validate import one_of, require
+    from ..fleet.store import atomic_write
     from .cli import speaking
 
     one_of("lang", lang, list(REPORT_NAMES))
@@ -249,9 +256,7 @@ def write_report(out_dir, rows, figures, lang="en"):
     with speaking(lang):
         page = report_html(rows, figures)
     path = out / REPORT_NAMES[lang]
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(path)  # never a half-written report
+    atomic_write(path, page.encode("utf-8"))
     return path
 
 

@@ -13,7 +13,9 @@ block's model kept on the worker that built it:
 4. per block: :func:`~straggle_edu.traces.whatif.block_scores`;
 5. :func:`~straggle_edu.traces.whatif.merge_scores`: the whole trace's scores and the workers that M_W fixes;
 6. per block: :func:`~straggle_edu.traces.whatif.block_mw`;
-7. :func:`~straggle_edu.traces.whatif.scores_analysis`, then the job's row.
+7. :func:`~straggle_edu.traces.whatif.scores_analysis`, then the job's row (or, ``submit(..., analysis=True)``,
+   the :class:`~straggle_edu.traces.Analysis` itself, every S_X of it, which the tests and
+   ``benchmarks/bench_fleet.py --huge`` compare with ``analyze``'s).
 
 The blocks are those ``analyze`` cuts (the same ``block_steps``), and every sum runs in the same
 order, so S and every S_X equal ``straggle-edu analyze``'s, bit for bit. A worker that dies takes
@@ -167,20 +169,27 @@ def _mw(block, finished, fix, ideal):
 
 
 def _analysis(scores, program, finished, ideal, infos, *t_mw):
-    """The job's row columns from the merged scores and every block's M_W times (and pass 1's notes)."""
+    """The job's :class:`~straggle_edu.traces.Analysis` from the merged scores and every block's M_W times
+    (and pass 1's notes): S and every S_X, as ``analyze`` gives them."""
     import numpy as np
 
     from ..traces.whatif import scores_analysis
-    from .figures import analysis_row
 
     notes, skipped = [], {}
     for info in infos:
         notes += info["notes"]
         for name, count in info["skipped"]:
             skipped[name] = skipped.get(name, 0) + count
-    a = scores_analysis(scores, np.concatenate(t_mw), first=scores["whole"], trace0=infos[0]["trace0"], finished=finished,
-                        ideal=ideal, attribution="full", notes=notes, skipped=skipped, blocks=len(infos))
-    return {**analysis_row(a), "ops": sum(i["ops"] for i in infos),
+    return scores_analysis(scores, np.concatenate(t_mw), first=scores["whole"], trace0=infos[0]["trace0"],
+                           finished=finished, ideal=ideal, attribution="full", notes=notes, skipped=skipped,
+                           blocks=len(infos))
+
+
+def _row(a, infos):
+    """The job's row columns from its analysis and its blocks' infos."""
+    from .figures import analysis_row
+
+    return {**analysis_row(a), "ops": sum(i["ops"] for i in infos), "blocks": len(infos),
             "block_seconds": sum(i["seconds"] for i in infos)}
 
 
@@ -194,14 +203,17 @@ def _offset(*infos):
     return sum(i["steps"] for i in infos)
 
 
-def _analysis_of(scores, program, finished, ideal, n, *rest):
-    """:func:`_analysis` with the n blocks' infos, then their M_W times, as positional arguments (Dask resolves them)."""
-    return _analysis(scores, program, finished, ideal, list(rest[:n]), *rest[n:])
+def _analysis_of(scores, program, finished, ideal, n, whole, *rest):
+    """The row columns (``whole``: the :func:`_analysis` itself) of the n blocks' infos, then their M_W times,
+    given as positional arguments (Dask resolves them)."""
+    a = _analysis(scores, program, finished, ideal, list(rest[:n]), *rest[n:])
+    return a if whole else _row(a, rest[:n])
 
 
-def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact"):
+def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact", analysis=False):
     """Submit the tasks of one job's blocks (the program's sample read in ``workers`` parts); return the future of
-    its row's analysis columns."""
+    its row's analysis columns, or with ``analysis=True`` of the job's whole
+    :class:`~straggle_edu.traces.Analysis` (every S_X, from which the row's columns are taken)."""
     meta = job_plan["meta"]
 
     def sub(name, fn, *args):
@@ -222,4 +234,5 @@ def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact"):
     merged = sub("merge", _merge_scores, program, ideal, *scores)
     fix = sub("fix", operator.getitem, merged, "fix")
     t_mw = [sub(f"mw{i}", _mw, b, finished, fix, ideal) for i, b in enumerate(blocks)]
-    return sub("row", _analysis_of, merged, program, finished, ideal, len(infos), *infos, *t_mw)
+    return sub("analysis" if analysis else "row", _analysis_of, merged, program, finished, ideal, len(infos), analysis,
+               *infos, *t_mw)

@@ -104,7 +104,8 @@ def _meta_sizes(meta):
 
 
 def _analyze(path, block_steps):
-    """What ``straggle-edu analyze PATH`` computes, with full attribution; and the op count when op-level."""
+    """What ``straggle-edu analyze PATH`` computes, with full attribution; and, when op-level, the op count and
+    the number of blocks of steps it was analysed in."""
     from ..traces import _detect, analyze, read_trace
 
     if not Path(path).is_dir() and _detect(path) == "op-level":
@@ -113,8 +114,8 @@ def _analyze(path, block_steps):
         a = analyze_op_file(path, block_steps=block_steps, attribution="full")
         trace = a.details.get("trace")
         exact = trace is not None or Path(path).suffix.lower() in (".parquet", ".pq")
-        return a, len(trace) if trace is not None else count_rows(path) if exact else None
-    return analyze(read_trace(path), attribution="full"), None
+        return a, len(trace) if trace is not None else count_rows(path) if exact else None, a.details["blocks"]
+    return analyze(read_trace(path), attribution="full"), None, None
 
 
 class _Budget:
@@ -166,7 +167,9 @@ def job_row(path, *, block_steps="auto", done=frozenset(), split=False):
     run as tasks (:mod:`~straggle_edu.fleet._split`).
     Private keys the fleet reads and does not store: ``cache`` (the row may
     be kept for resume), ``meta_gpus`` / ``meta_hours`` (from the layout
-    file), the runner-ups of :func:`~straggle_edu.fleet.figures.analysis_row`.
+    file), the runner-ups of :func:`~straggle_edu.fleet.figures.analysis_row`,
+    ``budget`` (the memory budget it ran under, bytes) and ``blocks`` (the
+    blocks of steps an op-level trace was analysed in; 1: read whole).
 
     Examples
     --------
@@ -187,8 +190,8 @@ def job_row(path, *, block_steps="auto", done=frozenset(), split=False):
             steps = _block_steps(path, block_steps, budget.nbytes)
             row["plan"] = _split.plan(path, steps, meta) if split else None
             if row["plan"] is None:
-                a, ops = _analyze(path, steps)
-                row.update(analysis_row(a), ops=ops)
+                a, ops, blocks = _analyze(path, steps)
+                row.update(analysis_row(a), ops=ops, blocks=blocks)
             row["budget"] = budget.nbytes
     except _ANALYZE_ERRORS as exc:
         row["error"] = " ".join(str(exc).split())

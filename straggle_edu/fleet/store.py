@@ -12,7 +12,9 @@
 
 A run killed at any point (``SIGKILL`` included) loses no finished job:
 the next run reads the parts back and writes the tables. Temporary files of
-a killed run (``.tmp-*``) are removed when the next run opens the folder.
+a killed run (``.tmp-*``: the parts', the tables', ``fleet.json``'s and the
+report's, all written by :func:`atomic_write` or the same rule) are removed
+when the next run opens the folder.
 """
 
 from __future__ import annotations
