@@ -408,7 +408,7 @@ def test_guess_check_reads_a_percentage_as_the_lines_fraction_and_leaves_earlier
     assert guesses_given_away([*earlier, line]) == []
 
 
-@pytest.mark.slow
+@pytest.mark.notebooks
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_no_guess_is_answered_before_it_is_asked(path):
     found = guesses_given_away(_executed(path))
@@ -491,7 +491,7 @@ def _numeric(answer):
     return float(answer)
 
 
-@pytest.mark.slow
+@pytest.mark.notebooks
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_no_exercise_copies_a_worked_example(path):
     import importlib
@@ -569,7 +569,7 @@ def test_stated_answers_catches_the_old_q2_of_notebook_11():
 _NUMPY_REPR = re.compile(r"\bnp\.(?:float|int|uint|bool|complex|str)\w*\(")
 
 
-@pytest.mark.slow
+@pytest.mark.notebooks
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_no_numpy_scalar_repr_in_what_a_reader_sees(path):
     cells = _executed(path)
