@@ -211,6 +211,13 @@ def test_off_glossary_sees_each_choice_and_allows_the_listed_phrases():
     assert off_glossary("最后一个 stage 的步时") == ["stage", "步时"]
 
 
+
+def test_off_glossary_sees_the_review_s_shifted_words_and_spares_their_right_uses():
+    # reader-zh.md: framing 算法, mark level 标记水平, DP split 动态规划切分 and 线性划分 DP, 评测, 下一个实验
+    assert off_glossary("按计划算法，天数的算法；标记水平；动态规划切分；线性划分 DP；DP 切分；评测；下一个实验") == [
+        "计划算法", "天数的算法", "标记水平", "动态规划切分", "线性划分 DP", "DP 切分", "评测", "下一个实验"]
+    assert off_glossary("计划口径；算法之间的差别；是算法问题；标记线；线性划分（动态规划）；DP rank 1；评估、下一轮实验") == []
+
 def test_typography_sees_each_slip():
     kinds = {kind for kind, _ in typography("这一步\n等得最少，\n所以 2x 快，8 x 200 份，停顿 (s)，看(每份报告)，“探索器”，「「a」」")}
     assert kinds == {"mid-sentence line break", "ASCII x for × or 倍", "half-width parenthesis",
