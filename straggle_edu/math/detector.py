@@ -48,7 +48,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from .._validate import as_output, in_range, positive, require, whole
 from .order_stats import _1MS, _S, _W, _u_from_s, check_dist, quantile
@@ -121,11 +120,15 @@ def _check(n, threshold, window, dist):
 
 def _median_sf(dist, k, window, x):
     """P(median of ``window`` draws > x) = I_{1 - F(x)}(window - k + 1, k)."""
+    from scipy import special  # loaded on use, as scipy.stats is: every CLI call imports this module
+
     return special.betainc(window - k + 1, k, dist.sf(x))
 
 
 def _median_cdf(dist, k, window, x):
     """P(median of ``window`` draws <= x) = I_{F(x)}(k, window - k + 1)."""
+    from scipy import special
+
     return special.betainc(k, window - k + 1, dist.cdf(x))
 
 

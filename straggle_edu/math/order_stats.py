@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from .._validate import described, require, whole
 
@@ -53,8 +52,10 @@ _H = 1.0 / 32.0
 _T = math.asinh(600.0 / math.pi)
 _t = np.arange(-math.floor(_T / _H), math.floor(_T / _H) + 1) * _H
 _y = math.pi * np.sinh(_t)
-_LOG_S = special.log_expit(_y)  # log s
-_LOG_1MS = special.log_expit(-_y)  # log (1 - s)
+# log s and log (1 - s), as scipy.special.log_expit computes them (bit for bit), without importing scipy:
+# every CLI call imports this layer.
+_LOG_S = -np.logaddexp(0.0, -_y)
+_LOG_1MS = -np.logaddexp(0.0, _y)
 _S = np.exp(_LOG_S)
 _1MS = np.exp(_LOG_1MS)
 _W = _H * math.pi * np.cosh(_t) * np.exp(_LOG_S + _LOG_1MS)
@@ -170,6 +171,8 @@ def _betaincinv(a, b, s):
     leading term I_u(a, b) = u**a / (a B(a, b)) (1 + O(b u)) is exact to
     double precision, so it is solved directly.
     """
+    from scipy import special  # loaded on use
+
     u = special.betaincinv(a, b, s)
     bad = np.isnan(u)
     if bad.any():
@@ -187,6 +190,8 @@ def _s_from_u(k, n, u, w):
     if k == 1:
         log_w = math.log(w) if w < 0.5 else math.log1p(-u)
         return -math.expm1(n * log_w), math.exp(n * log_w)
+    from scipy import special
+
     a, b = k, n - k + 1
     return float(special.betainc(a, b, u)), float(special.betainc(b, a, w))
 

@@ -44,7 +44,6 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from .._validate import as_rng, nonnegative, require, whole
 from ..math.order_stats import check_dist, expected_order_stat, quantile
@@ -91,6 +90,8 @@ def _order_stat_curve(dist, n, max_backups):
     and costs one survival-function call for the whole curve, several times
     less than one quadrature per b. Anything else uses expected_order_stat.
     """
+    from scipy import special  # loaded on use: `import straggle_edu` leaves scipy out
+
     if isinstance(dist, StepTime) and dist.sigma > 0:
         comps = dist.components()
         lo = min(mu - _GRID_SIGMAS * sd for _, mu, sd in comps)
@@ -111,6 +112,8 @@ def _order_stat_curve(dist, n, max_backups):
 
 def _kth_statistic(dist, k, m, statistic):
     """Mean or median of the k-th smallest of m draws from dist."""
+    from scipy import special
+
     if statistic == "mean":
         return expected_order_stat(dist, k, m)
     # The k-th smallest of m uniforms is Beta(k, m - k + 1); quantiles map

@@ -35,7 +35,6 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from .._validate import as_output, as_rng, check_fields, check_memory, in_range, instance, nonnegative, positive, require, scalar, whole
 from ..math.order_stats import check_dist
@@ -324,6 +323,8 @@ def _breakpoints(groups):
     maximum and, for a StepTime, each mixture component's centre, +-8 sd
     around it, and +-4 sd around where that component's maximum lands.
     """
+    from scipy import special  # loaded on use: `import straggle_edu` leaves scipy out
+
     pts = []
     for g in groups:
         d, n = g.step_time, g.count

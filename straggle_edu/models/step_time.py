@@ -52,7 +52,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from .._validate import as_rng, check_fields, check_memory, in_range, nonnegative, positive, probability, scalar, whole
 
@@ -64,6 +63,8 @@ _LOG_EPS = -745.0  # below this log-probability, exp() is zero
 
 def _log_ndtr_upper(z):
     """log(1 - Phi(z)), accurate for large z."""
+    from scipy import special  # loaded on use: `import straggle_edu` leaves scipy out
+
     return special.log_ndtr(-z)
 
 
@@ -176,6 +177,8 @@ class StepTime:
 
     def negative_mass(self):
         """Probability of a negative step time (an artefact of normal jitter)."""
+        from scipy import special
+
         if self.degenerate:
             return 0.0
         return float(sum(w * special.ndtr(-m / s) for w, m, s in self.components()))
@@ -235,6 +238,8 @@ class StepTime:
 
     def _tail(self, x, upper):
         """P(step time > x) (upper=True) or P(step time <= x), component by component."""
+        from scipy import special
+
         if self.degenerate:
             return self._atoms(x, upper=upper)
         sign = 1.0 if upper else -1.0
@@ -249,6 +254,8 @@ class StepTime:
         return self._at(t, self._log_tail, upper=True)
 
     def _log_tail(self, x, upper):
+        from scipy import special
+
         if self.degenerate:
             with np.errstate(divide="ignore"):
                 return np.log(self._atoms(x, upper=upper))
@@ -385,6 +392,8 @@ class StepTime:
         >>> sorted(set(x.tolist())) <= [1.0, 1.5]
         True
         """
+        from scipy import special
+
         n = whole("n", n)
         size = whole("size", size, low=0)
         check_memory(size * 40, f"drawing size={size} maxima")
@@ -452,6 +461,8 @@ def _mixture_isf_chunk(w, comps, sigma):
     - lo = max over components with weight > w of m_c + sigma * isf_N(w / wt_c)
       (and min_c m_c + sigma * isf_N(w)): the mixture's sf is >= w there.
     """
+    from scipy import special
+
     w = np.asarray(w, dtype=float)
     out = np.empty(w.shape)
     out[w == 0.0] = np.inf

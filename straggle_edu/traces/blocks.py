@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import whole
-from ._table import TraceError, _arrow_columns, display_path, missing_pyarrow
+from ._table import TraceError, _arrow_columns, arrow_numpy, display_path, missing_pyarrow
 from .optrace import find_meta, op_trace_from_columns, read_op_trace
 
 __all__ = ["iter_op_blocks", "analyze_op_file", "program_sample", "count_rows", "auto_block_steps", "block_ranges",
@@ -98,7 +98,7 @@ def _step_order(path):
     """The sorted step ids of the file, and whether its rows come in step order."""
     seen, last, ordered = [], None, True
     for batch in _batches(path, ["step"]):
-        s = batch.column(0).to_numpy(zero_copy_only=False)
+        s = arrow_numpy(batch.column(0))
         if not len(s):
             continue
         if not np.issubdtype(s.dtype, np.integer):
@@ -127,7 +127,7 @@ def _sorted_blocks(path, bounds, meta, meta_source):
     pending, b = [], 0
     for batch in _batches(path):
         table = pa.Table.from_batches([batch])
-        s = table.column("step").to_numpy()
+        s = arrow_numpy(table.column("step"))
         while b < len(bounds) and s[-1] >= bounds[b]:  # the block ending before bounds[b] is complete
             cut = int(np.searchsorted(s, bounds[b]))
             pending.append(table.slice(0, cut))
@@ -145,7 +145,7 @@ def _unsorted_blocks(path, steps, meta, meta_source):
         lo, hi = block[0], block[-1]
         parts = []
         for batch in _batches(path):
-            s = batch.column(batch.schema.get_field_index("step")).to_numpy(zero_copy_only=False)
+            s = arrow_numpy(batch.column(batch.schema.get_field_index("step")))
             keep = (s >= lo) & (s <= hi)
             if keep.any():
                 parts.append(pa.Table.from_batches([batch]).filter(pa.array(keep)))
@@ -235,7 +235,7 @@ def sample_rows(path, row_groups=None, *, dp_ranks=64):
         batches = pq.ParquetFile(path).iter_batches(batch_size=_BATCH, row_groups=list(row_groups))
     parts = []
     for batch in batches:
-        d = batch.column(batch.schema.get_field_index("dp_rank")).to_numpy(zero_copy_only=False)
+        d = arrow_numpy(batch.column(batch.schema.get_field_index("dp_rank")))
         parts.append(pa.Table.from_batches([batch]).filter(pa.array(d < dp_ranks)))
     return parts
 
@@ -292,7 +292,7 @@ def read_op_block(path, first, last, *, meta=None):
     meta_data, meta_source = find_meta(path, meta)
     parts = []
     for batch in _step_batches(path, first, last):
-        s = batch.column(batch.schema.get_field_index("step")).to_numpy(zero_copy_only=False)
+        s = arrow_numpy(batch.column(batch.schema.get_field_index("step")))
         keep = (s >= first) & (s <= last)
         if keep.any():
             parts.append(pa.Table.from_batches([batch]).filter(pa.array(keep)))
@@ -329,14 +329,14 @@ def read_block_tables(path, ranges, *, dp_ranks=None):
     lo, hi = ranges[0][0], ranges[-1][1]
     tables, steps, sample = [], [], []
     for batch in _step_batches(path, lo, hi):
-        s = batch.column(batch.schema.get_field_index("step")).to_numpy(zero_copy_only=False)
+        s = arrow_numpy(batch.column(batch.schema.get_field_index("step")))
         keep = (s >= lo) & (s <= hi)
         if keep.any():
             table = pa.Table.from_batches([batch]).filter(pa.array(keep))
             tables.append(table)
             steps.append(s[keep])
             if dp_ranks is not None:
-                d = table.column("dp_rank").to_numpy()
+                d = arrow_numpy(table.column("dp_rank"))
                 sample.append(table.filter(pa.array(d < dp_ranks)))
     blocks = []
     for first, last in ranges:
