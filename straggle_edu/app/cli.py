@@ -54,7 +54,12 @@ def _language_option():
     return parent
 
 
-def _parser():
+def _parser(only=None):
+    """The command line's parser; ``only``: the one subcommand to configure (others keep their help line; "": none).
+
+    Configuring a subcommand imports its room, so a call configures just the
+    one it runs: ``analyze`` does not pay for the SGD experiment's imports.
+    """
     lang = _language_option()
     parser = argparse.ArgumentParser(
         prog="straggle-edu",
@@ -65,11 +70,30 @@ def _parser():
     for name, (module, text) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=text, description=text, parents=[lang])
         p.set_defaults(_module=module)
+        if only not in (None, name):
+            continue
         try:
             _entry(module, "configure")(p)
         except ImportError as exc:  # a room that has not been built yet
             p.set_defaults(_missing=str(exc))
     return parser
+
+
+def _command(argv):
+    """The subcommand that ``argv`` names, or None.
+
+    Examples
+    --------
+    >>> _command(["--lang", "zh", "analyze", "trace.csv"]), _command(["site", "--lang=zh", "out"]), _command(["--help"])
+    ('analyze', 'site', None)
+    """
+    words = iter(sys.argv[1:] if argv is None else argv)
+    for word in words:
+        if word == "--lang":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in SUBCOMMANDS else None
+    return None
 
 
 def _catch_ctrl_c():
@@ -96,7 +120,7 @@ def main(argv=None):
 
 
 def _main(argv):
-    parser = _parser()
+    parser = _parser(only=_command(argv) or "")
     args = parser.parse_args(argv)
     if getattr(args, "lang", None) is None:
         return _dispatch(parser, args)
