@@ -67,13 +67,19 @@ sys.stderr.write(r.stderr.decode(errors="replace")[-2000:])
 """
 
 
+# The children run as a user's shell runs them: with Python's bytecode cache. Where the environment
+# turns it off (PYTHONDONTWRITEBYTECODE), every run of either program would compile its modules
+# again, which is no part of either analysis.
+_CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def measure(args):
     """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one child process.
 
     On a shared machine the wall time grows with the load; the CPU time does
     not, and on an idle machine the wall time is about the CPU time.
     """
-    out = subprocess.run([sys.executable, "-c", _MEASURE, *args], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", _MEASURE, *args], capture_output=True, text=True, env=_CHILD_ENV)
     wall, rss, rc, cpu = out.stdout.split()
     if int(rc) != 0:
         raise RuntimeError(f"{' '.join(args)} failed:\n{out.stderr}")
@@ -185,6 +191,7 @@ def versus_artifact(repeat, trial="SE"):
                       "--metadata", str(data / f"meta-{trial}.yaml"), "--trace", str(data / f"trace-{trial}.parquet"),
                       "--dump-dir", out]
         ours_cmd = [sys.executable, "-m", "straggle_edu", "analyze", str(data / f"trace-{trial}.parquet"), "--json"]
+        measure(ours_cmd), measure(theirs_cmd)  # untimed: each writes its bytecode cache
         ours, theirs = [], []
         for _ in range(repeat):  # interleaved, so both see the same load
             ours.append(measure(ours_cmd))
