@@ -214,7 +214,6 @@ _NEW_SLIDE = ("slide", "subslide")
 
 #: notebook stem -> markdown cells whose prompt the same cell (or the one above) answers; see the note above.
 GUESS_KNOWN = {
-    "06_root_causes": [12, 19, 29],
     "06b_diagnose_and_act": [4, 24],
 }
 
