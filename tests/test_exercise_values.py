@@ -198,11 +198,7 @@ def test_no_answer_above_its_question(path):
 #   givens of the lead-in, so against it only the lead-in's bold figures are read. A number the prompt names is a
 #   parameter wherever the lead-in repeats it.
 #
-# Notebooks 01-06 put the answer right under the prompt in the cells listed in GUESS_KNOWN. Their Chinese twins are
-# being rewritten on another branch; the list holds them until both languages move the answer below the reveal, and
-# the test fails when an entry no longer applies. 02's cell 2 and 04's cell 13 joined the list when the rule learned to
-# read a percentage in the prose as the ✓ line's fraction (63.4% against 0.634, 9.8% and 3.06% against 0.098 and
-# 0.0306).
+# Every notebook keeps to it, in both languages (the Chinese twins move their cells alike): there is no list of exceptions.
 _PROMPT = re.compile(r"\bGuess\b[^?\n]*\??")
 _CHECKED = re.compile(r"^✓ (?P<label>[^\n]*) = (?P<value>[^\n]*?)(?: \((?:quoted|against): (?P<quoted>[^\n]*)\))?$", re.M)
 _CALIBRATED = re.compile(r"^≈ (?P<label>[^\n]*?) = (?P<value>[^\n]*?), calibrated to (?P<target>[^\n]*?) \([^\n]*\)$",
@@ -210,18 +206,6 @@ _CALIBRATED = re.compile(r"^≈ (?P<label>[^\n]*?) = (?P<value>[^\n]*?), calibra
 _BOLD = re.compile(r"\*\*(?P<text>.+?)\*\*", re.S)
 _PARAGRAPH_NUMBER = re.compile(r"^\s*\d+\s*·")
 _NEW_SLIDE = ("slide", "subslide")
-
-
-#: notebook stem -> markdown cells whose prompt the same cell (or the one above) answers; see the note above.
-GUESS_KNOWN = {
-    "01_restaurant": [4, 20],
-    "02_tail_probability": [2, 16],
-    "03_expected_maximum": [2, 30],
-    "04_cost_accounting": [2, 13],
-    "05_training_step": [33],
-    "06_root_causes": [12, 19, 29],
-    "06b_diagnose_and_act": [4, 24],
-}
 
 
 def quoted_figures(text):
@@ -412,11 +396,7 @@ def test_guess_check_reads_a_percentage_as_the_lines_fraction_and_leaves_earlier
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_no_guess_is_answered_before_it_is_asked(path):
     found = guesses_given_away(_executed(path))
-    known = {f"cell {i}:" for i in GUESS_KNOWN.get(path.stem, [])}
-    new = [m for m in found if m.split(" the lead-in")[0] not in known]
-    stale = sorted(k for k in known if not any(m.startswith(k) for m in found))
-    assert not new, f"{path.name}: a 'Guess first' is answered with or before its prompt:\n" + "\n".join(new)
-    assert not stale, f"{path.name}: GUESS_KNOWN lists {stale}, which no longer give the answer away: remove them"
+    assert not found, f"{path.name}: a 'Guess first' is answered with or before its prompt:\n" + "\n".join(found)
 
 
 # ----------------------------------------------------------------------------------------------------------------
