@@ -321,8 +321,6 @@ ENGLISH_ALLOWED = {
     "Helm chart": "Dask's deployment on Kubernetes, by its name (13)",
     "Dask operator": "Dask's deployment on Kubernetes, by its name (13)",
     "MapReduce 的 backup task": "MapReduce's own term, beside its Chinese 备用任务 (07b)",
-    "E[N-th of N + b] − E[N-th of N + b + 1]": "07b cell 8's formula: 07b is rewritten on another branch (guess07b), "
-                                               "which should write it in Chinese",
 }
 
 
