@@ -129,6 +129,7 @@ def generate_huge(folder, block=2):
     if path.exists():
         return path, pq.ParquetFile(path).metadata.num_rows
     set_memory_budget(4 * 2**30)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp, writer, rows, t0, clock = path.with_suffix(".part"), None, 0, time.perf_counter(), 0.0
     for lo in range(0, HUGE["steps"], block):
         t = synthetic_trace(dp=HUGE["dp"], pp=HUGE["pp"], microbatches=HUGE["microbatches"], steps=block,
