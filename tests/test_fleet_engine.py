@@ -200,6 +200,14 @@ def test_tables_of_a_small_fleet_come_at_the_end_only(tmp_path, monkeypatch):
     assert len(read_rows(out)) == 3
 
 
+def test_cli_fleet_refresh_defaults_to_the_stores_interval(capsys):
+    from straggle_edu.fleet.store import REFRESH_SECONDS
+
+    with pytest.raises(SystemExit):
+        main(["fleet", "--help"])
+    assert f"(default {REFRESH_SECONDS:g})" in " ".join(capsys.readouterr().out.split())
+
+
 def test_a_copy_of_a_finished_trace_reuses_its_result(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
@@ -234,6 +242,7 @@ def test_cli_fleet_in_chinese(tmp_path, capsys):
     (["--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "workers must not be given with a scheduler"),
     (["--scheduler", "127.0.0.1:8786"], "scheduler must be an address like tcp://HOST:PORT"),
     (["--block-steps", "x"], "--block-steps must be 'auto' or a whole number >= 0, got 'x'"),
+    (["--refresh", "-1"], "refresh must be >= 0, got -1"),
 ])
 def test_cli_fleet_bad_options(tmp_path, capsys, argv, message):
     assert main(["fleet", str(OSDI), "--out", str(tmp_path), *argv]) == 2
