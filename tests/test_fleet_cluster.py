@@ -140,11 +140,12 @@ def _parts(out):
 def test_run_killed_with_sigkill_loses_no_finished_job_and_resumes(fleet, tmp_path):
     src, serial = fleet
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "straggle_edu", "fleet", str(src), "--out", str(out), "--workers", "1"]
+    cmd = [sys.executable, "-m", "straggle_edu", "fleet", str(src), "--out", str(out), "--workers", "1",
+           "--refresh", "0"]  # the tables rewritten as often as their cost allows: a kill may land in a rewrite
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        while len(_parts(out)) < 5 if out.exists() else True:
+        while len(_parts(out)) < 5 or not (out / "jobs.parquet").exists() if out.exists() else True:
             assert proc.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
             time.sleep(0.005)
     finally:
@@ -153,10 +154,16 @@ def test_run_killed_with_sigkill_loses_no_finished_job_and_resumes(fleet, tmp_pa
     time.sleep(0.5)
     assert live_processes(sid=proc.pid) == []
     finished = _parts(out)
-    assert 5 <= len(finished) < JOBS + 3 and not (out / "jobs.csv").exists()
+    assert 5 <= len(finished) < JOBS + 3
     for p in finished:  # every file under its final name is whole
         row = clean_row(json.loads(p.read_bytes()))
         assert without_seconds([row])[row["job_id"]] == serial[row["job_id"]]
+    kept = {clean_row(json.loads(p.read_bytes()))["content_hash"] for p in finished}
+    table = read_rows(out)  # the last rewrite of the tables before the kill: whole, and every row a finished job's
+    assert 1 <= len(table) <= len(finished) and {r["content_hash"] for r in table} <= kept
+    assert all(without_seconds([r])[r["job_id"]] == serial[r["job_id"]] for r in table)
+    (out / "jobs.parquet").unlink()  # and the CSV (written just before the Parquet file), as a reader without pyarrow
+    assert {r["content_hash"] for r in read_rows(out)} <= kept
     run = run_fleet([src], out, workers=0, progress=False)
     assert run.cached >= len(finished) and run.cached + run.analysed == JOBS + 3
     assert without_seconds(read_rows(out)) == serial

@@ -152,6 +152,62 @@ def test_rerun_skips_finished_jobs_and_writes_the_same_tables(tmp_path):
     assert json.loads((tmp_path / "out" / "fleet.json").read_text()) == first.figures
 
 
+def test_tables_during_the_run_hold_the_jobs_finished_so_far(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from straggle_edu.fleet import engine, store
+
+    (tmp_path / "src").mkdir()
+    synthetic_fleet(tmp_path / "src", 5, seed=4)
+    out, seen, record = tmp_path / "out", [], engine._record
+
+    def watch(st, spool, *args):  # before each job's row is kept: what a reader of DIR sees now
+        tables = (out / "jobs.csv").exists(), (out / "jobs.parquet").exists()
+        assert tables in ((False, False), (True, True))
+        if tables[0]:
+            seen.append((len(spool), read_rows(out), pq.read_schema(out / "jobs.parquet")))
+            (out / "jobs.parquet").rename(out / "aside.parquet")  # and the CSV alone, as a reader without pyarrow
+            assert read_rows(out) == seen[-1][1]
+            (out / "aside.parquet").rename(out / "jobs.parquet")
+        record(st, spool, *args)
+
+    monkeypatch.setattr(engine, "_record", watch)
+    monkeypatch.setattr(store, "_REFRESH_SHARE", 0)  # with refresh=0: a rewrite after every job
+    run_fleet([tmp_path / "src"], out, workers=0, progress=False, refresh=0)
+    final = read_rows(out)
+    assert [k for k, _, _ in seen] == [1, 2, 3, 4]  # the first table after the first job, none before it
+    for k, rows, schema in seen:
+        assert rows == final[:k] and schema == pq.read_schema(out / "jobs.parquet")  # whole rows, the same types
+    monkeypatch.undo()
+    run_fleet([tmp_path / "src"], tmp_path / "at-end", workers=0, progress=False, refresh=None)
+    assert without_seconds(final) == without_seconds(read_rows(tmp_path / "at-end"))  # the table of old
+    assert not list(out.rglob(".tmp-*"))
+
+
+def test_tables_of_a_small_fleet_come_at_the_end_only(tmp_path, monkeypatch):
+    from straggle_edu.fleet import engine
+
+    (tmp_path / "src").mkdir()
+    synthetic_fleet(tmp_path / "src", 3, seed=4)
+    out, record = tmp_path / "out", engine._record
+
+    def watch(*args):
+        assert not (out / "jobs.csv").exists()  # the first rewrite waits 30 s: a small fleet never pays for one
+        record(*args)
+
+    monkeypatch.setattr(engine, "_record", watch)
+    run_fleet([tmp_path / "src"], out, workers=0, progress=False)
+    assert len(read_rows(out)) == 3
+
+
+def test_cli_fleet_refresh_defaults_to_the_stores_interval(capsys):
+    from straggle_edu.fleet.store import REFRESH_SECONDS
+
+    with pytest.raises(SystemExit):
+        main(["fleet", "--help"])
+    assert f"(default {REFRESH_SECONDS:g})" in " ".join(capsys.readouterr().out.split())
+
+
 def test_a_copy_of_a_finished_trace_reuses_its_result(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
@@ -186,6 +242,7 @@ def test_cli_fleet_in_chinese(tmp_path, capsys):
     (["--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "workers must not be given with a scheduler"),
     (["--scheduler", "127.0.0.1:8786"], "scheduler must be an address like tcp://HOST:PORT"),
     (["--block-steps", "x"], "--block-steps must be 'auto' or a whole number >= 0, got 'x'"),
+    (["--refresh", "-1"], "refresh must be >= 0, got -1"),
 ])
 def test_cli_fleet_bad_options(tmp_path, capsys, argv, message):
     assert main(["fleet", str(OSDI), "--out", str(tmp_path), *argv]) == 2

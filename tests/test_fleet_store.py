@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from straggle_edu.fleet.store import COLUMNS, Spool, Store, atomic_write, clean_row, content_hash, read_rows
+from straggle_edu.fleet.store import COLUMNS, Refresh, Spool, Store, atomic_write, clean_row, content_hash, read_rows
 
 
 def test_content_hash_of_a_file_its_layout_and_a_folder(tmp_path):
@@ -98,3 +98,66 @@ def test_spool_keeps_rows_in_order():
         s.append({"i": i})
     assert [r["i"] for r in s] == [0, 1, 2] == [r["i"] for r in s]
     s.close()
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_refresh_waits_the_interval_then_rewrites_only_new_rows(tmp_path, monkeypatch):
+    clock, rows, writes = Clock(), [], []
+    st = Store(tmp_path)
+    monkeypatch.setattr(st, "write_tables", lambda r: writes.append(len(r)))
+    refresh = Refresh(st, rows, every=30, clock=clock)
+    rows.append({"job_id": "a"})
+    clock.t += 29.9
+    assert not refresh() and writes == []  # the first rewrite only after the interval: a small fleet never pays
+    clock.t += 0.1
+    assert refresh() and writes == [1]
+    clock.t += 100
+    assert not refresh() and writes == [1]  # no row since: nothing to rewrite
+    rows.append({"job_id": "b"})
+    assert refresh() and writes == [1, 2]
+    rows.append({"job_id": "c"})
+    clock.t += 29
+    assert not refresh()
+    never = Refresh(st, rows, every=None, clock=clock)
+    clock.t += 1e9
+    assert not never() and writes == [1, 2]
+
+
+def test_refresh_after_a_slow_rewrite_waits_ten_times_as_long(tmp_path, monkeypatch):
+    clock, rows = Clock(), [{"job_id": "a"}]
+    st = Store(tmp_path)
+
+    def slow(r):  # a huge table: the rewrite takes 6 s
+        clock.t += 6
+
+    monkeypatch.setattr(st, "write_tables", slow)
+    refresh = Refresh(st, rows, every=30, clock=clock)
+    clock.t += 30
+    assert refresh()
+    rows.append({"job_id": "b"})
+    clock.t += 59
+    assert not refresh()  # due 60 s after the slow rewrite ended, not 30
+    clock.t += 1
+    assert refresh()
+
+
+def test_refresh_writes_the_tables_as_the_end_does(tmp_path):
+    rows = Spool(tmp_path)
+    for i in range(3):
+        rows.append({"job_id": f"j{i}", "gpus": 8, "slowdown": 1.5})
+    Refresh(Store(tmp_path / "live"), rows, every=0)()
+    Store(tmp_path / "end").write_tables(rows)
+    for name in ("jobs.csv", "jobs.parquet"):
+        assert (tmp_path / "live" / name).read_bytes() == (tmp_path / "end" / name).read_bytes()
+    rows.append({"job_id": "j3"})  # the spool still takes rows after it was read
+    assert [r["job_id"] for r in rows] == ["j0", "j1", "j2", "j3"]
+    rows.close()

@@ -53,6 +53,9 @@ def configure(parser):
                         help="op-level files: analyse N steps at a time, as 'analyze --block-steps'; 'auto' "
                         "(default) as analyze does, and also for a job too large for a worker's memory; 0 reads "
                         "every trace whole")
+    parser.add_argument("--refresh", type=float, metavar="SECONDS",
+                        help="during the run, rewrite jobs.parquet and jobs.csv from the jobs finished so far at most "
+                        "every SECONDS, the first time after that long (default 30); they are written at the end too")
     parser.add_argument("--top", type=int, default=5, metavar="N", help="worst jobs listed in the summary (default 5)")
 
 
@@ -117,12 +120,13 @@ def run(args):
     """
     from ..traces.cli import _block_steps
     from .engine import run_fleet
+    from .store import REFRESH_SECONDS
 
     if args.top < 1:
         raise ValueError(f"--top must be a whole number >= 1, got {args.top}")
     result = run_fleet(args.source, args.out, scheduler=args.scheduler, workers=args.workers,
                        follow_links=args.follow_links, block_steps=_block_steps(args.block_steps),
-                       progress=sys.stderr.isatty())
+                       progress=sys.stderr.isatty(), refresh=REFRESH_SECONDS if args.refresh is None else args.refresh)
     print(summary(result, top=args.top))
     return 0
 

@@ -7,7 +7,8 @@
     names its DP rank and worker; S and every S_X are ``analyze``'s, bit for bit.
 :func:`run_fleet`
     SOURCE arguments -> ``DIR/parts/``, ``DIR/jobs.parquet``, ``DIR/jobs.csv``
-    and ``DIR/fleet.json``, with a progress bar of jobs done and the ETA.
+    and ``DIR/fleet.json``, with a progress bar of jobs done and the ETA; the
+    two tables are also rewritten during the run, from the jobs finished so far.
 
 Where it runs
 -------------
@@ -46,7 +47,7 @@ from ..i18n import _
 from . import _split
 from .figures import analysis_row, fleet_figures
 from .sources import count_jobs, expand
-from .store import Spool, Store, atomic_write, clean_row, content_hash
+from .store import REFRESH_SECONDS, Refresh, Spool, Store, atomic_write, clean_row, content_hash
 
 __all__ = ["job_row", "job_rows", "run_fleet", "FleetRun", "BYTES_PER_OP", "CHUNK_JOBS", "CHUNK_BYTES",
            "missing_dask"]
@@ -416,7 +417,9 @@ def _resolve(store, job, row):
     return _finish(job, row)
 
 
-def _check(scheduler, workers, block_steps):
+def _check(scheduler, workers, block_steps, refresh):
+    if refresh is not None:
+        _validate.nonnegative("refresh", refresh)
     if scheduler is not None and workers is not None:
         raise ValueError(f"workers must not be given with a scheduler (its cluster has its workers), got {workers}")
     if workers is not None:
@@ -427,7 +430,8 @@ def _check(scheduler, workers, block_steps):
         raise ValueError(f"scheduler must be an address like tcp://HOST:PORT, got {scheduler!r}")
 
 
-def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False, block_steps="auto", progress=True):
+def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False, block_steps="auto", progress=True,
+              refresh=REFRESH_SECONDS):
     """Analyse every job of ``sources`` into the folder ``out``; resume what a previous run there finished.
 
     Parameters
@@ -446,6 +450,9 @@ def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False,
         As ``analyze --block-steps``; ``"auto"`` also cuts a job that would not fit a worker's memory.
     progress : bool
         Show a progress bar (tqdm) of jobs done, with the ETA.
+    refresh : float or None
+        Seconds between rewrites of ``DIR/jobs.parquet`` and ``DIR/jobs.csv`` from the jobs finished so far
+        (the first one after that long; see :class:`~straggle_edu.fleet.store.Refresh`); None: at the end only.
 
     Returns
     -------
@@ -459,17 +466,19 @@ def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False,
     >>> run.jobs, run.analysed, run.errors, round(run.figures["slowdown_quantiles"]["max"], 4)
     (1, 1, 0, 1.1796)
     """
-    _check(scheduler, workers, block_steps)
+    _check(scheduler, workers, block_steps, refresh)
     t0 = time.perf_counter()
     store = Store(out)
     total = count_jobs(expand(sources, follow_links=follow_links, skip=[store.out]))
     done = frozenset(store.done())
     spool, counts, bar = Spool(store.out), {"analysed": 0, "cached": 0}, _bar(progress, total)
     try:
+        tables_so_far = Refresh(store, spool, refresh)
         with _Rows(scheduler, workers) as rows_of:
             jobs = expand(sources, follow_links=follow_links, skip=[store.out])
             for job, row in rows_of(jobs, block_steps, done, total):
                 _record(store, spool, counts, job, row)
+                tables_so_far()
                 if bar is not None:
                     bar.update(1)
         if bar is not None:
