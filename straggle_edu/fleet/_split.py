@@ -1,7 +1,8 @@
 """One large op-level job as Dask tasks, a block of steps each, merged as ``analyze --block-steps`` merges them.
 
-The passes of :func:`~straggle_edu.traces.whatif.analyze_blocks`, each block its own task, the
-block's model kept on the worker that built it:
+The passes of :func:`~straggle_edu.traces.whatif.analyze_blocks`, one task per run of blocks that
+share row groups (not per block: Dask's cost per task is then paid about 130 times for the
+16,384-rank job's 50 blocks, not 325), the blocks' models kept on the worker that built them:
 
 1. the program (the dependency model of the first 64 DP ranks over every step), its rows read
    in as many parts as there are workers, then built once;
@@ -10,12 +11,19 @@ block's model kept on the worker that built it:
    :func:`~straggle_edu.traces.whatif.ideal_stats`;
 3. merge the statistics in step order (:func:`~straggle_edu.traces.whatif.merge_all_stats`, the
    exact merge of ``analyze``) and finish them;
-4. per block: :func:`~straggle_edu.traces.whatif.block_scores`;
+4. per run: each block's :func:`~straggle_edu.traces.whatif.block_scores`;
 5. :func:`~straggle_edu.traces.whatif.merge_scores`: the whole trace's scores and the workers that M_W fixes;
-6. per block: :func:`~straggle_edu.traces.whatif.block_mw`;
+6. per run: each block's :func:`~straggle_edu.traces.whatif.block_mw`;
 7. :func:`~straggle_edu.traces.whatif.scores_analysis`, then the job's row (or, ``submit(..., analysis=True)``,
    the :class:`~straggle_edu.traces.Analysis` itself, every S_X of it, which the tests and
    ``benchmarks/bench_fleet.py --huge`` compare with ``analyze``'s).
+
+Why tasks, for a job that one worker could analyse alone (measured on the 16,384-rank x 50-step
+trace, 2 workers on 2 loaded cores, client and workers' CPU): the block tasks took 15.9 and
+16.1 s wall (23.8 and 24.6 s CPU), one task running ``analyze_op_file`` 17.9 and 20.0 s wall
+(19.1 and 21.4 s CPU). So a job analysed in blocks is cut into block tasks: they finish it sooner
+on workers that would otherwise wait, at about 4 s more CPU (the program's sample read apart from
+the blocks, the workers' Dask overhead).
 
 The blocks are those ``analyze`` cuts (the same ``block_steps``), and every sum runs in the same
 order, so S and every S_X equal ``straggle-edu analyze``'s, bit for bit. A worker that dies takes
@@ -136,36 +144,49 @@ def _first_pass(path, ranges, meta, program, ideal, budget):
     return out
 
 
-def _merge(ideal, *stats):
+def _merge(ideal, *unit_stats):
+    """Pass 2: every block's statistics (each run's list, in step order) merged and finished."""
     from ..traces.whatif import finish_stats, merge_all_stats
 
-    return finish_stats(merge_all_stats(stats))
+    return finish_stats(merge_all_stats([s for stats in unit_stats for s in stats]))
 
 
-def _scores(block, program, finished, ideal, offset):
+def _stats(run):
+    """The statistics of a run's blocks (not their models), for the merge."""
+    return [block["stats"] for block in run]
+
+
+def _scores(run, program, finished, ideal, *before):
+    """Pass 3 of a run's blocks: their scores, each with the steps before it (``before``: the earlier runs' infos)."""
     from ..traces.whatif import block_scores
 
-    t0 = time.perf_counter()
-    out = block_scores(block["model"], program, finished, ideal, step_offset=offset)
-    return {**out, "steps": block["model"].steps, "recorded": block["model"].recorded_step,
-            "dp_size": block["model"].dp_size, "seconds": time.perf_counter() - t0}
+    offset, out = sum(i["steps"] for infos in before for i in infos), []
+    for block in run:
+        t0 = time.perf_counter()
+        m = block["model"]
+        out.append({**block_scores(m, program, finished, ideal, step_offset=offset), "steps": m.steps,
+                    "recorded": m.recorded_step, "dp_size": m.dp_size, "seconds": time.perf_counter() - t0})
+        offset += len(m.steps)
+    return out
 
 
-def _merge_scores(program, ideal, *parts):
+def _merge_scores(program, ideal, *unit_parts):
     import numpy as np
 
     from ..traces.whatif import merge_scores
 
+    parts = [p for ps in unit_parts for p in ps]
     steps = np.concatenate([p["steps"] for p in parts])
     recorded = np.concatenate([p["recorded"] for p in parts])
     # the program holds the first 64 DP ranks; the trace's first block, all of them (as analyze_blocks' first model)
     return merge_scores(replace(program, dp_size=parts[0]["dp_size"]), parts, steps, recorded, ideal)
 
 
-def _mw(block, finished, fix, ideal):
+def _mw(run, finished, fix, ideal):
+    """Pass 4 of a run's blocks: their M_W step times, in step order."""
     from ..traces.whatif import block_mw
 
-    return block_mw(block["model"], finished, fix, ideal)
+    return [block_mw(block["model"], finished, fix, ideal) for block in run]
 
 
 def _analysis(scores, program, finished, ideal, infos, *t_mw):
@@ -193,21 +214,19 @@ def _row(a, infos):
             "block_seconds": sum(i["seconds"] for i in infos)}
 
 
-def _info(block):
-    """What the row needs of a block's first pass (not its model): notes, skipped ops, size, steps, seconds."""
-    return {"steps": len(block["model"].steps), **{k: block[k] for k in ("notes", "skipped", "ops", "trace0", "seconds")}}
-
-
-def _offset(*infos):
-    """The number of steps in the blocks before this one."""
-    return sum(i["steps"] for i in infos)
+def _info(run):
+    """What the row needs of a run's first pass (not its models): each block's notes, skipped ops, size, steps,
+    seconds."""
+    return [{"steps": len(b["model"].steps), **{k: b[k] for k in ("notes", "skipped", "ops", "trace0", "seconds")}}
+            for b in run]
 
 
 def _analysis_of(scores, program, finished, ideal, n, whole, *rest):
-    """The row columns (``whole``: the :func:`_analysis` itself) of the n blocks' infos, then their M_W times,
+    """The row columns (``whole``: the :func:`_analysis` itself) of the n runs' infos, then their M_W times,
     given as positional arguments (Dask resolves them)."""
-    a = _analysis(scores, program, finished, ideal, list(rest[:n]), *rest[n:])
-    return a if whole else _row(a, rest[:n])
+    infos = [i for run in rest[:n] for i in run]
+    a = _analysis(scores, program, finished, ideal, infos, *[t for run in rest[n:] for t in run])
+    return a if whole else _row(a, infos)
 
 
 def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact", analysis=False):
@@ -223,16 +242,15 @@ def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact", ana
     cuts = [groups * i // n for i in range(n + 1)]
     samples = [sub(f"sample{i}", _sample, path, range(cuts[i], cuts[i + 1])) for i in range(n)]
     program = sub("program", _program, path, meta, budget, *samples)
-    ranges, blocks = job_plan["ranges"], []
+    ranges, runs = job_plan["ranges"], []
     for u, unit in enumerate(job_plan["units"]):
-        run = sub(f"read{u}", _first_pass, path, [ranges[i] for i in unit], meta, program, ideal, budget)
-        blocks += [sub(f"block{i}", operator.getitem, run, k) for k, i in enumerate(unit)]
-    finished = sub("finish", _merge, ideal, *[sub(f"stats{i}", operator.getitem, b, "stats") for i, b in enumerate(blocks)])
-    infos = [sub(f"info{i}", _info, b) for i, b in enumerate(blocks)]
-    scores = [sub(f"scores{i}", _scores, b, program, finished, ideal, sub(f"offset{i}", _offset, *infos[:i]))
-              for i, b in enumerate(blocks)]
+        runs.append(sub(f"read{u}", _first_pass, path, [ranges[i] for i in unit], meta, program, ideal, budget))
+    # one task per run of blocks and pass: the blocks' models stay on the worker that read them
+    finished = sub("finish", _merge, ideal, *[sub(f"stats{u}", _stats, r) for u, r in enumerate(runs)])
+    infos = [sub(f"info{u}", _info, r) for u, r in enumerate(runs)]
+    scores = [sub(f"scores{u}", _scores, r, program, finished, ideal, *infos[:u]) for u, r in enumerate(runs)]
     merged = sub("merge", _merge_scores, program, ideal, *scores)
     fix = sub("fix", operator.getitem, merged, "fix")
-    t_mw = [sub(f"mw{i}", _mw, b, finished, fix, ideal) for i, b in enumerate(blocks)]
+    t_mw = [sub(f"mw{u}", _mw, r, finished, fix, ideal) for u, r in enumerate(runs)]
     return sub("analysis" if analysis else "row", _analysis_of, merged, program, finished, ideal, len(infos), analysis,
                *infos, *t_mw)

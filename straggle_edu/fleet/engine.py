@@ -373,7 +373,9 @@ def _connect(scheduler, workers):
     # threshold: every large array is then mapped and unmapped anew, and the 16,384-rank job spent 19 s of system
     # time in page faults (10 s without it). The fleet's memory is short-lived arrays, which glibc's default reuses.
     # dashboard_address=None still asks for port 8787 and warns when another cluster holds it; a free port does not.
-    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+    # The workers' statistical profiler (a stack sample every 10 ms, for the dashboard) costs CPU the jobs need.
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+                          "distributed.worker.profile.enabled": False}):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
     return Client(cluster), cluster

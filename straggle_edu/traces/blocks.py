@@ -330,19 +330,40 @@ def read_block_tables(path, ranges, *, dp_ranks=None):
     tables, steps, sample = [], [], []
     for batch in _step_batches(path, lo, hi):
         s = arrow_numpy(batch.column(batch.schema.get_field_index("step")))
-        keep = (s >= lo) & (s <= hi)
-        if keep.any():
-            table = pa.Table.from_batches([batch]).filter(pa.array(keep))
+        table = pa.Table.from_batches([batch])
+        table, s = _rows_between(table, s, lo, hi)
+        if table.num_rows:
             tables.append(table)
-            steps.append(s[keep])
+            steps.append(s)
             if dp_ranks is not None:
                 d = arrow_numpy(table.column("dp_rank"))
                 sample.append(table.filter(pa.array(d < dp_ranks)))
     blocks = []
     for first, last in ranges:
-        parts = [t.filter(pa.array((s >= first) & (s <= last))) for t, s in zip(tables, steps)]
+        parts = [_rows_between(t, s, first, last)[0] for t, s in zip(tables, steps)]
         blocks.append([t for t in parts if t.num_rows])
     return blocks, sample if dp_ranks is not None else None
+
+
+def _rows_between(table, s, first, last):
+    """The rows of ``table`` (``s``: its steps) of steps ``first..last``, and their steps: a slice (no copy) when the
+    steps rise, as a Parquet file written in step order gives them; else a filter, in the same row order.
+
+    Examples
+    --------
+    >>> import numpy as np, pyarrow as pa
+    >>> s = np.array([1, 2, 2, 3])
+    >>> t, kept = _rows_between(pa.table({"step": s}), s, 2, 2)
+    >>> t.column("step").to_pylist(), kept.tolist()
+    ([2, 2], [2, 2])
+    """
+    import pyarrow as pa
+
+    if len(s) < 2 or (s[1:] >= s[:-1]).all():
+        i, j = np.searchsorted(s, first, "left"), np.searchsorted(s, last, "right")
+        return table.slice(i, j - i), s[i:j]
+    keep = (s >= first) & (s <= last)
+    return table.filter(pa.array(keep)), s[keep]
 
 
 def op_block(path, tables, *, meta=None):
