@@ -10,7 +10,7 @@ TIERS = {
     "default": {"command": "pytest", "minutes": 8},
     "slow": {"command": "pytest -m slow", "minutes": 14},
     "full": {"command": "pytest --full", "minutes": 20},
-    "loop": {"command": 'pytest -m "not slow and not notebooks" -x', "minutes": 2},
+    "loop": {"command": 'pytest -m "not slow and not notebooks" -x -n auto', "minutes": 2},
 }
 # A run over its budget by more than this factor fails when STRAGGLE_EDU_BUDGETS=1.
 BUDGET_SLACK = 1.5

@@ -11,7 +11,7 @@ holds it to ``tests/_tiers.py``):
   processes that time themselves, torchrun.
 - ``pytest --full``: both, as CI runs them (``.ci/run`` runs the default tier
   with the README's command, then the slow tier).
-- ``pytest -m "not slow and not notebooks"``: the quick loop while editing
+- ``pytest -m "not slow and not notebooks" -x -n auto``: the quick loop while editing
   (no notebook runs).
 
 Set ``STRAGGLE_EDU_FORBID_SKIPS=1`` (as ``.ci/run`` does) to turn every skip
