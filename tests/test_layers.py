@@ -35,7 +35,7 @@ ALLOWED = {
     "traces": _BELOW["traces"] | {"_validate", "i18n"},
     "charts": _BELOW["charts"] | {"_validate", "i18n"},
     # The notebook helpers show charts; they never build widgets of their own.
-    "notebook": _BELOW["charts"] | {"_validate", "i18n", "notebook"},
+    "notebook": _BELOW["charts"] | {"_validate", "i18n", "notebook", "_cache"},
     # Instruments run real processes; what they predict comes from models.
     "instruments": _BELOW["traces"] | {"_validate", "i18n", "instruments"},
     "exercises": _BELOW["traces"] | {"_validate", "i18n", "instruments", "exercises", "fleet"},
@@ -44,7 +44,7 @@ ALLOWED = {
     "explorers": _BELOW["explorers"] | {"_validate", "i18n", "instruments", "notebook", "fleet"},
     # The fleet runs the one what-if engine over many jobs; Dask only inside functions.
     "fleet": _BELOW["traces"] | {"_validate", "i18n", "fleet"},
-    "app": set(LAYERS) | {"_validate", "i18n", "instruments", "notebook", "exercises", "fleet", "app"},
+    "app": set(LAYERS) | {"_validate", "i18n", "instruments", "notebook", "exercises", "fleet", "app", "_cache"},
     # The language switch imports nothing of the package.
     "i18n": set(),
 }
@@ -56,9 +56,10 @@ FORBIDDEN_LIBS = {
     "explorers": (), "app": (), "i18n": _NO_PLOTS, "fleet": _NO_PLOTS,
 }
 
-# Loose at the top: the package, ``python -m``, the input checker, and a
-# shim that keeps ``torchrun -m straggle_edu.probe`` working.
-TOP_LEVEL = {"__init__.py", "__main__.py", "_validate.py", "probe.py"}
+# Loose at the top: the package, ``python -m``, the input checker, the cache of
+# the JavaScript bundles that the notebook helpers and the app build (one place
+# for both rooms), and a shim that keeps ``torchrun -m straggle_edu.probe`` working.
+TOP_LEVEL = {"__init__.py", "__main__.py", "_validate.py", "_cache.py", "probe.py"}
 
 def imported_modules(path):
     """Absolute names of every module that the file imports (at any depth)."""

@@ -907,13 +907,17 @@ def page_script():
     """Vega, Vega-Lite, vega-embed and the page code, as one classic script (about 1 MB)."""
     import vl_convert as vlc
 
+    from .._cache import cached_text
+
     try:
         from altair.utils._importers import vl_version_for_vl_convert
 
         version = vl_version_for_vl_convert()
     except Exception:  # an altair without the helper: vl-convert's newest Vega-Lite
         version = None
-    return vlc.javascript_bundle(_PAGE_JS, vl_version=version)
+    # About 1.3 s of CPU for each site and fleet report; it depends only on these versions.
+    return cached_text("page-script", f"{vlc.__version__}|{version}|{_PAGE_JS}",
+                       lambda: vlc.javascript_bundle(_PAGE_JS, vl_version=version))
 
 
 def _nav(names, prev, nxt):

@@ -53,55 +53,20 @@ def enable_offline():
     if not _offline_enabled and not site_mode():
         import altair as alt
 
-        if not _load_cached_bundle(alt):
+        from altair.jupyter import jupyter_chart
+        import vl_convert
+
+        from .._cache import cached_text
+
+        def build():
             alt.JupyterChart.enable_offline()
-            _save_cached_bundle(alt)
+            return alt.JupyterChart._esm
+
+        # About 2 s of CPU in every kernel; the bundle depends only on these versions.
+        key = f"{alt.__version__}|{vl_convert.__version__}|{jupyter_chart.load_js_src()}"
+        alt.JupyterChart._esm = cached_text("jupyterchart-offline", key, build)
+        alt.JupyterChart._is_offline = True
         _offline_enabled = True
-
-
-def _bundle_path(alt):
-    """Where the offline bundle for these versions of Altair and vl-convert is cached.
-
-    Building it (``JupyterChart.enable_offline``) costs about 2 s of CPU in
-    every kernel; the result depends only on the two versions.
-    """
-    import hashlib
-
-    import vl_convert
-
-    from altair.jupyter import jupyter_chart
-
-    key = f"{alt.__version__}|{vl_convert.__version__}|{jupyter_chart.load_js_src()}"
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "straggle-edu", f"jupyterchart-offline-{digest}.js")
-
-
-def _load_cached_bundle(alt):
-    cls = alt.JupyterChart
-    try:
-        with open(_bundle_path(alt), encoding="utf-8") as f:
-            src = f.read()
-    except (OSError, ImportError, AttributeError):
-        return False
-    if len(src) < 100_000 or not hasattr(cls, "_is_offline"):  # not a whole bundle
-        return False
-    cls._esm = src
-    cls._is_offline = True
-    return True
-
-
-def _save_cached_bundle(alt):
-    """Keep the bundle for the next kernel; a failure only costs time later."""
-    try:
-        path = _bundle_path(alt)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(alt.JupyterChart._esm)
-        os.replace(tmp, path)
-    except (OSError, ImportError, AttributeError):
-        pass
 
 
 def chart_widget(chart, **kwargs):
