@@ -164,3 +164,22 @@ def test_02_the_sandbox_names_p_and_the_marked_line_as_the_sliders_show_them():
     assert f"把{_('mark level')}挪到 90%" in cell
     q5 = zh_cell_beside("02_tail_probability.ipynb", "**q5")
     assert "、".join(_(f"1 in {n}") for n in ("1,000", "10,000", "100,000")) in q5
+
+
+# --------------------------------------------------------------------------
+# Two sentences whose halves read alike, and one counting word
+
+def test_08_names_the_two_means_apart():
+    # "the slowest worker's mean instead of the mean of the slowest": in Chinese the two halves read alike
+    # unless each is spelled out (the review's 08 cell 18).
+    cell = zh_cell_beside("08_fact_check.ipynb", "instead of the mean of the slowest")
+    assert "「均值最大的那个 worker 的均值」（max E）" in cell, cell
+    assert "「每步最慢者用时的均值」（E[max]" in cell, cell
+
+
+def test_12_counts_false_alarms_per_report():
+    # P(a report is a false alarm): 每次报告, as the prose and the explorer say, never 每份.
+    sources = [zh_markdown("12_detector_thresholds.ipynb"), *(p.read_text(encoding="utf-8")
+               for p in (ROOT / "straggle_edu" / "i18n" / "zh").glob("*.po"))]
+    assert not [s for s in sources if "每份报告" in s]
+    assert "每次报告" in zh_markdown("12_detector_thresholds.ipynb")
