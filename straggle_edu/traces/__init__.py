@@ -20,7 +20,11 @@ Map of the package
 :mod:`~straggle_edu.traces.optrace`
     op-level traces in the schema of the OSDI 2025 artifact (.parquet, .csv).
 :mod:`~straggle_edu.traces.profiler`
-    PyTorch profiler Chrome traces, reduced to per-rank step times.
+    PyTorch profiler (Kineto) traces, read as a stream: each rank's steps,
+    collectives and arrivals.
+:mod:`~straggle_edu.traces.syncpoints`
+    profiler traces on the one what-if engine: collectives as
+    synchronisation points, the compute between them as segments.
 :mod:`~straggle_edu.traces.flight_recorder`
     PyTorch Flight Recorder dumps: the ranks the others wait on.
 :mod:`~straggle_edu.traces.straggler_log`
@@ -59,6 +63,7 @@ __all__ = [
     "Analysis",
     "FORMATS",
     "OpTrace",
+    "ProfilerTrace",
     "SuspectAnalysis",
     "RankTrace",
     "TraceError",
@@ -87,6 +92,8 @@ _LAZY = {
     "read_op_trace": "optrace",
     "write_trace": "optrace",
     "read_profiler_traces": "profiler",
+    "ProfilerTrace": "profiler",
+    "analyze_profiler": "syncpoints",
     "read_flight_recorder": "flight_recorder",
     "analyze_flight_recorder": "flight_recorder",
     "read_straggler_log": "straggler_log",
@@ -261,7 +268,7 @@ def _detect_csv(p):
     )
 
 
-def read_trace(path, *, format=None, meta=None):
+def read_trace(path, *, format=None, meta=None, comm_kernel=()):
     """Read a trace file (or a folder / list of profiler traces).
 
     Parameters
@@ -276,10 +283,13 @@ def read_trace(path, *, format=None, meta=None):
     meta : str or os.PathLike, optional
         Op-level only: the layout file (``meta-<name>.yaml`` or ``.json``);
         by default it is looked up beside the trace.
+    comm_kernel : sequence of str
+        Profiler traces only: regular expressions of communication kernels
+        beyond :data:`~straggle_edu.traces.profiler.COMM_PATTERNS`.
 
     Returns
     -------
-    OpTrace, RankTrace, FlightRecorderTrace or SuspectAnalysis
+    OpTrace, RankTrace, ProfilerTrace, FlightRecorderTrace or SuspectAnalysis
         Straggler logs and NCCL Inspector logs hold no step times; they are
         read straight into their :class:`SuspectAnalysis`.
 
@@ -313,11 +323,11 @@ def read_trace(path, *, format=None, meta=None):
     if fmt == "torch-profiler":
         from .profiler import read_profiler_traces
 
-        return read_profiler_traces(path)
+        return read_profiler_traces(path, comm_kernel)
     raise ValueError(f"format must be one of {', '.join(map(repr, FORMATS))}, got {fmt!r}")
 
 
-def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):
+def analyze(trace, *, attribution="auto", progress=False, ideal="artifact", comm_kernel=()):
     """What-if analysis of a trace: how much slower than ideal, and who is to blame.
 
     Parameters
@@ -333,6 +343,8 @@ def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):
     ideal : {"artifact", "per-step"}
         Op-level traces: how ideal durations are set (see
         :func:`~straggle_edu.traces.whatif.ideal_work`).
+    comm_kernel : sequence of str
+        Profiler traces read from a path: more communication kernel patterns.
 
     Returns
     -------
@@ -350,10 +362,14 @@ def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):
         raise ValueError(f"attribution must be one of 'auto', 'full', 'basic', got {attribution!r}")
     if isinstance(trace, RankTrace):
         return analyze_ranks(trace)
-    if not _is_op_trace(trace) and not _is_suspect_source(trace):
-        trace = read_trace(trace)
+    if not _is_op_trace(trace) and not _is_suspect_source(trace) and not _is_profiler(trace):
+        trace = read_trace(trace, comm_kernel=comm_kernel)
         if isinstance(trace, RankTrace):
             return analyze_ranks(trace)
+    if _is_profiler(trace):
+        from .syncpoints import analyze_profiler
+
+        return analyze_profiler(trace)
     if _is_suspect_source(trace):
         return _suspects_of(trace)
     from .whatif import analyze_ops
@@ -372,6 +388,10 @@ def _suspects_of(trace):
     from .flight_recorder import analyze_flight_recorder
 
     return analyze_flight_recorder(trace)
+
+
+def _is_profiler(obj):
+    return type(obj).__module__.endswith("traces.profiler")
 
 
 def _is_op_trace(obj):

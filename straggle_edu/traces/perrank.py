@@ -62,7 +62,7 @@ class RankTrace:
     Attributes
     ----------
     format : str
-        ``"per-rank"`` or ``"torch-profiler"`` (profiler traces reduce to this).
+        ``"per-rank"``.
     source : str
         Where it came from.
     steps, ranks : numpy.ndarray
