@@ -76,8 +76,9 @@ def test_analyze_cli_pickle_bomb_is_one_line_and_runs_nothing(tmp_path):
 
 def test_read_bytes_stops_a_gzip_bomb_at_the_budget(tmp_path):
     p = tmp_path / "rank-0.json.gz"
-    with gzip.open(p, "wb", compresslevel=9) as f:  # 200 MiB of zeros, 200 KiB on disk
-        block = b"0" * (1 << 20)
+    with gzip.open(p, "wb", compresslevel=9) as f:  # a profiler trace of 200 MiB of blanks, 200 KiB on disk
+        f.write(b'{"traceEvents": [')
+        block = b" " * (1 << 20)
         for _ in range(200):
             f.write(block)
     assert p.stat().st_size < 1 << 20
