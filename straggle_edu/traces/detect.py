@@ -42,7 +42,6 @@ the fleet's :func:`~straggle_edu.fleet.sources.trace_kind` call these two.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
 import os
 import pickletools
@@ -219,14 +218,46 @@ def _gzip_problem(exc):
         else f"cannot be read ({exc.strerror})"
 
 
+class _Gunzip:
+    """A gzip stream's bytes, member after member; one that ends inside a member raises EOFError.
+
+    (``gzip.GzipFile`` behind a buffer can hand back a truncated stream's bytes, then a quiet end.)
+    """
+
+    def __init__(self, raw):
+        self._raw, self._d, self._pending, self._out, self._eof = raw, zlib.decompressobj(31), b"", b"", False
+
+    def _next_member(self):
+        rest = self._d.unused_data + self._pending
+        if not rest.strip(b"\x00"):
+            rest = self._raw.read(_HEAD)
+            if not rest.strip(b"\x00"):  # a clean end (trailing zeros are padding, as gzip allows)
+                self._eof = True
+                return
+        self._d, self._pending = zlib.decompressobj(31), rest
+
+    def read(self, n):
+        while len(self._out) < n and not self._eof:
+            if self._d.eof:
+                self._next_member()
+                continue
+            if not self._pending:
+                self._pending = self._raw.read(_HEAD)
+                if not self._pending:
+                    raise EOFError("the gzip stream ends before its end-of-stream marker")
+            self._out += self._d.decompress(self._pending, n - len(self._out))
+            self._pending = self._d.unconsumed_tail
+        data, self._out = self._out[:n], self._out[n:]
+        return data
+
+
 @contextlib.contextmanager
 def _stream(path, limit):
     """The file's bytes (decompressed when gzip), at most ``limit`` of them, buffered."""
     with open(path, "rb") as raw:
         gz = raw.read(2) == b"\x1f\x8b"
         raw.seek(0)
-        src = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
-        yield io.BufferedReader(_Bounded(src, limit), _HEAD)
+        yield io.BufferedReader(_Bounded(_Gunzip(raw) if gz else raw, limit), _HEAD)
 
 
 def _head(path):
@@ -368,12 +399,14 @@ def _json(p):
     scan = _KeyScan()
     try:
         with _stream(p, JSON_SCAN_BYTES) as s:
+            if s.peek(3)[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte order mark, which json.loads accepts too
+                s.read(3)
             for event, value in ijson.basic_parse(s, multiple_values=True, use_float=True):
                 if scan.feed(event, value):
                     break
     except _Stop:
         return FileInfo(p, None, f"no 'traceEvents', 'entries' or 'coll_perf' among the top-level keys of its "
-                        f"first {JSON_SCAN_BYTES >> 20} MiB ({scan.shown()}); --format names the format")
+                        f"first {_size(JSON_SCAN_BYTES)} ({scan.shown()}); --format names the format")
     except _Broken as exc:
         if scan.format is None:
             return FileInfo(p, None, str(exc))
@@ -384,6 +417,11 @@ def _json(p):
         if scan.format is None:
             return FileInfo(p, None, f"not valid JSON ({_first_line(exc)})", "invalid")
     return scan.result(p)
+
+
+def _size(n):
+    """``n`` bytes as a reader says it: "16 MiB", "64 KiB"."""
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"
 
 
 def _first_line(exc):
@@ -480,7 +518,7 @@ def _pickle(p):
                 if isinstance(arg, str) and arg in _FR_STRINGS:
                     return FileInfo(p, "flight-recorder", f"a pickle of plain data with the key {arg!r}", "pickle")
     except _Stop:
-        return FileInfo(p, None, f"a pickle whose first {JSON_SCAN_BYTES >> 20} MiB name no 'entries' or "
+        return FileInfo(p, None, f"a pickle whose first {_size(JSON_SCAN_BYTES)} name no 'entries' or "
                         "'pg_config'; --format flight-recorder reads it anyway")
     except _Broken as exc:
         return FileInfo(p, None, str(exc))
@@ -517,7 +555,7 @@ def _text(p):
         return FileInfo(p, None, str(exc))
     if stopped:
         return FileInfo(p, None, f"no straggler-detector report or NCCL Inspector metric in its first "
-                        f"{TEXT_SCAN_BYTES >> 20} MiB (a log whose first report comes later: --format straggler-log)")
+                        f"{_size(TEXT_SCAN_BYTES)} (a log whose first report comes later: --format straggler-log)")
     return FileInfo(p, None, "text without straggler-detector reports or NCCL Inspector metrics")
 
 
