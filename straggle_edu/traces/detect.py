@@ -438,6 +438,13 @@ class _KeyScan:
 
     def feed(self, event, value):
         """Take one parser event; True when the scan is decided."""
+        depth = self.depth
+        if depth > 2:  # inside a value nobody asked for (a pg_config): only the nesting counts
+            if event == "start_map" or event == "start_array":
+                self.depth = depth + 1
+            elif event == "end_map" or event == "end_array":
+                self.depth = depth - 1
+            return False
         if self.top is None:
             self.top = event
         elif self.top == "start_array" and self.depth == 1 and self.first_item is None:
@@ -598,7 +605,7 @@ def detect(path, *, format=None):
     if isinstance(path, (list, tuple)):
         if not path:
             raise ValueError("trace must name at least one file, got an empty list")
-        return _decide([sniff(p) for p in path], format, "the files given")
+        return _decide([sniff(p) for p in path], format, "the files given hold")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"trace must be a path, a list of paths or a trace object, got {type(path).__name__}")
     p = Path(path)
@@ -606,7 +613,7 @@ def detect(path, *, format=None):
         raise FileNotFoundError(f"{display_path(p)}: no such file or folder")
     if p.is_dir():
         return _decide([sniff(f) for f in sorted(p.iterdir()) if f.is_file()], format,
-                       f"{display_path(p)}: the folder", folder=p)
+                       f"{display_path(p)}: the folder holds", folder=p)
     info = sniff(p)
     if format is not None:
         return Detection(format, (FileInfo(p, format, f"--format {format}", info.variant, info.rank,
@@ -624,15 +631,15 @@ def _decide(infos, format, where, folder=None):
     if format is not None:
         chosen = groups.get(format, [])
         if not chosen:
-            raise TraceError(f"{where} holds no {format} file ({_found(groups, infos)})")
+            raise TraceError(f"{where} no {format} file ({_found(groups, infos)})")
         return Detection(format, tuple(chosen), tuple(i for i in infos if i not in chosen))
     if not groups:
         if folder is None and len(infos) == 1:
             raise column_error(display_path(infos[0].path), problem=f"unknown trace file type: {infos[0].reason}; "
                                f"{_EXPECTED}")
-        raise TraceError(f"{where} holds no trace file ({_found(groups, infos)}); {_EXPECTED}")
+        raise TraceError(f"{where} no trace file ({_found(groups, infos)}); {_EXPECTED}")
     if len(groups) > 1:
-        raise TraceError(f"{where} holds files of {len(groups)} formats: {_found(groups, [])}; pass the files of "
+        raise TraceError(f"{where} files of {len(groups)} formats: {_found(groups, [])}; pass the files of "
                          "one format (a folder or a list of them), or --format FORMAT")
     fmt, chosen = next(iter(groups.items()))
     return Detection(fmt, tuple(chosen), tuple(i for i in infos if i.format is None))
