@@ -535,6 +535,8 @@ def test_every_solution_states_the_answer_its_checker_expects():
         for token in stated_answers(q.solution_text):
             if not agrees_as_printed(token, float(token.replace(",", "")), want):
                 wrong.append(f"{name}: the solution says {token}, the checker expects {want:g}")
+            elif not (q.is_correct(token) or q.is_correct(token + "%")):
+                wrong.append(f"{name}: the solution says {token}, which its own checker rejects")
     assert not wrong, "\n".join(wrong)
 
 
