@@ -5,7 +5,7 @@ import pytest
 
 from straggle_edu.exercises import Exercise
 from straggle_edu.exercises import backup_for_real, barrier_lab, cost, debug_job, fleet, restaurant, tail, training_step
-from tests.test_exercise_values import _every_exercise
+from test_exercise_values import _every_exercise
 
 # The reader's table of right answers that the checkers rejected (reviews/reader-en-2026-12-05.md, M5), with the
 # percent forms and the words of the same review: each is accepted now.
