@@ -242,18 +242,21 @@ def test_detection_stops_a_gzip_bomb_at_its_scan_size(tmp_path):
     assert peak < 64 * 2**20  # the scan's 16 MiB, never the 200
 
 
-def test_detection_of_a_huge_pg_config_stops_at_its_scan_size_and_names_the_switch(tmp_path):
+def test_detection_of_a_huge_pg_config_stops_at_its_scan_size_and_names_the_switch(tmp_path, monkeypatch):
+    from straggle_edu.traces import detect
+
+    monkeypatch.setattr(detect, "JSON_SCAN_BYTES", 4 * 2**20)  # 64 MiB in use: the same stop, 16x sooner
     p = tmp_path / "rank-0.json.gz"
     group = json.dumps({"pg_name": "0", "ranks": list(range(512))}).encode() + b","
-    with gzip.open(p, "wb", compresslevel=1) as f:  # 70 MiB of pg_config before traceEvents
+    with gzip.open(p, "wb", compresslevel=1) as f:  # 5 MiB of pg_config before traceEvents
         f.write(b'{"distributedInfo": {"rank": 0, "pg_config": [')
-        for _ in range(70 * 2**20 // len(group)):
+        for _ in range(5 * 2**20 // len(group)):
             f.write(group)
         f.write(b'{}]}, "traceEvents": []}')
     with pytest.raises(TraceError, match=r"rank-0\.json\.gz: unknown trace file type: no 'traceEvents', 'entries' or "
-                                         r"'coll_perf' among the top-level keys of its first 64 MiB \('distributedInfo'\)"):
+                                         r"'coll_perf' among the top-level keys of its first 4 MiB \('distributedInfo'\)"):
         read_trace(p)
-    with pytest.raises(TraceError, match="no ProfilerStep#N|decompresses to more than"):  # --format: the reader's turn
+    with pytest.raises(TraceError, match="no ProfilerStep#N"):  # --format: the reader's turn
         read_trace(p, format="torch-profiler")
 
 

@@ -356,7 +356,7 @@ def _suspect_report(result):
                                                               wait=row["caused_wait_us"]))
     for row in ev.get("cannot_tell", [])[:5]:
         lines.append("  " + _("{comm} {collective} {size}: cannot tell ({reason})").format(
-            comm=row["comm_name"], collective=row["collective"], size=row["message_size"], reason=row["reason"]))
+            comm=row["comm_name"], collective=row["collective"], size=row["message_size"], reason=_note(row["reason"])))
     if ev.get("collectives"):
         lines.append("  " + _("{count} collectives; waiting = {share}% of their time").format(
             count=ev["collectives"], share=_share(100 * ev["wait_s"] / ev["exec_s"], 1)))

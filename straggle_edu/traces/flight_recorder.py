@@ -287,8 +287,8 @@ def analyze_flight_recorder(trace):
         for r in g["missing"] + g["no_dump"]:
             count[r] = count.get(r, 0) + 1
     suspects = sorted(count, key=lambda r: (-count[r], r))
-    notes = ["a Flight Recorder dump holds each rank's last collectives, not step times: it names the ranks the "
-             "others wait on, and no slowdown can be computed from it"]
+    notes = [Note(N_("a Flight Recorder dump holds each rank's last collectives, not step times: it names the ranks "
+                     "the others wait on, and no slowdown can be computed from it"))]
     if any(g["no_dump"] for g in groups):
         notes.append(Note(N_("ranks without a dump file are counted as never arrived")))
     notes += _fallback_notes(fallback)

@@ -175,8 +175,8 @@ def read_nccl_inspector(path, *, files=None):
         "last_share": {str(k): last[k] / count for k in sorted(last, key=str)}, "records": records,
         "suspect_share": SUSPECT_SHARE, "wait_share": WAIT_SHARE,
     }
-    notes = ["NCCL Inspector times collectives only: it shows who the others wait for, not each rank's compute, "
-             "so it gives no slowdown"]
+    notes = [Note(N_("NCCL Inspector times collectives only: it shows who the others wait for, not each rank's "
+                     "compute, so it gives no slowdown"))]
     if count == 0:
         notes.append(Note(N_("no collective was seen on two or more ranks ({records} record(s)); pass the logs of "
                              "every rank of a communicator to compare them"), records=records))

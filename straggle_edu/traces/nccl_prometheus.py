@@ -130,17 +130,19 @@ def _buckets(samples):
         gpu = f"{labels['node']}/{labels['gpu']}"
         times = buckets.setdefault(key, {})
         if gpu in times:
-            broken[key] = f"{gpu} reports it twice ({where}): two snapshots or two communicators of one name"
+            broken[key] = Note(N_("{gpu} reports it twice ({where}): two snapshots, or two communicators of one name"),
+                               gpu=gpu, where=where)
         times[gpu] = value
     for key, times in buckets.items():
         nranks = int(key[1]) if key[1].isdigit() else None
         if key in broken:
             continue
         if len(times) < 2:
-            broken[key] = "seen on one GPU only"
+            broken[key] = Note(N_("seen on one GPU only"))
         elif nranks is not None and len(times) > nranks:
-            broken[key] = (f"{len(times)} GPUs report a communicator of nranks={nranks} under this name: several "
-                           "communicators share it, so the GPUs of one cannot be told apart")
+            broken[key] = Note(N_("{count} GPUs report a communicator of nranks={nranks} under this name: several "
+                                  "communicators share it, so the GPUs of one cannot be told apart"),
+                               count=len(times), nranks=nranks)
     return buckets, broken
 
 
@@ -223,10 +225,9 @@ def _notes(compared, broken, buckets):
                      "collective, message size) the GPU with the shortest mean arrived last, on average; no "
                      "slowdown can be computed"))]
     if compared == 0:
-        reasons = sorted(set(broken.values()))
-        notes.append(Note(N_("no bucket can be compared across GPUs ({count} bucket(s): {reasons}); pass the .prom "
-                             "files of every GPU of the job, one per GPU, written in the same interval"),
-                          count=len(buckets), reasons="; ".join(reasons[:3])))
+        notes.append(Note(N_("no bucket can be compared across GPUs ({count} bucket(s), see evidence.cannot_tell); "
+                             "pass the .prom files of every GPU of the job, one per GPU, written in the same "
+                             "interval"), count=len(buckets)))
     elif broken:
         notes.append(Note(N_("{count} of {total} bucket(s) cannot be compared (see evidence.cannot_tell)"),
                           count=len(broken), total=len(buckets)))

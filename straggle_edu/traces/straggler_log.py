@@ -41,6 +41,8 @@ import re
 
 from ._safe import iter_lines
 from ._table import column_error, display_path
+from ..i18n import N_
+from .result import Note
 from .suspects import suspect_analysis
 
 __all__ = ["read_straggler_log", "is_straggler_log", "REPORT_LINE", "STRAGGLING_SPREAD", "SCORE_THRESHOLD"]
@@ -179,6 +181,6 @@ def read_straggler_log(path):
         "megatron": {"intervals": rows, "etpt_lists": lists, "straggling_spread": STRAGGLING_SPREAD},
         "nvrx": {"reports": reports, "warned_ranks": sorted(warned), "score_threshold": SCORE_THRESHOLD},
     }
-    notes = ["a straggler log summarises each interval (min/max or best/worst ranks), not every rank's step "
-             "times, so it names suspects but gives no slowdown"]
+    notes = [Note(N_("a straggler log summarises each interval (min/max or best/worst ranks), not every rank's step "
+                     "times, so it names suspects but gives no slowdown"))]
     return suspect_analysis("straggler-log", path, suspects=suspects, evidence=evidence, notes=notes)
