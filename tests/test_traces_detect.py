@@ -243,3 +243,14 @@ def test_a_report_after_the_first_64_kib_is_found_and_one_after_the_scan_is_refu
     with pytest.raises(TraceError, match=r"--format straggler-log"):
         read_trace(p)
     assert read_trace(p, format="straggler-log").suspects == (5,)
+
+
+def test_a_json_beside_the_traces_is_skipped_not_read_as_a_trace(tmp_path):
+    # TraceLens' capture_traces/ layout: bs_32_rank0.json.gz beside its execution_details.json (the real one)
+    import shutil
+
+    shutil.copy(DATA / "tracelens" / "sglang_decode" / "execution_details.json", tmp_path)
+    (tmp_path / "bs_32_rank0.json").write_text(json.dumps(trace(0, 1, steps=2)))
+    t = read_trace(tmp_path)
+    assert t.format == "torch-profiler" and t.ranks.tolist() == [0] and t.steps.tolist() == [0, 1]
+    assert [f.path.name for f in detect(tmp_path).skipped] == ["execution_details.json"]
