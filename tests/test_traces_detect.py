@@ -254,3 +254,12 @@ def test_a_json_beside_the_traces_is_skipped_not_read_as_a_trace(tmp_path):
     t = read_trace(tmp_path)
     assert t.format == "torch-profiler" and t.ranks.tolist() == [0] and t.steps.tolist() == [0, 1]
     assert [f.path.name for f in detect(tmp_path).skipped] == ["execution_details.json"]
+
+
+def test_a_folder_of_folders_names_them(tmp_path):
+    for n in (10, 20):  # torchtitan: profile_trace/iteration_<N>/rank<R>_trace.json
+        (tmp_path / f"iteration_{n}").mkdir()
+        (tmp_path / f"iteration_{n}" / "rank0_trace.json").write_text(json.dumps(trace(0, 1)))
+    with pytest.raises(TraceError, match=r"no file, only folders: pass one of them \(iteration_10, iteration_20\)"):
+        read_trace(tmp_path)
+    assert read_trace(tmp_path / "iteration_20").ranks.tolist() == [0]

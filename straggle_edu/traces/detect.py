@@ -633,6 +633,11 @@ def _decide(infos, format, where, folder=None):
         if not chosen:
             raise TraceError(f"{where} no {format} file ({_found(groups, infos)})")
         return Detection(format, tuple(chosen), tuple(i for i in infos if i not in chosen))
+    if not groups and folder is not None and not infos:
+        subs = sorted(f.name for f in folder.iterdir() if f.is_dir())
+        if subs:
+            raise TraceError(f"{where} no file, only folders: pass one of them ({', '.join(subs[:6])}"
+                             f"{', ...' if len(subs) > 6 else ''}), e.g. torchtitan's profile_trace/iteration_<N>")
     if not groups:
         if folder is None and len(infos) == 1:
             raise column_error(display_path(infos[0].path), problem=f"unknown trace file type: {infos[0].reason}; "

@@ -45,7 +45,7 @@ from ..i18n import N_
 from .result import Note
 from .suspects import suspect_analysis
 
-__all__ = ["read_straggler_log", "is_straggler_log", "REPORT_LINE", "STRAGGLING_SPREAD", "SCORE_THRESHOLD"]
+__all__ = ["read_straggler_log", "REPORT_LINE", "STRAGGLING_SPREAD", "SCORE_THRESHOLD"]
 
 #: The MxRtt / MnRtt bound from which an interval counts as straggling.
 STRAGGLING_SPREAD = 1.10
@@ -63,11 +63,6 @@ _WARN = re.compile(r"STRAGGLER DETECTION WARNING: Some GPUs (have worse relative
 _WARN_RANK = re.compile(r"StragglerId\(rank=(\d+)")
 #: A line of a straggler-detector report, whatever comes before it on the line (a date stamp, ``[default0]:``).
 REPORT_LINE = re.compile("|".join(f"(?:{r.pattern})" for r in (_METRIC, _HEADER, _WARN)))
-
-
-def is_straggler_log(text):
-    """Whether ``text`` (the start of a file) holds straggler-detector lines."""
-    return bool(REPORT_LINE.search(text))
 
 
 def _megatron(shown, lines):
