@@ -196,6 +196,9 @@ def test_a_folder_of_two_formats_is_refused_naming_both(tmp_path):
     ("nested.json", b'{"run": {"traceEvents": []}}', "top-level keys are 'run'"),
     ("empty.json", b"[]", "an empty JSON list"),
     ("notes.txt", b"iteration 1 loss 2.0\n", "text without straggler-detector reports"),
+    # NCCL's own README quotes the metric lines in a code block: a README, not a metrics file
+    ("README.md", b'# NCCL Inspector\n\nIt writes:\n\n```\nnccl_collective_exec_time_microseconds{node="a",gpu="GPU0",'
+                  b'comm_name="DP"} 9498.47\n```\n', "text without straggler-detector reports"),
 ])
 def test_what_is_no_trace_is_refused_with_its_reason(tmp_path, name, data, reason):
     p = tmp_path / name

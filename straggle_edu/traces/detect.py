@@ -70,6 +70,8 @@ _DECISIVE = {"traceEvents": "torch-profiler", "entries": "flight-recorder", "pg_
              "pg_status": "flight-recorder", "coll_perf": "nccl-inspector", "p2p_perf": "nccl-inspector"}
 _FR_STRINGS = frozenset(("entries", "pg_config", "pg_status"))
 _PROM = re.compile(rb'^nccl_\w+\{[^}\n]*\bcomm_name="', re.MULTILINE)
+_SAMPLE = re.compile(rb"[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?[ \t]+"
+                     rb"([-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+)|NaN|[-+]?Inf)([ \t]+-?\d+)?")
 _RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
 _TRAILING_NUMBER = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?$", re.IGNORECASE)
 _EXPECTED = ("expected a PyTorch profiler trace ('traceEvents'), a Flight Recorder dump ('entries', 'pg_config'), "
@@ -331,7 +333,7 @@ def _classify(p, head):
     csv = _csv(p, head)
     if csv is not None and csv.format is not None:
         return csv
-    info = _text(p)
+    info = _text(p, head)
     if info.format is not None:
         return info
     return csv or FileInfo(p, None, f"{json_problem}; {info.reason}" if json_problem else info.reason)
@@ -534,11 +536,27 @@ def _pickle(p):
     return FileInfo(p, None, "a pickle without 'entries' or 'pg_config': not a Flight Recorder dump")
 
 
-def _text(p):
+def _prometheus(head):
+    """Whether text starts as Prometheus text does: its first line that is neither blank nor ``#`` is a sample.
+
+    (A README that quotes metric lines in its body is not a metrics file.)
+
+    Examples
+    --------
+    >>> _prometheus(b'# HELP x\\nnccl_x{gpu="GPU0"} 1.5\\n'), _prometheus(b"# Inspector\\nThe plugin...\\n")
+    (True, False)
+    """
+    for line in head.splitlines():
+        if line.strip() and not line.lstrip().startswith(b"#"):
+            return bool(_SAMPLE.fullmatch(line.strip()))
+    return False
+
+
+def _text(p, head):
     """A text file's FileInfo: straggler-detector reports or Prometheus Inspector metrics in its first lines."""
     from .straggler_log import REPORT_LINE
 
-    carry = b""
+    prom, carry = _prometheus(head), b""
     try:
         with _stream(p, TEXT_SCAN_BYTES) as s:
             while True:
@@ -551,7 +569,7 @@ def _text(p):
                 data = carry + chunk
                 cut = data.rfind(b"\n") if chunk else len(data) - 1
                 body, carry = data[: cut + 1], data[cut + 1:]
-                if _PROM.search(body):
+                if prom and _PROM.search(body):
                     return FileInfo(p, "nccl-inspector", "Prometheus lines of NCCL Inspector metrics", "prometheus")
                 m = REPORT_LINE.search(body.decode("utf-8", "replace"))
                 if m:
