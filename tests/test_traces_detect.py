@@ -199,6 +199,9 @@ def test_a_folder_of_two_formats_is_refused_naming_both(tmp_path):
     # NCCL's own README quotes the metric lines in a code block: a README, not a metrics file
     ("README.md", b'# NCCL Inspector\n\nIt writes:\n\n```\nnccl_collective_exec_time_microseconds{node="a",gpu="GPU0",'
                   b'comm_name="DP"} 9498.47\n```\n', "text without straggler-detector reports"),
+    # and Megatron's README_STRAGGLER.md quotes a report line in one: documentation, not a log
+    ("README_STRAGGLER.md", b"## StragglerDetector\n\n```\n 0: INFO:megatron.core.utils:[2024-03-14 23:07:56] | "
+                            b"MnRtt/Rnk: 3453.08ms/8 | MxRtt/Rnk: 3468.20ms/0\n```\n", "text without straggler-detector"),
 ])
 def test_what_is_no_trace_is_refused_with_its_reason(tmp_path, name, data, reason):
     p = tmp_path / name

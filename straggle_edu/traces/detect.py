@@ -552,11 +552,39 @@ def _prometheus(head):
     return False
 
 
+_FENCE = re.compile(r"^[ \t]*```", re.MULTILINE)
+
+
+def _report_outside_fences(pattern, text, fences):
+    """The first match of ``pattern`` in ``text`` outside a Markdown code block, and the fences counted so far.
+
+    ``fences`` is the number of ````` lines before ``text``: a report line that a document quotes in a
+    code block (Megatron's README_STRAGGLER.md) makes no log.
+
+    Examples
+    --------
+    >>> import re
+    >>> _report_outside_fences(re.compile("Rnk:"), "doc\\n```\\nRnk: 1\\n```\\n", 0)
+    (None, 2)
+    >>> _report_outside_fences(re.compile("Rnk:"), "[x] Rnk: 1\\n", 0)[0] is not None
+    True
+    """
+    pos = 0
+    while True:
+        m = pattern.search(text, pos)
+        if m is None:
+            return None, fences + len(_FENCE.findall(text))
+        inside = (fences + len(_FENCE.findall(text, 0, m.start()))) % 2
+        if not inside:
+            return m, fences
+        pos = m.end()
+
+
 def _text(p, head):
     """A text file's FileInfo: straggler-detector reports or Prometheus Inspector metrics in its first lines."""
     from .straggler_log import REPORT_LINE
 
-    prom, carry = _prometheus(head), b""
+    prom, carry, fences = _prometheus(head), b"", 0
     try:
         with _stream(p, TEXT_SCAN_BYTES) as s:
             while True:
@@ -571,7 +599,7 @@ def _text(p, head):
                 body, carry = data[: cut + 1], data[cut + 1:]
                 if prom and _PROM.search(body):
                     return FileInfo(p, "nccl-inspector", "Prometheus lines of NCCL Inspector metrics", "prometheus")
-                m = REPORT_LINE.search(body.decode("utf-8", "replace"))
+                m, fences = _report_outside_fences(REPORT_LINE, body.decode("utf-8", "replace"), fences)
                 if m:
                     return FileInfo(p, "straggler-log", f"a straggler-detector line ({m.group(0)[:40]!r})", "text")
                 if not chunk:
