@@ -269,3 +269,10 @@ def test_a_folder_of_folders_names_them(tmp_path):
     with pytest.raises(TraceError, match=r"no file, only folders: pass one of them \(iteration_10, iteration_20\)"):
         read_trace(tmp_path)
     assert read_trace(tmp_path / "iteration_20").ranks.tolist() == [0]
+
+
+def test_a_gzipped_csv_says_to_gunzip_it(tmp_path):
+    p = tmp_path / "ranks.csv.gz"
+    p.write_bytes(gzip.compress(b"step,rank,duration_s\n0,0,1.0\n0,1,2.0\n"))
+    with pytest.raises(TraceError, match=r"ranks.csv.gz: unknown trace file type: a gzipped CSV .*gunzip it"):
+        read_trace(p)

@@ -332,7 +332,8 @@ def _classify(p, head):
         return FileInfo(p, None, _binary_reason(p.name.lower()))
     csv = _csv(p, head)
     if csv is not None and csv.format is not None:
-        return csv
+        return csv if not _gzipped(p) else FileInfo(p, None, f"a gzipped CSV ({csv.reason}): the CSV readers read "
+                                                    "plain text; gunzip it (gunzip -k) and pass the .csv")
     info = _text(p, head)
     if info.format is not None:
         return info
@@ -347,6 +348,11 @@ def _binary_reason(name):
         if name.endswith(ends):
             return f"binary data, {what} by its name: straggle-edu reads PyTorch profiler traces (JSON), not this"
     return "binary data, not a trace"
+
+
+def _gzipped(p):
+    with open(p, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
 
 
 def _parquet(p):
