@@ -13,6 +13,9 @@ What a hostile file cannot do:
 - exhaust memory: the events are never held together, one event (or what
   precedes ``traceEvents``) larger than :data:`EVENT_BYTES` is refused, and
   a reader that keeps events checks its own total against the memory budget;
+- nest its JSON deeper than :data:`~straggle_edu.traces._safe.MAX_DEPTH`
+  (the depth is measured chunk by chunk before the parser sees the bytes: a
+  parser's memory grows with the square of the nesting);
 - hide a truncated or corrupt gzip stream, or JSON that does not parse: each
   is one :class:`~straggle_edu.traces.TraceError` naming the file.
 
@@ -28,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._safe import MAX_DEPTH
 from ._table import column_error, display_path
 
 __all__ = ["ChromeStream", "EVENT_BYTES", "missing_ijson"]
@@ -61,6 +65,52 @@ def _ijson():
         return ijson
 
 
+_KEEP_DELETE = bytes(b for b in range(256) if b not in b'[]{}"')
+
+
+class _Depth:
+    """The nesting of a JSON stream, fed chunk by chunk, at about 1 GB/s.
+
+    Escapes are dropped first (``\\\\`` then ``\\"``), then every byte but
+    quotes and brackets; the quotes of strings without brackets cancel in
+    pairs; what is left (a few % of the bytes) is scanned with numpy.
+
+    Examples
+    --------
+    >>> d = _Depth()
+    >>> for part in (b'{"a": [1, "[[", {"b', b'": [[]]}]}'):
+    ...     d.feed(part)
+    >>> d.best, d.depth
+    (5, 0)
+    """
+
+    def __init__(self):
+        self.depth = self.best = 0
+        self.in_string = False
+        self.carry = b""
+
+    def feed(self, chunk):
+        if self.carry:
+            chunk, self.carry = self.carry + chunk, b""
+        if b"\\" in chunk:
+            tail = len(chunk) - len(chunk.rstrip(b"\\"))
+            if tail:  # an escape that the chunk's end splits goes with the next chunk
+                chunk, self.carry = chunk[:-tail], chunk[-tail:]
+            chunk = chunk.replace(b"\\\\", b"").replace(b'\\"', b"")
+        r = chunk.translate(None, _KEEP_DELETE).replace(b'""', b"")
+        if not r:
+            return
+        a = np.frombuffer(r, np.uint8)
+        quote = a == 0x22
+        inside = (np.cumsum(quote) & 1).astype(bool) ^ self.in_string
+        step = ((a == 0x5B) | (a == 0x7B)).astype(np.int64) - ((a == 0x5D) | (a == 0x7D))
+        step[inside | quote] = 0
+        levels = self.depth + np.cumsum(step)
+        self.best = max(self.best, int(levels.max()))
+        self.depth = int(levels[-1])
+        self.in_string = bool(inside[-1])
+
+
 class _Tap:
     """The decompressed bytes of a file, as ijson reads them: keeps the head and the tail, bounds one event."""
 
@@ -71,6 +121,7 @@ class _Tap:
         self.tail = bytearray()
         self.since = 0  # bytes read since the consumer last took an event
         self._pending = b""
+        self._depth = _Depth()
 
 
     def peek_start(self):
@@ -86,6 +137,10 @@ class _Tap:
         except (OSError, EOFError, zlib.error) as exc:
             raise column_error(self.shown, problem=f"not a readable gzip file (truncated or corrupt: {exc})") from None
         self.since += len(data)
+        self._depth.feed(data)
+        if self._depth.best > MAX_DEPTH:
+            raise column_error(self.shown, problem=f"JSON nested at least {self._depth.best} levels deep, more than "
+                               f"the {MAX_DEPTH} a reader accepts (expected a Chrome trace)")
         if self.since > EVENT_BYTES:
             raise column_error(self.shown, problem=f"one event (or what comes before 'traceEvents') is larger than "
                                f"{EVENT_BYTES >> 20} MiB; a profiler trace's events are a few hundred bytes each")

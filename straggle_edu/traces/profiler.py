@@ -522,13 +522,11 @@ def _recorded_at(meta, step_start):
     return t if 946684800.0 <= t <= 4102444800.0 else None  # 2000 to 2100
 
 
-_RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
-
-
 def _name_rank(path):
     """The rank a file name gives (``rank3``, ``rank-3``, ``rank_3``), or None."""
-    m = _RANK_IN_NAME.search(Path(path).name)
-    return int(m.group(1)) if m else None
+    from .detect import name_rank
+
+    return name_rank(path, "torch-profiler")
 
 
 def read_profiler_rank(path, comm_patterns=()):
@@ -631,16 +629,16 @@ class ProfilerTrace:
 
 
 def profiler_files(path):
-    """The profiler trace files of a folder, a file, or a list of files (in name order for a folder).
+    """The profiler trace files of a folder (found by content, whatever their names), a file, or a list of files.
 
     Examples
     --------
-    >>> import tempfile, pathlib
+    >>> import json, tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> for name in ("rank1.json", "rank0.json.gz", "README.md"):
-    ...     _ = (d / name).write_text("{}")
+    >>> for name in ("b.json", "a.json.gz", "README.md"):
+    ...     _ = (d / name).write_text(json.dumps({"traceEvents": []}) if "json" in name else "# notes")
     >>> [p.name for p in profiler_files(d)]
-    ['rank0.json.gz', 'rank1.json']
+    ['b.json']
     """
     if isinstance(path, (list, tuple)):
         files = [Path(p) for p in path]
@@ -653,11 +651,9 @@ def profiler_files(path):
     folder = Path(path)
     if folder.is_file():
         return [folder]
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.lower().endswith((".json", ".json.gz")))
-    if not files:
-        raise column_error(display_path(folder), problem="no profiler traces in this folder (expected the .json or "
-                           ".json.gz files that torch.profiler writes, one or more per rank)")
-    return files
+    from .detect import detect  # the folder's profiler traces by content, whatever their names
+
+    return detect(folder, format="torch-profiler").paths
 
 
 def _join(parts):
@@ -697,8 +693,9 @@ def _by_rank(per_file):
             free.append(r)
         else:
             if r.name_rank is not None and r.name_rank != r.rank:
-                warnings.warn(f"{display_path(r.source)}: distributedInfo.rank is {r.rank} but the file name says "
-                              f"rank {r.name_rank}; the rank the trace records is used", stacklevel=3)
+                from .detect import rank_mismatch
+
+                warnings.warn(rank_mismatch(r.source, r.rank), stacklevel=3)
             out.setdefault(r.rank, []).append(r)
     n = 0
     for r in free:
@@ -763,7 +760,7 @@ def _present(ranks, world):
     return []
 
 
-def read_profiler_traces(path, comm_patterns=(), progress=None):
+def read_profiler_traces(path, comm_patterns=(), progress=None, source=None):
     """Read the PyTorch profiler traces of one job into a :class:`ProfilerTrace`.
 
     Parameters
@@ -775,6 +772,8 @@ def read_profiler_traces(path, comm_patterns=(), progress=None):
         Regular expressions of communication kernels beyond :data:`COMM_PATTERNS`.
     progress : callable, optional
         Called with each file's path once it is read.
+    source : str or os.PathLike, optional
+        What to call the job (the folder the files came from); by default ``path``.
 
     Examples
     --------
@@ -794,7 +793,7 @@ def read_profiler_traces(path, comm_patterns=(), progress=None):
         per_file.append(read_profiler_rank(f, comm_patterns))
         if progress is not None:
             progress(f)
-    return profiler_trace_of(per_file, path)
+    return profiler_trace_of(per_file, path if source is None else source)
 
 
 def profiler_trace_of(per_file, path="<memory>"):
