@@ -8,7 +8,7 @@ import gzip
 import json
 
 
-def gpu_rank(rank, compute, *, world, transfer=0.1, t0=1.7e12, behind=0.0, group=None, host="node0",
+def gpu_rank(rank, compute, *, world, transfer=0.1, t0=1.7e15, behind=0.0, group=None, host="node0",
              first_step=3, kernel="ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"):
     """One rank of a GPU job: per step, a matmul kernel of ``compute[step]`` seconds, then an all-reduce.
 
@@ -35,7 +35,7 @@ def gpu_rank(rank, compute, *, world, transfer=0.1, t0=1.7e12, behind=0.0, group
             "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl", "pg_size": world,
                            "ranks": list(range(world))}]}
     return {"schemaVersion": 1, "deviceProperties": [], "distributedInfo": info, "host_name": host,
-            "baseTimeNanoseconds": 0, "traceEvents": ev, "traceName": f"rank{rank}.json"}
+            "traceEvents": ev, "traceName": f"rank{rank}.json"}
 
 
 def _comm_args(group, world):

@@ -623,6 +623,12 @@ class ProfilerTrace:
         """The ranks present, in order."""
         return [r.rank for r in self.ranks]
 
+    @property
+    def steps(self):
+        """The ``ProfilerStep`` ids every rank recorded, in order."""
+        common = set.intersection(*(set(r.steps.tolist()) for r in self.ranks)) if self.ranks else set()
+        return np.array(sorted(common), dtype=np.int64)
+
     def __repr__(self):
         return (f"ProfilerTrace(ranks={len(self.ranks)}, world_size={self.world_size}, "
                 f"steps={len(self.ranks[0].steps) if self.ranks else 0}, source={self.source!r})")
@@ -716,29 +722,29 @@ def _same_job(ranks):
     def shown(r):
         return display_path(r.source.split(", ")[0])
 
+    def refuse(r, why):
+        return column_error(shown(r), problem=f"trace must be the ranks of one job, got traces of different jobs: {why}")
+
     sizes = {}
     for r in ranks:
         sizes.setdefault(r.world_size, r)
     if len(sizes) > 1:
         told = "; ".join(f"{'not recorded' if w is None else w} in {shown(r)}" for w, r in sizes.items())
-        raise ValueError(f"trace must be the ranks of one job, got traces of different jobs: their world sizes "
-                         f"differ ({told})")
+        raise refuse(ranks[0], f"their world sizes differ ({told})")
     groups = {}
     for r in ranks:
         for name, _desc, members, _size in r.pg_config:
             if name in groups and groups[name][0] != members:
-                raise ValueError(f"trace must be the ranks of one job, got traces of different jobs: process group "
-                                 f"{name!r} has ranks {_few(groups[name][0])} in {shown(groups[name][1])} but "
-                                 f"{_few(members)} in {shown(r)}")
+                raise refuse(r, f"process group {name!r} has ranks {_few(groups[name][0])} in "
+                                f"{shown(groups[name][1])} but {_few(members)} in {shown(r)}")
             groups.setdefault(name, (members, r))
     times = [(r.recorded_at, r) for r in ranks if r.recorded_at is not None]
     if len(times) > 1:
         (t0, a), (t1, b) = min(times, key=lambda x: x[0]), max(times, key=lambda x: x[0])
         if t1 - t0 > 3600:
             apart = f"{(t1 - t0) / 86400:.1f} days" if t1 - t0 >= 86400 else f"{(t1 - t0) / 3600:.1f} hours"
-            raise ValueError(f"trace must be the ranks of one job, got traces of different jobs: recorded {apart} "
-                             f"apart ({shown(a)} at {_when(t0)}, {shown(b)} at {_when(t1)}; one job's ranks are "
-                             f"profiled within the same hour)")
+            raise refuse(b, f"recorded {apart} apart ({shown(a)} at {_when(t0)}, {shown(b)} at {_when(t1)}; one "
+                            f"job's ranks are profiled within the same hour)")
 
 
 def _few(ranks, most=8):

@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._table import display_path
+from ._table import column_error, display_path
 from .profiler import ProfilerTrace
 
 __all__ = ["sync_groups", "match_collectives", "clock_offsets", "rank_waits", "step_windows", "build_models",
@@ -154,15 +154,17 @@ def sync_groups(trace):
         elif len(members) > 1:
             (complete if set(members) <= present else partial)[g] = tuple(sorted(members))
     if unknown:
-        raise ValueError(f"the process groups {', '.join(map(repr, unknown))} are used but their ranks are not "
-                         f"recorded (no pg_config, no Process Group Ranks): the collectives cannot be matched")
+        raise column_error(display_path(trace.source), problem=f"the process groups {', '.join(map(repr, unknown))} "
+                           f"are used but their ranks are not recorded (no pg_config, no Process Group Ranks): the "
+                           f"collectives cannot be matched")
     spans = {m for m in complete.values()}
     if len(spans) > 1:
         told = "; ".join(f"{_shown(g, known)}: ranks {_few(m)}" for g, m in complete.items())
-        raise ValueError(f"trace must synchronise its ranks through one process group (or groups of the same ranks); "
-                         f"got groups over different ranks that the replay cannot map onto one stage: {told}")
+        raise column_error(display_path(trace.source), problem=f"trace must synchronise its ranks through one process "
+                           f"group (or groups of the same ranks); got groups over different ranks that the replay "
+                           f"cannot map onto one stage: {told}")
     if not spans:
-        raise ValueError(_nothing_complete(trace, partial, known, present, world))
+        raise column_error(display_path(trace.source), problem=_nothing_complete(trace, partial, known, present, world))
     ranks = sorted(spans.pop())
     for g, m in partial.items():
         notes.append(f"group {_shown(g, known)} lacks {len(set(m) - present)} of its {len(m)} ranks "
@@ -174,18 +176,24 @@ def sync_groups(trace):
 
 def _shown(name, known):
     desc = known.get(name, ("",))[0]
-    return f"{name!r}" + (f" ({desc})" if desc else "") if name else "the default group"
+    return f"{name!r}" + (f" ({desc})" if desc else "") if name else "the world (no process group recorded)"
 
 
 def _nothing_complete(trace, partial, known, present, world):
     """Why no group can be analysed: the ranks present against the world size, and what each group lacks."""
     have = f"{len(present)} of {world} ranks ({_few(present)})" if world else \
         f"{len(present)} rank(s) ({_few(present)}), world size not recorded"
+    if world and set(partial) <= {"", _default_group(known, world, present)[0]}:
+        return (f"trace must hold every rank of the job to compare the ranks, got {have}; give the traces of all "
+                f"{world} ranks (or of every rank of one process group)")
     if partial:
         told = "; ".join(f"group {_shown(g, known)} has {len(m)} ranks, {len(set(m) - present)} missing: "
                          f"{_few(set(m) - present)}" for g, m in partial.items())
         return (f"trace must hold every rank of a process group to compare the ranks, got {have}: no group is "
                 f"complete ({told}); give the traces of all the ranks of a group")
+    if world is None and len(present) == 1:
+        return (f"trace must hold the traces of every rank of a job to compare the ranks, got {have}: one rank alone "
+                f"cannot show a straggler; give the traces of all its ranks")
     if world not in (None, 1) and len(present) < world:
         return (f"trace must hold every rank of the job to compare the ranks, got {have}; give the traces of all "
                 f"{world} ranks")
@@ -538,8 +546,9 @@ def analyze_profiler(trace):
     wake = WAKE_UP["gpu"] if all(by_rank[r].timeline == "gpu" for r in ranks) else WAKE_UP["host"]
     windows = step_windows(steps, offsets, {s["step"] for s in steps}, [by_rank[r] for r in ranks], wake)
     if not windows:
-        raise ValueError(f"trace must record at least one step with a collective of {', '.join(groups.values())} on "
-                         f"every rank, got none ({'; '.join(more) or 'no collective inside a ProfilerStep'})")
+        raise column_error(display_path(trace.source), problem=f"trace must record at least one step with a collective "
+                           f"of {', '.join(groups.values())} on every rank, got none "
+                           f"({'; '.join(more) or 'no collective inside a ProfilerStep'})")
     from .whatif import analyze_sync
 
     notes = list(trace.notes) + [n for r in trace.ranks for n in r.notes] + notes + more + _window_notes(windows, steps)
