@@ -106,7 +106,9 @@ class Rank:
 
     def __init__(self, rank, ranks):
         self.rank, self.ranks, self.pid = rank, ranks, 4000 + rank
-        self.ext = self.corr = 1
+        # ids as deep into a run as in HTA's sample (External id ~ 4e4, correlation ~ 7e6); HTA 0.5.0 fails on
+        # correlation ids that fit int16 while a rank has more events than that ("Invalid value ... for dtype int16")
+        self.ext, self.corr = 40_000, 6_900_000
         self.host = self.gpu = 1.0e6
 
     def launch(self, out, op, kernel, dur_host, dur_gpu, stream=COMPUTE_STREAM, extra=""):
@@ -183,6 +185,7 @@ def generate(folder, settings):
     stamp = folder / "settings.json"
     wanted = {k: getattr(settings, k) for k in ("ranks", "mb", "ops_per_step", "ops_per_collective", "groups",
                                                   "slow_rank", "slow", "transfer_us", "seed", "nccl_names")}
+    wanted["ids"] = "v2"  # the ids' first values, changed once
     if stamp.exists() and json.loads(stamp.read_text()) == wanted:
         log(f"reusing the traces in {folder}")
         return
