@@ -34,13 +34,14 @@ its workers), then every process of its tree gets SIGKILL after a grace
 period; each worker also dies with its parent (``PR_SET_PDEATHSIG``). Work
 over 2 s logs a line on stderr every 2 s, with or without a terminal.
 
-Run (the committed fixtures, ``tests/data/ddp-gloo/README.md``)::
+Run (the committed fixtures, ``tests/data/ddp-gloo/README.md``; ``--nice -20`` needs root and shields the
+jobs from other load on a shared machine; ``--keep`` leaves out traces nobody needs, their times stay)::
 
-    .venv/bin/python benchmarks/ddp_traces.py --out tests/data/ddp-gloo --ranks 2 --steps 20
-    .venv/bin/python benchmarks/ddp_traces.py --out /tmp/ddp4 --ranks 4 --variants slow late
+    .venv/bin/python benchmarks/ddp_traces.py --out tests/data/ddp-gloo --ranks 2 --keep first --nice -20
+    .venv/bin/python benchmarks/ddp_traces.py --out tests/data/ddp-gloo --ranks 4 --variants slow late --keep slowed --nice -20
 
-``--repeat N`` runs the ``none`` job N times (``none-1`` ... ``none-N``): the
-false-alarm check of the slow tier runs ``--ranks 2 --variants none --repeat 10``.
+``--repeat N`` runs the ``none`` job N times (``none-1`` ... ``none-N``): the false-alarm check of the slow
+tier runs ``--ranks 2 --variants none --repeat 10 --steps 8 --warmup 2``.
 """
 
 from __future__ import annotations
@@ -358,6 +359,8 @@ def check(p, args):
         p.error(f"--slow-rank must be in 0..{args.ranks - 1}, got {args.slow_rank}")
     if not args.out:
         p.error("--out is required")
+    if args.nice < 0 and hasattr(os, "geteuid") and os.geteuid() != 0:
+        p.error(f"--nice {args.nice} (below 0) needs root; leave it out or run as root")
 
 
 def run_jobs(args, out):
