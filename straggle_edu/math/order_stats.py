@@ -77,11 +77,12 @@ def check_dist(dist, name="dist"):
     ValueError: dist must be a continuous distribution (a frozen scipy.stats distribution or a step-time model),
     got a discrete scipy.stats distribution
     """
-    from scipy import stats
-
     valid = "a continuous distribution (a frozen scipy.stats distribution or a step-time model)"
     inner = getattr(dist, "dist", None)
-    require(not isinstance(inner, stats.rv_discrete), name, described("a discrete scipy.stats distribution"), valid)
+    if inner is not None:  # only a frozen scipy.stats distribution can be discrete (scipy.stats loads in about 1 s)
+        from scipy import stats
+
+        require(not isinstance(inner, stats.rv_discrete), name, described("a discrete scipy.stats distribution"), valid)
     ok = all(callable(getattr(dist, m, None)) for m in ("ppf", "isf", "mean"))
     require(ok, name, described(type(dist).__name__), valid)
     try:
@@ -344,7 +345,7 @@ def mean_max_quantile(dist, n, steps, q=0.99):
     >>> round(mean_max_quantile(stats.norm(), 2, 10_000), 3)   # many steps: E[max of 2] = 1/sqrt(pi)
     0.58
     """
-    from scipy import stats
+    from scipy import special
 
     dist = check_dist(dist)
     n = whole("n", n, low=1)
@@ -358,7 +359,7 @@ def mean_max_quantile(dist, n, steps, q=0.99):
     u, w = _u_from_s(n, n, _S, _1MS)
     second = _integrate(quantile(dist, u, w) ** 2, _W)
     sd = math.sqrt(max(second - mean * mean, 0.0))
-    return mean + float(stats.norm.ppf(q)) * sd / math.sqrt(steps)
+    return mean + float(special.ndtri(q)) * sd / math.sqrt(steps)
 
 
 def sqrt_2_ln_n(n):

@@ -24,6 +24,7 @@ Parsing only: nothing is evaluated, and the file is opened read-only.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import zlib
@@ -84,10 +85,12 @@ class _Depth:
     (5, 0)
     """
 
-    def __init__(self):
+    def __init__(self, event_depth=2):
         self.depth = self.best = 0
         self.in_string = False
         self.carry = b""
+        self.event_depth = event_depth
+        self.inside = 0  # bytes since the stream was last at most event_depth deep (between two events)
 
     def feed(self, chunk):
         if self.carry:
@@ -98,7 +101,9 @@ class _Depth:
                 chunk, self.carry = chunk[:-tail], chunk[-tail:]
             chunk = chunk.replace(b"\\\\", b"").replace(b'\\"', b"")
         r = chunk.translate(None, _KEEP_DELETE).replace(b'""', b"")
+        self.inside += len(chunk)
         if not r:
+            self.inside = 0 if self.depth <= self.event_depth else self.inside
             return
         a = np.frombuffer(r, np.uint8)
         quote = a == 0x22
@@ -106,6 +111,8 @@ class _Depth:
         step = ((a == 0x5B) | (a == 0x7B)).astype(np.int64) - ((a == 0x5D) | (a == 0x7D))
         step[inside | quote] = 0
         levels = self.depth + np.cumsum(step)
+        if self.depth <= self.event_depth or levels.min() <= self.event_depth:
+            self.inside = len(chunk) if levels[-1] > self.event_depth else 0  # an event ended in this chunk
         self.best = max(self.best, int(levels.max()))
         self.depth = int(levels[-1])
         self.in_string = bool(inside[-1])
@@ -119,7 +126,6 @@ class _Tap:
         self.head = bytearray()
         self.head_done = False
         self.tail = bytearray()
-        self.since = 0  # bytes read since the consumer last took an event
         self._pending = b""
         self._depth = _Depth()
 
@@ -136,12 +142,11 @@ class _Tap:
             data = self._raw.read(n)
         except (OSError, EOFError, zlib.error) as exc:
             raise column_error(self.shown, problem=f"not a readable gzip file (truncated or corrupt: {exc})") from None
-        self.since += len(data)
         self._depth.feed(data)
         if self._depth.best > MAX_DEPTH:
             raise column_error(self.shown, problem=f"JSON nested at least {self._depth.best} levels deep, more than "
                                f"the {MAX_DEPTH} a reader accepts (expected a Chrome trace)")
-        if self.since > EVENT_BYTES:
+        if self._depth.inside > EVENT_BYTES:
             raise column_error(self.shown, problem=f"one event (or what comes before 'traceEvents') is larger than "
                                f"{EVENT_BYTES >> 20} MiB; a profiler trace's events are a few hundred bytes each")
         if not self.head_done:
@@ -173,10 +178,8 @@ class ChromeStream:
     Attributes
     ----------
     meta : dict
-        The top-level keys other than ``traceEvents``; complete once the
-        iteration is done.
-    count : int
-        Events yielded so far.
+        The top-level keys other than ``traceEvents`` (whose value is True
+        when the key is there); complete once the iteration is done.
 
     Examples
     --------
@@ -194,7 +197,6 @@ class ChromeStream:
         self.path = Path(path)
         self.shown = display_path(self.path)
         self.meta = {}
-        self.count = 0
         if not self.path.exists():
             raise FileNotFoundError(f"{self.shown}: no such file")
         if self.path.is_dir():
@@ -203,6 +205,15 @@ class ChromeStream:
             raise column_error(self.shown, problem="the file is empty")
 
     def __iter__(self):
+        with self.open() as events:
+            yield from events
+
+    @contextlib.contextmanager
+    def open(self):
+        """The events as ijson's own iterator (the fastest to loop over); :attr:`meta` is set on a clean exit.
+
+        A JSON error while the caller loops becomes one TraceError naming the file.
+        """
         backend = _ijson()
         with open(self.path, "rb") as f:
             gz = f.read(2) == _GZIP_MAGIC
@@ -213,18 +224,16 @@ class ChromeStream:
                 raise column_error(self.shown, problem="not valid JSON (expected a Chrome trace JSON object with a "
                                    "traceEvents list)")
             try:
-                for ev in backend.items(tap, "item" if first == b"[" else "traceEvents.item", use_float=True):
-                    tap.since = 0
-                    self.count += 1
-                    yield ev
+                yield backend.items(tap, "item" if first == b"[" else "traceEvents.item", use_float=True)
             except backend.common.JSONError as exc:
                 raise column_error(self.shown, problem=f"not valid JSON ({_short(exc)}; expected a Chrome trace "
                                    f"JSON object with a traceEvents list)") from None
         if first == b"[":
             self.meta = {"traceEvents": True}
             return
-        self.meta = {**_head_keys(bytes(tap.head)), **_tail_keys(bytes(tap.tail[-_TAIL:]))}
-        self.meta["traceEvents"] = self.count > 0 or _head_keys(bytes(tap.head)) != {} or b'"traceEvents"' in tap.tail
+        head, found = _head_keys(bytes(tap.head))
+        self.meta = {**head, **_tail_keys(bytes(tap.tail[-_TAIL:]))}
+        self.meta["traceEvents"] = found
 
 
 def _short(exc):
@@ -252,9 +261,10 @@ def _depth(a, quote, opens, closes):
 
 
 def _head_keys(head):
-    """The top-level keys before ``traceEvents``, parsed from the first bytes of the document."""
+    """The top-level keys before ``traceEvents``, parsed from the first bytes of the document; and whether the key
+    ``traceEvents`` is there (at the top level)."""
     if not head:
-        return {}
+        return {}, False
     a = np.frombuffer(head, np.uint8)
     quote = _real_quotes(a)
     depth, _ = _depth(a, quote, (0x5B, 0x7B), (0x5D, 0x7D))
@@ -263,9 +273,9 @@ def _head_keys(head):
     while at >= 0:
         if depth[at] == 1 and quote[at]:
             start = head.lstrip()[:1]
-            return _loads_object(head[:at] + b'"traceEvents": []}') if start == b"{" else {}
+            return (_loads_object(head[:at] + b'"traceEvents": []}') if start == b"{" else {}), True
         at = head.find(key, at + 1)
-    return {}
+    return {}, False
 
 
 def _tail_keys(tail):

@@ -127,8 +127,6 @@ def noise_floor(work, ideal_step):
     >>> noise_floor([[1.0, 2.0]], [1.5]) is None   # one step: no spread to measure
     True
     """
-    from scipy import stats
-
     from ..math.order_stats import mean_max_quantile
 
     w = np.asarray(work, dtype=float)
@@ -139,8 +137,34 @@ def noise_floor(work, ideal_step):
     sigma = float(np.sqrt(np.mean(np.var(rel, axis=0, ddof=1)) * R / (R - 1)))
     if sigma <= 0.0:
         return 1.0
-    excess = mean_max_quantile(stats.norm(0.0, sigma), R, K, NOISE_QUANTILE)
+    excess = mean_max_quantile(_Normal(sigma), R, K, NOISE_QUANTILE)
     return 1.0 + max(excess, 0.0) / float(np.mean(ideal_step))
+
+
+class _Normal:
+    """N(0, sigma^2) as the order-statistics layer takes a distribution (ppf, isf, mean), without loading scipy.stats.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> u = np.array([0.01, 0.5, 0.975])
+    >>> bool(np.allclose(_Normal(2.0).ppf(u), stats.norm(0, 2.0).ppf(u)))
+    True
+    """
+
+    def __init__(self, sigma):
+        self.sigma = sigma
+
+    def ppf(self, u):
+        from scipy import special
+
+        return self.sigma * special.ndtri(u)
+
+    def isf(self, w):
+        return -self.ppf(w)
+
+    def mean(self):
+        return 0.0
 
 
 def collective_tell(trace, optype="grads-reduce-scatter", by="dp_rank"):
@@ -243,8 +267,8 @@ def diagnose(result):
     --------
     >>> from straggle_edu.traces import analyze_rank_times
     >>> qa = diagnose(analyze_rank_times([[2.0, 1.0, 1.0, 1.0]] * 3))
-    >>> qa[0]
-    ('Is the job straggling?', 'Yes: S = 1.600, so 37.5% of its time is waste (the line is S >= 1.10).')
+    >>> qa[0]   # three equal steps: no step-to-step spread, a noise floor of 1
+    ('Is the job straggling?', 'Yes: S = 1.600, so 37.5% of its time is waste (the line is S >= 1.10). (Noise floor: S = 1.000.)')
     >>> qa[1][1]
     'rank 0: S_X = 1.600 on its own, which explains the slowdown.'
     """

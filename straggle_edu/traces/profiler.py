@@ -76,7 +76,7 @@ _HOST_COMM = ("c10d::", "_c10d_functional::", "c10d_functional::", "gloo:")
 _KERNEL_CATS = frozenset(("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"))
 _RUNTIME_CATS = frozenset(("cuda_runtime", "cuda_driver", "runtime", "hip_runtime", "hip_driver"))
 _BUSY_CATS = frozenset(("cpu_op", "operator", "python_function"))  # record_function ranges may hold waits
-_KERNEL, _RUNTIME, _HOST, _OTHER = 0, 1, 2, 3
+_KERNEL, _RUNTIME, _OTHER, _HOST, _BUSY = 0, 1, 2, 3, 4
 _COMM_ARGS = ("Collective name", "Process Group Name", "Process Group Description", "Process Group Ranks",
               "Group size", "Seq")
 _NCCL_NAME = re.compile(r"(?:nccl|rccl)(?:Dev)?Kernel_([A-Za-z]+)", re.IGNORECASE)
@@ -193,84 +193,19 @@ class RankEvents:
 
 
 class _Scan:
-    """One pass over the events: the few kinds the what-if needs, in compact arrays."""
+    """What one pass over the events keeps: the few kinds the what-if needs, in compact arrays."""
 
-    def __init__(self, shown, comm):
-        self.shown, self.comm, self.comm_names = shown, comm, {}
-        self.steps, self.host_comm = [], []
+    def __init__(self):
+        self.steps, self.host_comm, self.step_tid = [], [], None
         self.k_corr, self.k_ts, self.k_dur, self.k_idx = array("q"), array("d"), array("d"), array("q")
         self.k_comm = bytearray()
         self.k_info = {}  # kernel index -> args of a communication kernel
         self.r_corr, self.r_ts = array("q"), array("d")
-        self.busy = {}  # tid -> [starts, ends, current start, current end]
-        self.step_tid = None
-        self.i = 0
+        self.h_tid, self.h_ts, self.h_dur, self.h_idx = array("q"), array("d"), array("d"), array("q")
+        self.tids = {}  # thread id as written -> its number in h_tid
 
     def kept(self):
-        return len(self.k_ts) + len(self.r_ts) + sum(len(b[0]) for b in self.busy.values())
-
-    def number(self, ev, key, want_dur=False):
-        v = ev.get(key, 0.0 if want_dur else None)
-        if type(v) is not float and type(v) is not int:  # noqa: E721 - bool is no timestamp
-            raise column_error(self.shown, key, self.i, f"a number (event {show_value(ev.get('name', '?'))})", v)
-        if want_dur and v < 0:
-            raise column_error(self.shown, key, self.i, f"a duration >= 0 (event {show_value(ev.get('name', '?'))})", v)
-        return v
-
-    def kernel(self, ev):
-        name = ev.get("name")
-        is_comm = self.comm_names.get(name)
-        if is_comm is None:
-            is_comm = self.comm_names[name] = bool(self.comm.search(str(name)))
-        args = ev.get("args")
-        corr = args.get("correlation", -1) if isinstance(args, dict) else -1
-        self.k_corr.append(corr if type(corr) is int else -1)  # noqa: E721
-        self.k_ts.append(self.number(ev, "ts"))
-        self.k_dur.append(self.number(ev, "dur", True))
-        self.k_idx.append(self.i)
-        self.k_comm.append(is_comm)
-        if is_comm:
-            info = {k: args[k] for k in _COMM_ARGS if isinstance(args, dict) and k in args}
-            info["name"] = str(name)
-            self.k_info[len(self.k_ts) - 1] = info
-
-    def runtime(self, ev):
-        args = ev.get("args")
-        corr = args.get("correlation") if isinstance(args, dict) else None
-        if type(corr) is int:  # noqa: E721
-            self.r_corr.append(corr)
-            self.r_ts.append(self.number(ev, "ts"))
-
-    def host(self, ev, cat):
-        name = ev.get("name")
-        if type(name) is not str:  # noqa: E721
-            return
-        if name.startswith("ProfilerStep#"):
-            m = _STEP.match(name)
-            if m:
-                self.steps.append((int(m.group(1)), self.number(ev, "ts"), self.number(ev, "dur", True), self.i))
-                self.step_tid = ev.get("tid")
-            return
-        if name.startswith(_HOST_COMM) or name == "record_param_comms":
-            args = ev.get("args")
-            info = {k: args[k] for k in _COMM_ARGS if isinstance(args, dict) and k in args}
-            self.host_comm.append((name, ev.get("tid"), self.number(ev, "ts"), self.number(ev, "dur", True), self.i,
-                                   info))
-        if cat in _BUSY_CATS:
-            self.mark_busy(ev.get("tid"), self.number(ev, "ts"), self.number(ev, "dur", True))
-
-    def mark_busy(self, tid, ts, dur):
-        b = self.busy.get(tid)
-        end = ts + dur
-        if b is None:
-            self.busy[tid] = [array("d"), array("d"), ts, end]
-        elif b[2] <= ts <= b[3]:
-            if end > b[3]:
-                b[3] = end
-        else:
-            b[0].append(b[2])
-            b[1].append(b[3])
-            b[2], b[3] = ts, end
+        return len(self.k_ts) + len(self.r_ts) + len(self.h_ts)
 
 
 def _cat_code(cat):
@@ -279,43 +214,121 @@ def _cat_code(cat):
         return _KERNEL
     if c in _RUNTIME_CATS:
         return _RUNTIME
-    return _OTHER if c == "trace" or c.startswith("gpu_") or c in ("ac2g", "flow") else _HOST
+    if c == "trace" or c.startswith("gpu_") or c in ("ac2g", "flow"):
+        return _OTHER
+    return _BUSY if c in _BUSY_CATS else _HOST
+
+
+def _host_name_kind(name):
+    """0: an op like any other; 1: a ``ProfilerStep#N``; 2: a collective's host op."""
+    if name.startswith("ProfilerStep#"):
+        return 1 if _STEP.match(name) else 0
+    return 2 if name.startswith(_HOST_COMM) or name == "record_param_comms" else 0
 
 
 def _scan(path, comm):
-    """Stream one file's events into a :class:`_Scan`; its top-level keys come back with it."""
+    """Stream one file's events into a :class:`_Scan` (one tight loop: this is where the time goes)."""
     shown = display_path(path)
-    stream = ChromeStream(path)
-    sc = _Scan(shown, comm)
-    codes = {}
-    check_every = 1 << 20
-    for ev in stream:
-        sc.i += 1
-        if type(ev) is not dict or ev.get("ph") != "X":  # noqa: E721
-            continue
-        cat = ev.get("cat")
-        code = codes.get(cat)
-        if code is None:
-            code = codes[cat] = _cat_code(cat)
-        if code == _KERNEL:
-            sc.kernel(ev)
-        elif code == _RUNTIME:
-            sc.runtime(ev)
-        elif code == _HOST:
-            sc.host(ev, cat)
-        if sc.i % check_every == 0:
-            check_memory(sc.kept() * BYTES_PER_KEPT, f"{shown}: the {sc.kept():,} events kept so far")
+    stream, sc = ChromeStream(path), _Scan()
+    codes, kernels, hosts, tids = {}, {}, {}, sc.tids
+    k_ts, k_dur, k_corr, k_idx, k_comm = sc.k_ts.append, sc.k_dur.append, sc.k_corr.append, sc.k_idx.append, \
+        sc.k_comm.append
+    r_ts, r_corr, h_tid, h_ts, h_dur, h_idx = sc.r_ts.append, sc.r_corr.append, sc.h_tid.append, sc.h_ts.append, \
+        sc.h_dur.append, sc.h_idx.append
+    i, ev = 0, None
+    try:
+        with stream.open() as events:
+            for i, ev in enumerate(events, 1):
+                if ev.get("ph") != "X":
+                    continue
+                cat = ev.get("cat")
+                code = codes.get(cat)
+                if code is None:
+                    code = codes[cat] = _cat_code(cat)
+                if code >= _HOST:
+                    tid = ev.get("tid")
+                    t = tids.get(tid)
+                    if t is None:
+                        t = tids[tid] = len(tids)
+                    name = ev["name"]
+                    kind = hosts.get(name)
+                    if kind is None:
+                        kind = hosts[name] = _host_name_kind(name)
+                    if kind:
+                        _host_special(sc, ev, kind, i)
+                    if code == _BUSY:
+                        h_ts(ev["ts"])
+                        h_dur(ev["dur"])
+                        h_tid(t)
+                        h_idx(i)
+                elif code == _KERNEL:
+                    name = ev["name"]
+                    is_comm = kernels.get(name)
+                    if is_comm is None:
+                        is_comm = kernels[name] = bool(comm.search(str(name)))
+                    args = ev.get("args") or {}
+                    k_ts(ev["ts"])
+                    k_dur(ev["dur"])
+                    k_corr(args.get("correlation", -1))
+                    k_idx(i)
+                    k_comm(is_comm)
+                    if is_comm:
+                        sc.k_info[len(sc.k_ts) - 1] = {"name": str(name), **{k: args[k] for k in _COMM_ARGS if k in args}}
+                elif code == _RUNTIME:
+                    corr = (ev.get("args") or {}).get("correlation")
+                    if corr is not None:
+                        r_corr(corr)
+                        r_ts(ev["ts"])
+                if not i & 0xFFFFF:
+                    check_memory(sc.kept() * BYTES_PER_KEPT, f"{shown}: the {sc.kept():,} events kept so far")
+    except (TypeError, KeyError, AttributeError, OverflowError) as exc:
+        raise _bad_event(shown, i, ev, exc) from None
     if not stream.meta.get("traceEvents"):
         raise column_error(shown, "traceEvents", problem="is missing: expected a Chrome trace with a traceEvents list")
     return sc, stream.meta
 
 
-def _finite(shown, values, rows, key):
-    """Refuse a non-finite timestamp or duration, naming the event (``rows``: event numbers from 1)."""
-    bad = ~np.isfinite(values)
+def _host_special(sc, ev, kind, i):
+    """Keep a ``ProfilerStep#N`` span, or a collective's host op with its args."""
+    ts, dur = ev["ts"], ev["dur"]
+    if type(ts) not in (int, float) or type(dur) not in (int, float):  # noqa: E721 - the scan names the key
+        raise TypeError("a time that is not a number")
+    if kind == 1:
+        sc.steps.append((int(_STEP.match(ev["name"]).group(1)), ts, dur, i))
+        sc.step_tid = sc.tids[ev.get("tid")]
+        return
+    args = ev.get("args") or {}
+    sc.host_comm.append((ev["name"], sc.tids[ev.get("tid")], ts, dur, i, {k: args[k] for k in _COMM_ARGS if k in args}))
+
+
+def _bad_event(shown, i, ev, exc):
+    """The error for event ``i`` that the scan could not take: which key, what value."""
+    if not isinstance(ev, dict):
+        return column_error(shown, row=i, problem=f"event {i} is not a JSON object (got {show_value(ev)})")
+    what = f"event {show_value(ev.get('name', '?'))}"
+    if not isinstance(ev.get("name", ""), str):
+        return column_error(shown, "name", i, f"a text ({what})", ev.get("name"))
+    for key in ("ts", "dur"):
+        v = ev.get(key)
+        if type(v) not in (int, float):  # noqa: E721 - a bool is no time either
+            return column_error(shown, key, i, f"a number ({what})", v)
+    args = ev.get("args")
+    if args is not None and not isinstance(args, dict):
+        return column_error(shown, "args", i, f"a JSON object ({what})", args)
+    for key in ("correlation",):
+        v = args.get(key) if isinstance(args, dict) else None
+        if v is not None and type(v) is not int:  # noqa: E721
+            return column_error(shown, f"args.{key}", i, f"a whole number ({what})", v)
+    return column_error(shown, row=i, problem=f"event {i} cannot be read ({type(exc).__name__}: {exc})")
+
+
+def _finite(shown, values, rows, key, low=None):
+    """Refuse a non-finite timestamp (or a duration below ``low``), naming the event (``rows``: event numbers)."""
+    bad = ~np.isfinite(values) if low is None else ~(np.isfinite(values) & (values >= low))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise column_error(shown, key, int(rows[i]), "a finite number", float(values[i]))
+        raise column_error(shown, key, int(rows[i]), "a finite number" if low is None else f"a duration >= {low:g}",
+                           float(values[i]))
 
 
 def _steps(sc, shown):
@@ -325,7 +338,7 @@ def _steps(sc, shown):
                            "prof.step() once per training step (docs/your-own-job.md)")
     n, ts, dur, rows = (np.array(c) for c in zip(*sorted(sc.steps, key=lambda s: s[1])))
     _finite(shown, ts, rows, "ts")
-    _finite(shown, dur, rows, "dur")
+    _finite(shown, dur, rows, "dur", low=0.0)
     order = np.argsort(n, kind="stable")
     twice = np.flatnonzero(n[order][1:] == n[order][:-1])
     if twice.size:
@@ -406,7 +419,7 @@ def _kernels(sc, shown):
     dur = np.frombuffer(sc.k_dur) if len(sc.k_dur) else np.zeros(0)
     rows = np.frombuffer(sc.k_idx, np.int64) if len(sc.k_idx) else np.zeros(0, np.int64)
     _finite(shown, ts, rows, "ts")
-    _finite(shown, dur, rows, "dur")
+    _finite(shown, dur, rows, "dur", low=0.0)
     return ts, ts + dur, _launches(sc), np.frombuffer(bytes(sc.k_comm), np.uint8).astype(bool)
 
 
@@ -474,18 +487,19 @@ def _host_collectives(sc, steps, shown):
     kind, group, seq = zip(*ident) if ident else ((), (), ())
     return {"step": _step_of(issue, steps), "kind": kind, "group": group, "seq": np.array(seq, np.int64),
             "arrival": issue, "start": np.array([b[2] for _, b in rows], float),
-            "end": np.array([b[2] + b[3] for _, b in rows], float), "busy": _thread_busy(sc, {a[1] for a, _ in rows}),
+            "end": np.array([b[2] + b[3] for _, b in rows], float), "busy": _thread_busy(sc, {a[1] for a, _ in rows}, shown),
             "groups": _groups_seen(_nested_args(args, a) for a, _ in rows), "notes": notes}
 
 
-def _thread_busy(sc, tids):
+def _thread_busy(sc, tids, shown):
     """The merged busy intervals of the threads that issue collectives, and of the thread of the steps."""
-    tids = set(tids) | {sc.step_tid}
-    parts = [(np.r_[np.frombuffer(b[0]), b[2]], np.r_[np.frombuffer(b[1]), b[3]]) for t, b in sc.busy.items()
-             if t in tids]
-    if not parts:
-        return np.zeros(0), np.zeros(0)
-    return _merged(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+    t = np.frombuffer(sc.h_tid, np.int64) if len(sc.h_tid) else np.zeros(0, np.int64)
+    keep = np.isin(t, sorted(set(tids) | {sc.step_tid} - {None}))
+    ts, dur = (np.frombuffer(a)[keep] if len(a) else np.zeros(0) for a in (sc.h_ts, sc.h_dur))
+    rows = np.frombuffer(sc.h_idx, np.int64)[keep] if len(sc.h_idx) else np.zeros(0, np.int64)
+    _finite(shown, ts, rows, "ts")
+    _finite(shown, dur, rows, "dur", low=0.0)
+    return _merged(ts, ts + dur)
 
 
 def _nested_args(args, op):
