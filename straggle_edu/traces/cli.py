@@ -413,7 +413,7 @@ def _profiler_lines(result):
         _("{n} ranks (world size not recorded)").format(n=len(present))
     lines = ["  " + _("Ranks: {ranks}; analysed: {used}; synchronised by {groups}; clocks: {clock}.").format(
         ranks=ranks, used=", ".join(map(str, result.workers)), groups=", ".join(d.get("groups", [])) or _("none"),
-        clock=d.get("clock", ""))]
+        clock=_note(d.get("clock", "")))]
     floor = d.get("noise_floor")
     lines.append("  " + (_("Noise floor: S = {floor:.3f}, the 99th percentile of S for {n} ranks of equal speed over "
                            "{steps} steps, from each rank's own step-to-step spread.").format(

@@ -52,8 +52,10 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import check_memory
+from ..i18n import N_
 from ._stream import ChromeStream
 from ._table import column_error, display_path, show_value
+from .result import Note
 
 __all__ = ["COMM_PATTERNS", "RankEvents", "ProfilerTrace", "read_profiler_rank", "read_profiler_traces",
            "profiler_files", "comm_regex"]
@@ -440,8 +442,8 @@ def _gpu_collectives(sc, steps, shown):
     kind, group, seq = zip(*(_comm_identity(x) for x in infos)) if infos else ((), (), ())
     notes = []
     if ci.size and not known[ci].all():
-        notes.append(f"{int((~known[ci]).sum())} communication kernels have no launch record (correlation); "
-                     f"their start is taken as their arrival")
+        notes.append(Note(N_("{count} communication kernels have no launch record (correlation); their start is "
+                             "taken as their arrival"), count=int((~known[ci]).sum())))
     return {"step": _step_of(at[ci], steps), "kind": kind, "group": group, "seq": np.array(seq, np.int64),
             "arrival": arrival, "start": start[ci], "end": end[ci], "busy": _merged(start[comp], end[comp]),
             "groups": _groups_seen(infos), "notes": notes}
@@ -479,8 +481,8 @@ def _host_collectives(sc, steps, shown):
         unmatched += abs(len(mine) - len(theirs))
         rows += [(a, b) for a, b in zip(mine, theirs)]
     if unmatched:
-        notes.append(f"{unmatched} host collectives and gloo spans could not be paired (cut off by the profiling "
-                     f"window) and are left out")
+        notes.append(Note(N_("{count} host collectives and gloo spans could not be paired (cut off by the profiling "
+                             "window) and are left out"), count=unmatched))
     rows.sort(key=lambda ab: ab[0][2])
     issue = np.array([a[2] for a, _ in rows], float)
     ident = [_comm_identity({"name": a[0], **_nested_args(args, a)}) for a, _ in rows]
@@ -583,8 +585,8 @@ def read_profiler_rank(path, comm_patterns=()):
     if any(sc.k_comm):
         coll, timeline = _gpu_collectives(sc, steps, shown), "gpu"
         if any(o[0].startswith("gloo:") for o in sc.host_comm):
-            coll["notes"].append("host-side gloo collectives are left out: the GPU's collectives are the "
-                                 "synchronisation points")
+            coll["notes"].append(Note(N_("host-side gloo collectives are left out: the GPU's collectives are the "
+                                         "synchronisation points")))
     elif world != 1 and any(not o[0].startswith("gloo:") and o[0] != "record_param_comms" for o in sc.host_comm):
         _need_comm_kernels(sc, shown, comm_patterns)
         coll, timeline = _host_collectives(sc, steps, shown), "host"
@@ -770,13 +772,14 @@ def _present(ranks, world):
     """The notes on which ranks are here, against the world size; refuse a rank outside it."""
     ids = sorted(ranks)
     if world is None:
-        return [f"world size not recorded (no distributedInfo); {len(ids)} rank(s) given: {_few(ids)}"]
+        return [Note(N_("world size not recorded (no distributedInfo); {n} rank(s) given: {ranks}"), n=len(ids),
+                     ranks=_few(ids))]
     outside = [r for r in ids if r >= world]
     if outside:
         raise ValueError(f"rank must be in 0..{world - 1} (distributedInfo.world_size is {world}), got rank "
                          f"{outside[0]}")
     if len(ids) < world:
-        return [f"{len(ids)} of {world} ranks: {_few(ids)}"]
+        return [Note(N_("{n} of {world} ranks: {ranks}"), n=len(ids), world=world, ranks=_few(ids))]
     return []
 
 
@@ -834,7 +837,7 @@ def profiler_trace_of(per_file, path="<memory>"):
     notes = _present([r.rank for r in ranks], world)
     joined = [r for r in ranks if ", " in r.source]
     if joined:
-        notes.append(f"{sum(r.source.count(', ') + 1 for r in joined)} files of {len(joined)} rank(s) joined "
-                     f"(several profiling cycles per rank)")
+        notes.append(Note(N_("{files} files of {ranks} rank(s) joined (several profiling cycles per rank)"),
+                          files=sum(r.source.count(", ") + 1 for r in joined), ranks=len(joined)))
     source = os.fspath(path) if not isinstance(path, (list, tuple)) else ", ".join(map(os.fspath, path))
     return ProfilerTrace(source=source, ranks=tuple(ranks), world_size=world, notes=tuple(notes))

@@ -67,8 +67,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
 from ._table import column_error, display_path
 from .profiler import ProfilerTrace
+from .result import Note
 
 __all__ = ["sync_groups", "match_collectives", "clock_offsets", "rank_waits", "step_windows", "build_models",
            "analyze_profiler", "BLOCKED_TOLERANCE", "WAKE_UP"]
@@ -167,10 +169,12 @@ def sync_groups(trace):
         raise column_error(display_path(trace.source), problem=_nothing_complete(trace, partial, known, present, world))
     ranks = sorted(spans.pop())
     for g, m in partial.items():
-        notes.append(f"group {_shown(g, known)} lacks {len(set(m) - present)} of its {len(m)} ranks "
-                     f"({_few(set(m) - present)}); its collectives are left inside the compute segments")
+        notes.append(Note(N_("group {group} lacks {missing} of its {size} ranks ({ranks}); its collectives are left "
+                             "inside the compute segments"), group=_shown(g, known), missing=len(set(m) - present),
+                          size=len(m), ranks=_few(set(m) - present)))
     if set(ranks) != present:
-        notes.append(f"ranks {_few(present - set(ranks))} are in no group analysed and are left out")
+        notes.append(Note(N_("ranks {ranks} are in no group analysed and are left out"),
+                          ranks=_few(present - set(ranks))))
     return ranks, {g: _shown(g or default[0], known) for g in complete}, notes
 
 
@@ -242,15 +246,16 @@ def match_collectives(trace, ranks, groups):
     common = set.intersection(*(set(by_rank[r].steps.tolist()) for r in ranks))
     out, notes, skipped = [], [], set().union(*(set(by_rank[r].steps.tolist()) for r in ranks)) - common
     if skipped:
-        notes.append(f"{len(skipped)} step(s) not profiled on every rank are left out: "
-                     f"{', '.join(f'#{s}' for s in sorted(skipped)[:8])}" + (" ..." if len(skipped) > 8 else ""))
+        notes.append(Note(N_("{count} step(s) not profiled on every rank are left out: {steps}"), count=len(skipped),
+                          steps=", ".join(f"#{s}" for s in sorted(skipped)[:8]) + (" ..." if len(skipped) > 8 else "")))
     for s in sorted(common):
         rows = [lst.get(s, []) for lst in lists]
         keys = [tuple(k for k, _ in row) for row in rows]
         if any(k != keys[0] for k in keys):
             a = next(i for i, k in enumerate(keys) if k != keys[0])
-            notes.append(f"step {s}: rank {ranks[0]} and rank {ranks[a]} recorded different collectives "
-                         f"({len(keys[0])} and {len(keys[a])}); the step is left out")
+            notes.append(Note(N_("step {step}: rank {a} and rank {b} recorded different collectives ({na} and {nb}); "
+                                 "the step is left out"), step=s, a=ranks[0], b=ranks[a], na=len(keys[0]),
+                              nb=len(keys[a])))
             continue
         out.append(_step_table(s, rows, [by_rank[r] for r in ranks]))
     return out, notes
@@ -287,19 +292,19 @@ def clock_offsets(trace, ranks, steps):
     """
     hosts = [next(r.host for r in trace.ranks if r.rank == k) for k in ranks]
     if None not in hosts and len(set(hosts)) == 1:
-        return np.zeros(len(ranks)), f"one host ({hosts[0]}): one clock"
+        return np.zeros(len(ranks)), Note(N_("one host ({host}): one clock"), host=hosts[0])
     ends = np.concatenate([s["end"] for s in steps]) if steps else np.zeros((0, len(ranks)))
     if ends.shape[0] == 0:
-        return np.zeros(len(ranks)), "no collective to align clocks on"
+        return np.zeros(len(ranks)), Note(N_("no collective to align clocks on"))
     off = np.median(ends - np.median(ends, axis=1, keepdims=True), axis=0)
     if None not in hosts:
         for h in set(hosts):
             on = np.array([x == h for x in hosts])
             off[on] = np.median(off[on])
-        how = f"{len(set(hosts))} hosts, clocks aligned on the ends of {ends.shape[0]} collectives"
-    else:
-        how = f"no host_name recorded: clocks aligned on the ends of {ends.shape[0]} collectives"
-    return off, f"{how} (offsets up to {np.abs(off).max():.0f} µs)"
+        return off, Note(N_("{hosts} hosts, clocks aligned on the ends of {n} collectives (offsets up to {us:.0f} "
+                            "µs)"), hosts=len(set(hosts)), n=ends.shape[0], us=float(np.abs(off).max()))
+    return off, Note(N_("no host_name recorded: clocks aligned on the ends of {n} collectives (offsets up to {us:.0f} "
+                        "µs)"), n=ends.shape[0], us=float(np.abs(off).max()))
 
 
 #: Microseconds a rank may take to resume after the collective it waited for ended, on the host and on a GPU.
@@ -572,16 +577,17 @@ def _window_notes(windows, steps):
     """Notes on the windows: first steps without a previous collective, merged steps, clipped segments."""
     out = []
     firsts = [w["step"] for w in windows if w["first"]]
-    out.append(f"step {', '.join(map(str, firsts[:6]))}{' ...' if len(firsts) > 6 else ''}: no collective before "
-               f"it in the trace; each rank's first arrival is counted from the step start of the rank that "
-               f"arrived first")
+    out.append(Note(N_("step {steps}: no collective before it in the trace; each rank's first arrival is counted "
+                       "from the step start of the rank that arrived first"),
+                    steps=", ".join(map(str, firsts[:6])) + (" ..." if len(firsts) > 6 else "")))
     empty = [s["step"] for s in steps if not s["kinds"]]
     if empty:
-        out.append(f"{len(empty)} step(s) without a collective are counted in the next step's window")
+        out.append(Note(N_("{count} step(s) without a collective are counted in the next step's window"),
+                        count=len(empty)))
     clipped = sum(w["negative"] for w in windows)
     if clipped:
-        out.append(f"{clipped} segment(s) came out negative (a rank went on before the collective it was taken to "
-                   f"wait for ended) and count as 0 s")
+        out.append(Note(N_("{count} segment(s) came out negative (a rank went on before the collective it was taken "
+                           "to wait for ended) and count as 0 s"), count=clipped))
     return out
 
 
@@ -619,7 +625,7 @@ def _one_rank(trace):
         per_step={int(s): 1.0 for s in r.steps}, replay_error=0.0, steps=r.steps, step_time=dur,
         ideal_step_time=dur, recorded_step_time=dur, workers=(r.rank,), worker_step_slowdown=np.ones((1, len(dur))),
         by_rank={r.rank: 1.0}, by_optype={"compute": 1.0}, m_w=None,
-        notes=tuple(trace.notes) + ("a job of one rank (world size 1) waits for no other rank: S = 1",),
+        notes=tuple(trace.notes) + (Note(N_("a job of one rank (world size 1) waits for no other rank: S = 1")),),
         details={"ranks_present": [r.rank], "world_size": 1, "groups": [], "noise_floor": None, "collectives": [],
                  "caused_wait": {r.rank: 0.0}, "clock": "one rank", "clock_offsets": {r.rank: 0.0}},
     )
