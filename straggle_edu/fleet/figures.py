@@ -46,7 +46,8 @@ DOMINANT = 0.5  # "most of the excess": a share above one half
 CDF_POINTS = 1001
 WHERE = ("last-stage", "single-dp-rank", "single-worker", "spread")
 # Local work, whose ideal is a mean in the what-if engine; every other optype is communication.
-COMPUTE_OPTYPES = ("forward-compute", "backward-compute", "optimizer", "gc")
+# "compute": a profiler trace's compute segments (its other kinds are its collectives)
+COMPUTE_OPTYPES = ("forward-compute", "backward-compute", "optimizer", "gc", "compute")
 
 
 def culprit_class(optype):

@@ -423,14 +423,14 @@ def _profiler_lines(result):
     if result.m_w is not None:
         lines.append("  " + _("M_W (share fixed by the slowest {n} rank(s)) = {mw}").format(
             n=d.get("mw_workers", 1), mw=_share(result.m_w)))
-    table = d.get("collectives", [])
+    table = d.get("collectives")
     caused = d.get("caused_wait", {})
     if table and caused:
         top = max(caused, key=caused.get)
-        last = sum(1 for c in table if c["last_rank"] == top)
         lines.append("  " + _("Collectives: {n} in {steps} steps; rank {rank} arrived last at {last} of them, and the "
                               "others waited {seconds:.4f} s for it in all.").format(
-            n=len(table), steps=len(result.steps), rank=top, last=last, seconds=caused[top]))
+            n=len(table["step"]), steps=len(result.steps), rank=top, last=int((table["last_rank"] == top).sum()),
+            seconds=caused[top]))
     return lines
 
 

@@ -783,7 +783,7 @@ def _present(ranks, world):
     return []
 
 
-def read_profiler_traces(path, comm_patterns=(), progress=None, source=None):
+def read_profiler_traces(path, comm_patterns=(), progress=None, source=None, workers=None):
     """Read the PyTorch profiler traces of one job into a :class:`ProfilerTrace`.
 
     Parameters
@@ -797,6 +797,9 @@ def read_profiler_traces(path, comm_patterns=(), progress=None, source=None):
         Called with each file's path once it is read.
     source : str or os.PathLike, optional
         What to call the job (the folder the files came from); by default ``path``.
+    workers : int, optional
+        Processes that read files side by side (default: one per core) when the files hold more than
+        :data:`PARALLEL_BYTES`; 1 reads them one after another in this process.
 
     Examples
     --------
@@ -811,12 +814,47 @@ def read_profiler_traces(path, comm_patterns=(), progress=None, source=None):
     (ProfilerTrace(ranks=2, world_size=4, steps=1, source=...), ('2 of 4 ranks: [0, 1]',))
     """
     files = profiler_files(path)
-    per_file = []
-    for f in files:
-        per_file.append(read_profiler_rank(f, comm_patterns))
-        if progress is not None:
-            progress(f)
-    return profiler_trace_of(per_file, path if source is None else source)
+    return profiler_trace_of(_read_files(files, comm_patterns, progress, workers),
+                             path if source is None else source)
+
+
+#: Files larger than this in all are read by several processes (each starts in about half a second).
+PARALLEL_BYTES = 64 << 20
+
+
+def _read_files(files, comm_patterns, progress, workers):
+    """Each file's :class:`RankEvents`, in the order of ``files``: in parallel processes when they are large."""
+    from .._validate import memory_budget
+
+    n = min(len(files), os.cpu_count() or 1, workers or os.cpu_count() or 1)
+    if n < 2 or sum(f.stat().st_size for f in files) < PARALLEL_BYTES:
+        out = []
+        for f in files:
+            out.append(read_profiler_rank(f, comm_patterns))
+            if progress is not None:
+                progress(f)
+        return out
+    import concurrent.futures as cf
+    import multiprocessing
+
+    # spawn, not fork: a notebook's kernel holds threads a fork would copy mid-flight
+    with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_read_in_child, f, tuple(comm_patterns), memory_budget()): i
+                   for i, f in enumerate(files)}
+        out = [None] * len(files)
+        for fut in cf.as_completed(futures):
+            out[futures[fut]] = fut.result()
+            if progress is not None:
+                progress(files[futures[fut]])
+    return out
+
+
+def _read_in_child(path, comm_patterns, budget):
+    """:func:`read_profiler_rank` in a worker process, under the caller's memory budget (warnings come back too)."""
+    from .. import _validate
+
+    _validate.set_memory_budget(budget)
+    return read_profiler_rank(path, comm_patterns)
 
 
 def profiler_trace_of(per_file, path="<memory>"):

@@ -230,17 +230,23 @@ class Analysis:
 
 
 def _profiler_fields(a):
-    """The JSON fields of a profiler trace's analysis beyond the common ones (seconds; ranks as strings)."""
+    """The JSON fields of a profiler trace's analysis beyond the common ones (seconds; ranks as strings).
+
+    ``collectives`` is columnar, one entry per collective, so that a long trace's JSON stays compact.
+    """
     d = a.details or {}
-    collectives = [{"step": c["step"], "kind": c["kind"], "group": c["group"], "last_rank": c["last_rank"],
-                    "transfer_s": _num(c["transfer_s"]), "blocked": c["blocked"],
-                    "arrival_s": {_key(r): _num(v) for r, v in c["arrival_s"].items()},
-                    "wait_s": {_key(r): _num(v) for r, v in c["wait_s"].items()}} for c in d.get("collectives", [])]
+    c = d.get("collectives")
+    columns = None if not c else {
+        "ranks": [int(r) for r in c["ranks"]], "step": c["step"].tolist(), "kind": list(c["kind"]),
+        "group": list(c["group"]), "last_rank": c["last_rank"].tolist(),
+        "transfer_s": [_num(x) for x in c["transfer_s"]], "blocked": c["blocked"].tolist(),
+        "arrival_s": [[_num(x) for x in row] for row in c["arrival_s"]],
+        "wait_s": [[_num(x) for x in row] for row in c["wait_s"]]}
     return {"m_w": _num(a.m_w), "ranks_present": list(d.get("ranks_present", [])), "world_size": d.get("world_size"),
             "groups": list(d.get("groups", [])), "noise_floor": _num(d.get("noise_floor")), "clock": d.get("clock"),
             "clock_offsets_s": {_key(r): _num(v) for r, v in d.get("clock_offsets", {}).items()},
             "caused_wait_s": {_key(r): _num(v) for r, v in d.get("caused_wait", {}).items()},
-            "collectives": collectives}
+            "collectives": columns}
 
 
 def _order(k):

@@ -527,8 +527,10 @@ def analyze_profiler(trace):
         ``by_optype`` (``compute`` and each collective kind; a kept
         transfer gives 1), M_W, the replay error. ``details`` holds
         ``ranks_present``, ``world_size``, ``groups``, ``clock``,
-        ``noise_floor``, ``collectives`` (per step and collective: kind,
-        group, arrivals and waits per rank, transfer, last rank, seconds),
+        ``noise_floor``, ``collectives`` (columns, one entry per collective in
+        step order: ``step``, ``kind``, ``group``, ``last_rank``,
+        ``transfer_s``, ``blocked``; ``arrival_s`` and ``wait_s`` of shape
+        collectives x ranks, in the order of ``ranks``; seconds),
         ``caused_wait`` (seconds the others waited for each rank) and the
         models.
 
@@ -592,17 +594,17 @@ def _window_notes(windows, steps):
 
 
 def _collective_table(windows, ranks):
-    """Per step and collective: kind, group, each rank's arrival (from the first) and wait, the transfer (seconds)."""
-    rows = []
-    for w in windows:
-        for c, kind in enumerate(w["kinds"]):
-            a = w["arrival"][c]
-            rows.append({"step": int(w["step"]), "kind": kind, "group": w["groups"][c],
-                         "arrival_s": {r: float(x) for r, x in zip(ranks, (a - a.min()) * 1e-6)},
-                         "wait_s": {r: float(x) for r, x in zip(ranks, w["wait"][c] * 1e-6)},
-                         "transfer_s": float(w["T"][c] * 1e-6), "last_rank": ranks[int(w["last"][c])],
-                         "blocked": bool(w["blocked"][c].mean() > 0.5)})
-    return rows
+    """Per collective (columns, in step order): step, kind, group, the last rank, the transfer and whether the ranks
+    paused for it; per collective and rank, the arrival (from the first) and the wait, in seconds."""
+    rows = [(w, c) for w in windows for c in range(len(w["kinds"]))]
+    arrival = np.array([w["arrival"][c] - w["arrival"][c].min() for w, c in rows]).reshape(len(rows), len(ranks))
+    return {"ranks": list(ranks), "step": np.array([int(w["step"]) for w, _ in rows], np.int64),
+            "kind": [w["kinds"][c] for w, c in rows], "group": [w["groups"][c] for w, c in rows],
+            "last_rank": np.array([ranks[int(w["last"][c])] for w, c in rows], np.int64),
+            "transfer_s": np.array([w["T"][c] for w, c in rows]) * 1e-6,
+            "blocked": np.array([bool(w["blocked"][c].mean() > 0.5) for w, c in rows], bool),
+            "arrival_s": arrival * 1e-6,
+            "wait_s": np.array([w["wait"][c] for w, c in rows]).reshape(len(rows), len(ranks)) * 1e-6}
 
 
 def _caused_wait(windows, ranks):
@@ -626,6 +628,6 @@ def _one_rank(trace):
         ideal_step_time=dur, recorded_step_time=dur, workers=(r.rank,), worker_step_slowdown=np.ones((1, len(dur))),
         by_rank={r.rank: 1.0}, by_optype={"compute": 1.0}, m_w=None,
         notes=tuple(trace.notes) + (Note(N_("a job of one rank (world size 1) waits for no other rank: S = 1")),),
-        details={"ranks_present": [r.rank], "world_size": 1, "groups": [], "noise_floor": None, "collectives": [],
+        details={"ranks_present": [r.rank], "world_size": 1, "groups": [], "noise_floor": None, "collectives": None,
                  "caused_wait": {r.rank: 0.0}, "clock": "one rank", "clock_offsets": {r.rank: 0.0}},
     )
