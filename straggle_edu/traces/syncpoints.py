@@ -73,7 +73,7 @@ from .profiler import ProfilerTrace
 from .result import Note
 
 __all__ = ["sync_groups", "match_collectives", "clock_offsets", "rank_waits", "step_windows", "build_models",
-           "analyze_profiler", "BLOCKED_TOLERANCE", "WAKE_UP"]
+           "analyze_profiler", "rank_table", "BLOCKED_TOLERANCE", "WAKE_UP"]
 
 #: Microseconds: a pause that ends this much before a collective's end still waited for it (clocks differ a little).
 BLOCKED_TOLERANCE = 50.0
@@ -435,6 +435,7 @@ def _window(st, c, blocked, waits, off, prev):
     for d, (ws, we) in enumerate(waits):
         seg[:, d] -= _waited(a[:, d], ws, we) - _waited(b[:, d], ws, we)
     return {"step": st["step"], "kinds": st["kinds"], "groups": st["groups"], "arrival": a, "L": L, "E": E,
+            "span": st["end"] - st["start"],
             "T": c["T"], "last": c["last"], "wait": L[:, None] - a, "blocked": blocked, "seg": np.maximum(seg, 0.0),
             "negative": int((seg < -1e-6).sum()), "start": start, "end": E.max(), "recorded": E.max() - start,
             "first": prev is None}
@@ -572,7 +573,8 @@ def analyze_profiler(trace):
     total = sum(w["recorded"] for w in windows) * len(ranks)
     shares = {"wait_share": sum(float(w["wait"].sum()) for w in windows) / total,
               "comm_share": sum(float(w["T"].sum()) for w in windows) * len(ranks) / total}
-    return replace(a, details={**a.details, **shares, "noise_floor": noise_floor(work, a.ideal_step_time)})
+    return replace(a, details={**a.details, **shares, "noise_floor": noise_floor(work, a.ideal_step_time),
+                               "work": work})
 
 
 def _window_notes(windows, steps):
@@ -604,7 +606,39 @@ def _collective_table(windows, ranks):
             "transfer_s": np.array([w["T"][c] for w, c in rows]) * 1e-6,
             "blocked": np.array([bool(w["blocked"][c].mean() > 0.5) for w, c in rows], bool),
             "arrival_s": arrival * 1e-6,
+            "recorded_s": np.array([w["span"][c] for w, c in rows]).reshape(len(rows), len(ranks)) * 1e-6,
             "wait_s": np.array([w["wait"][c] for w, c in rows]).reshape(len(rows), len(ranks)) * 1e-6}
+
+
+def rank_table(analysis):
+    """Per rank, what a profiler trace's analysis found: one dict per rank, in rank order (seconds).
+
+    ``work_s``: the rank's own work per step (its segments: compute, and lateness such as a sleep);
+    ``collective_s``: its time in collectives per step, as recorded (its kernels or gloo spans, waits
+    included); ``wait_s``: per step, how long after it the last rank arrived; ``caused_wait_s``: the
+    others' waits booked to it (it arrived last); ``last_share``: the share of the collectives it
+    arrived last at; ``s_x``: S when only it keeps its recorded work (``by_rank``).
+
+    A rank that computes longest arrives last and waits least, so its recorded collectives are the
+    shortest: per-rank durations hide it, its arrivals show it.
+
+    Examples
+    --------
+    >>> a = analyze_profiler(_demo_trace([[1.0, 2.0]] * 4))   # rank 1 computes 2 s, rank 0 1 s
+    >>> [(r["rank"], round(r["work_s"], 2), round(r["collective_s"], 2), round(r["wait_s"], 2), r["last_share"])
+    ...  for r in rank_table(a)]
+    [(0, 1.0, 1.1, 1.0, 0.0), (1, 2.0, 0.1, 0.0, 1.0)]
+    """
+    d = analysis.details or {}
+    c = d.get("collectives")
+    if analysis.format != "torch-profiler" or not c:
+        raise ValueError(f"analysis must be of a profiler trace with collectives, got a {analysis.format} analysis")
+    steps = len(analysis.steps)
+    work = d["work"].mean(axis=0)
+    return [{"rank": r, "work_s": float(work[i]), "collective_s": float(c["recorded_s"][:, i].sum() / steps),
+             "wait_s": float(c["wait_s"][:, i].sum() / steps), "caused_wait_s": d["caused_wait"][r],
+             "last_share": float(np.mean(c["last_rank"] == r)), "s_x": analysis.by_rank[r]}
+            for i, r in enumerate(c["ranks"])]
 
 
 def _caused_wait(windows, ranks):
