@@ -63,7 +63,9 @@ __all__ = ["COMM_PATTERNS", "RankEvents", "ProfilerTrace", "read_profiler_rank",
 #: Communication kernels, by name (case-insensitive regular expressions): what ``--comm-kernel`` adds to.
 COMM_PATTERNS = (
     r"nccl",  # NCCL and RCCL: ncclKernel_*, ncclDevKernel_*
-    r"deep_?ep",  # DeepEP, expert parallel: deep_ep::intranode::dispatch, ...::combine
+    # DeepEP (expert parallel): deep_ep::intranode::dispatch, deep_ep::internode_ll::combine, and the names of
+    # deepseek-ai/profile-data's trace, dpsk::ep::internode::notify_dispatch (not dpsk::ep::cuda::get_dispatch_layout)
+    r"(deep_?ep|dpsk::ep)::(intra|inter)node\w*::(notify_)?(dispatch|combine)",
     r"\b(moe_)?(dispatch|combine)_?kernel",  # other MoE dispatch / combine kernels
     r"all_?to_?all",
     r"all_?reduce",  # custom all-reduce: vLLM's cross_device_reduce, symm_mem's multimem_all_reduce
@@ -94,6 +96,9 @@ def comm_regex(extra=()):
     >>> rx = comm_regex([r"my_a2a"])
     >>> [bool(rx.search(n)) for n in ("ncclDevKernel_AllReduce_Sum_f32", "my_a2a_kernel", "sm90_gemm")]
     [True, True, False]
+    >>> [bool(rx.search(n)) for n in ("void dpsk::ep::internode::combine<false, 8>", "void deep_ep::intranode::dispatch<8>",
+    ...                               "void dpsk::ep::cuda::get_dispatch_layout<256, 32, 8>")]   # DeepEP's
+    [True, True, False]
     """
     pats = list(COMM_PATTERNS)
     for p in extra or ():
@@ -113,9 +118,12 @@ def kind_of(name):
     >>> [kind_of(n) for n in ("c10d::allreduce_", "gloo:all_reduce", "ncclKernel_AllReduce_RING_LL_Sum_float",
     ...                       "c10d::alltoall_base_", "nccl:all_to_all", "ncclDevKernel_SendRecv")]
     ['allreduce', 'allreduce', 'allreduce', 'alltoall', 'alltoall', 'sendrecv']
+    >>> kind_of("void dpsk::ep::internode::combine<false, 8, __nv_bfloat16>(int4*, float*)")
+    'combine'
     """
     m = _NCCL_NAME.search(name)
-    text = m.group(1) if m else name.split("::")[-1].split(":")[-1]
+    base = re.split(r"[<(]", name.removeprefix("void ").strip(), maxsplit=1)[0]  # a kernel's templates, arguments
+    text = m.group(1) if m else base.split("::")[-1].split(":")[-1]
     text = re.sub(r"[^a-z]", "", text.lower())
     for base in ("base", "coalesced", "intotensor", "tensor"):
         text = text.replace(base, "")
@@ -657,10 +665,11 @@ def profiler_files(path):
     --------
     >>> import json, tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> for name in ("b.json", "a.json.gz", "README.md"):
-    ...     _ = (d / name).write_text(json.dumps({"traceEvents": []}) if "json" in name else "# notes")
-    >>> [p.name for p in profiler_files(d)]
-    ['b.json']
+    >>> for name, text in (("rank1.trace", '{"traceEvents": []}'), ("rank0.out", '{"traceEvents": []}'),
+    ...                    ("notes.json", '{"lr": 0.1}'), ("README.md", "# notes")):
+    ...     _ = (d / name).write_text(text)
+    >>> [p.name for p in profiler_files(d)]   # told by what they hold
+    ['rank0.out', 'rank1.trace']
     """
     if isinstance(path, (list, tuple)):
         files = [Path(p) for p in path]
