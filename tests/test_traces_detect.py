@@ -29,6 +29,8 @@ DATA_FORMATS = [
     ("osdi2025/trace-*.parquet", "op-level"),
     ("osdi2025/*", None),  # meta-*.yaml, ms-/mw-/result-*.json, README, LICENSE
     ("hta/*.json.gz", "torch-profiler"),
+    ("ddp-gloo/*/*.json.gz", "torch-profiler"),  # PyTorch 2.13's own traces of real gloo DDP jobs
+    ("param-dlrm/*.json.gz", "torch-profiler"),
     ("hta/derived_ncclDevKernel/*.json.gz", "torch-profiler"),
     ("hta-single/execution_trace/*", None),
     ("hta-single/memory_analysis/*", None),

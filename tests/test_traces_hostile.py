@@ -93,11 +93,12 @@ def test_read_bytes_stops_a_gzip_bomb_at_the_budget(tmp_path):
 
 
 def test_a_profiler_trace_bomb_stops_at_one_event_of_64_mib(tmp_path):
-    # a valid start, then 100 MiB of blanks inside the event list: the stream never holds more than one event
+    # a valid start, then one event whose name runs for 100 MiB: the stream holds one event at a time, and no
+    # event that large
     p = tmp_path / "rank-0.json.gz"
     with gzip.open(p, "wb", compresslevel=9) as f:
-        f.write(b'{"traceEvents": [')
-        block = b" " * (1 << 20)
+        f.write(b'{"traceEvents": [{"ph": "X", "name": "')
+        block = b"a" * (1 << 20)
         for _ in range(100):
             f.write(block)
     with pytest.raises(TraceError, match=r"rank-0\.json\.gz: one event .* is larger than 64 MiB"):

@@ -35,6 +35,8 @@ Map of the package
     Megatron-LM ``--log-straggler`` lines and nvidia-resiliency-ext reports.
 :mod:`~straggle_edu.traces.nccl_inspector`
     NCCL Inspector JSON lines: per-collective execution time per rank.
+:mod:`~straggle_edu.traces.noise`
+    the noise floor of a profiler or per-rank analysis.
 :mod:`~straggle_edu.traces.suspects`
     :class:`SuspectAnalysis`, the result of the formats without step times.
 :mod:`~straggle_edu.traces.replay`

@@ -567,7 +567,7 @@ def analyze_profiler(trace):
                      workers=ranks, format="torch-profiler", source=trace.source, notes=notes, details=details)
     from dataclasses import replace
 
-    from .diagnose import noise_floor
+    from .noise import noise_floor
 
     work = np.array([w["seg"].sum(axis=0) for w in windows]) * 1e-6
     total = sum(w["recorded"] for w in windows) * len(ranks)
