@@ -845,9 +845,12 @@ def _read_files(files, comm_patterns, progress, workers):
         return out
     import concurrent.futures as cf
     import multiprocessing
+    import threading
 
-    # spawn, not fork: a notebook's kernel holds threads a fork would copy mid-flight
-    with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as pool:
+    # fork where this process runs one thread (the command line: no import to redo, about 1 s of CPU a worker);
+    # spawn where it runs several (a notebook's kernel), whose locks a fork would copy mid-flight
+    single = threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+    with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork" if single else "spawn")) as pool:
         futures = {pool.submit(_read_in_child, f, tuple(comm_patterns), memory_budget()): i
                    for i, f in enumerate(files)}
         out = [None] * len(files)
