@@ -366,14 +366,24 @@ def _step_of(times, steps):
     return np.where(ok, n[np.maximum(i, 0)], -1)
 
 
-def _merged(starts, ends):
-    """Intervals merged where they overlap: sorted starts and their ends."""
+#: Microseconds: pauses shorter than this between a rank's ops or kernels (a launch's latency) are no pause.
+MIN_PAUSE = 10.0
+
+
+def _merged(starts, ends, gap=MIN_PAUSE):
+    """Intervals merged where they overlap or lie less than ``gap`` apart: sorted starts and their ends.
+
+    Examples
+    --------
+    >>> [a.tolist() for a in _merged(np.array([0.0, 5.0, 40.0]), np.array([4.0, 20.0, 50.0]))]
+    [[0.0, 40.0], [20.0, 50.0]]
+    """
     if len(starts) == 0:
         return np.zeros(0), np.zeros(0)
     order = np.argsort(starts, kind="stable")
     s, e = starts[order], ends[order]
     reach = np.maximum.accumulate(e)
-    new = np.r_[True, s[1:] > reach[:-1]]
+    new = np.r_[True, s[1:] > reach[:-1] + gap]
     first = np.flatnonzero(new)
     return s[first], np.maximum.reduceat(e, first)
 
