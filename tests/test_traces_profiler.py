@@ -259,3 +259,16 @@ def test_bad_profiler_traces_are_one_error_naming_the_file(tmp_path, content, ne
     with pytest.raises(TraceError) as exc:
         read_trace(p)
     assert "rank-0.json" in str(exc.value) and needle in str(exc.value)
+
+
+def test_files_read_by_parallel_workers_give_the_same_job(monkeypatch):
+    from straggle_edu.traces import profiler
+
+    folder = DATA / "ddp-gloo" / "4r-slow"
+    serial = read_trace(folder)
+    monkeypatch.setattr(profiler, "PARALLEL_BYTES", 0)  # the 4 files (300 KB) count as large
+    parallel = profiler.read_profiler_traces(folder, workers=2)
+    assert parallel.rank_ids == serial.rank_ids == [0, 1, 2, 3]
+    for a, b in zip(parallel.ranks, serial.ranks):
+        assert np.array_equal(a.arrival, b.arrival) and np.array_equal(a.busy_start, b.busy_start)
+    assert analyze(parallel).to_dict() == analyze(serial).to_dict()
