@@ -94,7 +94,7 @@ def test_report_lists_the_worst_jobs_with_their_analyze_line(pages):
 
 def test_report_in_chinese(pages):
     page = pages["zh"]
-    assert '<html lang="zh-CN">' in page and "<h1>集群报告：7 个作业</h1>" in page
+    assert '<html lang="zh-CN">' in page and "<h1>作业集报告：7 个作业</h1>" in page
     body = page.split("<body>", 1)[1]
     text = re.sub(r"<script.*?</script>|<code>.*?</code>|<[^>]+>", " ", body, flags=re.S)
     assert "The worst jobs" not in text and "最差的作业" in text
