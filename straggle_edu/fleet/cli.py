@@ -195,19 +195,22 @@ def run_demo(args):
     >>> with contextlib.redirect_stdout(out):
     ...     code = run_demo(p.parse_args([str(folder), "--jobs", "4", "--no-public", "--format", "csv"]))
     >>> code, out.getvalue().splitlines()[0]
-    (0, 'Wrote 4 synthetic jobs (... ops) and 0 public jobs to ...demo')
+    (0, "Wrote 4 synthetic jobs (... ops) and 0 of the study's sample traces to ...demo")
     """
     from .demo import write_demo
 
     fleet = write_demo(args.dir, jobs=args.jobs, seed=args.seed, public=args.public, format=args.format,
                        progress=sys.stderr.isatty())
-    print(_("Wrote {jobs} synthetic jobs ({ops:,} ops) and {public} public jobs to {folder}").format(
-        jobs=len(fleet.jobs), ops=fleet.ops, public=len(fleet.public), folder=fleet.folder))
+    from ..i18n import format_count, get_language
+
+    print(_("Wrote {jobs} synthetic jobs ({ops} ops) and {public} of the study's sample traces to {folder}").format(
+        jobs=len(fleet.jobs), ops=format_count(fleet.ops), public=len(fleet.public), folder=fleet.folder))
     print(_("Sizes, causes and slowdowns are drawn from distributions calibrated to the study's fleet figures "
             "(see {truth}); they are not measurements.").format(truth=fleet.truth))
     if fleet.public:
-        print(_("The public jobs ({ids}) are the study's own traces, Apache-2.0: see {license}.").format(
-            ids=", ".join(fleet.public), license=fleet.folder / "public" / "LICENSE.txt"))
+        print(_("The study's sample traces ({ids}) come from its public artifact, Apache-2.0: see {license}.").format(
+            ids=("、" if get_language() == "zh" else ", ").join(fleet.public),
+            license=fleet.folder / "public" / "LICENSE.txt"))
     print(_("Analyse it with:"))
     print(f"  straggle-edu fleet {fleet.manifest} --out {fleet.folder / 'out'}")
     return 0

@@ -60,7 +60,7 @@ little off the drawn one (by 0.6% typically). Causes that move from worker to
 worker (sequence lengths, GC) visit every DP rank equally often, so that no
 one rank becomes the culprit of a job of 8 steps by chance.
 
-The three real public jobs of the study's artifact (ST, AR and SE; Apache-2.0,
+The artifact's three sample traces (ST, AR and SE; Apache-2.0,
 see ``straggle_edu/traces/data/README.txt``) are added by default, copied
 unchanged with their licence. ST ships with the package; AR and SE are read
 from the repository's ``tests/data/osdi2025/`` when it is there.
@@ -438,7 +438,7 @@ _REPO_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "osdi2025"
 
 
 _PUBLIC_README = """\
-The real jobs of this demo fleet ({names}) are production traces of the OSDI 2025
+The sample traces of this demo fleet ({names}) come from the OSDI 2025
 study, Lin et al., "Understanding Stragglers in Large Model Training Using
 What-if Analysis", from its public artifact
 https://github.com/ByteDance-Seed/StragglerAnalysis (commit 8efcd7f, folder data/):
