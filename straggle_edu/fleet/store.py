@@ -42,7 +42,8 @@ COLUMNS = (
     ("hours", "float"), ("slowdown", "float"), ("waste", "float"), ("gpu_hours_lost", "float"),
     ("top_optype", "str"), ("top_optype_s", "float"), ("top_stage", "int"), ("top_stage_s", "float"),
     ("top_dp_rank", "int"), ("top_dp_rank_s", "float"), ("top_worker", "str"), ("top_worker_s", "float"),
-    ("worker_share", "float"), ("worker_steps", "float"), ("dp_rank_steps", "float"), ("culprit_class", "str"), ("culprit_where", "str"), ("steps", "int"),
+    ("worker_share", "float"), ("worker_steps", "float"), ("dp_rank_steps", "float"), ("culprit_class", "str"),
+    ("culprit_where", "str"), ("steps", "int"),
     ("workers", "int"), ("ops", "int"), ("seconds", "float"), ("error", "str"),
 )
 _NAMES = tuple(name for name, _ in COLUMNS)
