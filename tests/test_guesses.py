@@ -56,7 +56,7 @@ _REVEALED = re.compile(r"^→ (?P<label>.*)[:：] ?(?P<value>[^\n:：]*)$", re.M
 _CALIBRATED_TO = re.compile(r"^≈ .*?, calibrated to (?P<target>[^\n(]*)", re.M)
 _CALIBRATED_ZH = re.compile(r"^≈ .*?，校准到 (?P<target>[^\n（(]*)", re.M)
 _CITED = re.compile(r"^(?:cited|引用)[:：] .*? = (?P<figure>[^\n(（]*)", re.M)
-_DEMO = re.compile(r"^(?:demo|演示)[:：] .*? = .*?[(（](?:quoted|文中)[:：] ?(?P<quoted>[^\n)）]*)[)）]$", re.M)
+_DEMO = re.compile(r"^(?:demo|演示)[:：] ?.*? = .*?[(（](?:quoted|文中)[:：] ?(?P<quoted>[^\n)）]*)[)）]$", re.M)
 _NEW_SLIDE = ("slide", "subslide")
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
