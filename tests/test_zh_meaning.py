@@ -126,9 +126,20 @@ def test_no_claim_line_or_twin_says_one_server_in_n_is_slow():
 def test_09_the_practitioner_s_tell_is_a_giveaway_sign_not_an_opinion():
     heading = zh_cell_beside("09_debug_a_real_job.ipynb", "### The practitioner's tell")
     assert heading.startswith("### 老手的门道：一眼认出掉队者"), heading[:40]
-    after = zh_cell_beside("09_debug_a_real_job.ipynb", "The tell narrows the suspects")
-    assert "这个迹象把嫌疑缩小到阶段 0 和 3" in after
+    after = zh_cell_beside("09_debug_a_real_job.ipynb", "The tell points at stage 3")
+    assert "这个迹象指向阶段 3" in after
     assert "看法" not in zh_markdown("09_debug_a_real_job.ipynb")
+    means = zh_cell_beside("A3_your_job_in_depth.ipynb", "the tell narrows the suspects to stages 0 and 3")
+    assert "这个迹象只能把嫌疑缩小到阶段 0 和 3" in means
+
+
+def test_09_the_op_legend_calls_the_optimizer_and_gc_local_ops_not_local_sgd():
+    # the review's M2: the msgid "local" is also 11's local-SGD scheme, so the legend read 「本地 SGD」
+    from straggle_edu.charts.debug_job import _OP_KINDS
+
+    assert "local" not in _OP_KINDS and "local op" in _OP_KINDS
+    assert _("local op") == "本地 op（不通信）"
+    assert "SGD" not in _("local op")
 
 
 def test_09_the_study_s_script_and_its_result_are_two_files_of_one_trace():
