@@ -137,16 +137,18 @@ def read_scheduler_file(path, deadline, timeout):
             say(f"waiting for the scheduler file {p} ({now - start:.0f} s of {_seconds(timeout)})")
             notice = now + REPEAT_SECONDS
         time.sleep(min(_POLL, deadline - now))
-    for _ in range(40):  # written as it is read: a moment later it is whole
+    for _ in range(40):  # half written as it is read: a moment later it is whole
         try:
-            address = json.loads(p.read_text(encoding="utf-8")).get("address")
+            info = json.loads(p.read_text(encoding="utf-8"))
+            break
         except ValueError:
-            address = None
+            info = None
+            time.sleep(0.05)
         except OSError as exc:
             raise ValueError(f"--scheduler-file {p}: cannot be read ({exc.strerror})") from None
-        if isinstance(address, str) and address:
-            return address
-        time.sleep(0.05)
+    address = info.get("address") if isinstance(info, dict) else None
+    if isinstance(address, str) and address:
+        return address
     raise ValueError(f"--scheduler-file {p} must be JSON with an \"address\" (as 'dask scheduler --scheduler-file' "
                      f"writes it), got {p.read_text(encoding='utf-8', errors='replace')[:80]!r}")
 
@@ -212,8 +214,9 @@ def _one_line(exc):
 
 
 def connect(address, origin, timeout=TIMEOUT_SECONDS, scheduler_file=None):
-    """A ``distributed.Client`` of the running scheduler at ``address`` (or in ``scheduler_file``), with at least
-    one worker; :class:`ClusterError` when that is not so within ``timeout`` seconds."""
+    """``(client, shown)``: a ``distributed.Client`` of the running scheduler at ``address`` (or in
+    ``scheduler_file``), with at least one worker, and the address as messages name it (with its origin, unless
+    ``--scheduler``); :class:`ClusterError` when that is not so within ``timeout`` seconds."""
     from distributed import Client
 
     deadline = time.monotonic() + timeout
@@ -223,18 +226,38 @@ def connect(address, origin, timeout=TIMEOUT_SECONDS, scheduler_file=None):
         raise ValueError(f"scheduler must be an address like tcp://HOST:PORT, got {address!r} (from {origin})")
     shown = address if origin == "--scheduler" else f"{address} (from {origin})"
     _probe(address, deadline, timeout, shown)
+    client = _client(Client, address, deadline, timeout, shown)
     try:
-        client = Client(address, timeout=max(1.0, deadline - time.monotonic()))
-    except (OSError, TimeoutError) as exc:
-        raise ClusterError(f"no answer from the scheduler {shown} within {_seconds(timeout)} s (--timeout): "
-                           f"{_one_line(exc)}") from None
-    try:
-        workers = _wait_for_workers(client, shown, deadline, timeout)
+        workers = _wait_for_workers(client, address, shown, deadline, timeout)
     except BaseException:
         client.close()
         raise
     say(f"fleet: on the scheduler {shown}, {workers} worker{'' if workers == 1 else 's'}")
-    return client
+    return client, shown
+
+
+def _client(Client, address, deadline, timeout, shown):
+    """``Client(address)``, made in a thread of its own and waited for until ``deadline``: a server that accepts
+    the connection and never speaks Dask's protocol holds ``Client()`` past its own timeout."""
+    box = {}
+
+    def make():
+        try:
+            box["client"] = Client(address, timeout=max(1.0, deadline - time.monotonic()))
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    maker = threading.Thread(target=make, daemon=True, name="straggle-edu fleet: client")
+    maker.start()
+    while maker.is_alive() and time.monotonic() < deadline + 1:
+        maker.join(0.1)
+    if "client" in box:
+        return box["client"]
+    error = box.get("error")
+    if error is not None and not isinstance(error, (OSError, TimeoutError)):
+        raise error
+    why = "no answer in Dask's protocol" if error is None else _one_line(error)
+    raise ClusterError(f"no answer from the scheduler {shown} within {_seconds(timeout)} s (--timeout): {why}")
 
 
 def _workers(client, address):
@@ -244,17 +267,17 @@ def _workers(client, address):
         raise ClusterError(f"lost the scheduler {address}: {_one_line(exc)}") from None
 
 
-def _wait_for_workers(client, address, deadline, timeout):
+def _wait_for_workers(client, address, shown, deadline, timeout):
     """The number of workers, once there is one."""
     start = time.monotonic()
     notice = start + NOTICE_SECONDS
-    while not (n := _workers(client, address)):
+    while not (n := _workers(client, shown)):
         now = time.monotonic()
         if now >= deadline:
-            raise ClusterError(f"0 workers on {address} after {_seconds(timeout)} s (--timeout); start some with: "
+            raise ClusterError(f"0 workers on {shown} after {_seconds(timeout)} s (--timeout); start some with: "
                                f"dask worker {address}")
         if now >= notice:
-            say(f"0 workers on {address}; waiting ({now - start:.0f} s of {_seconds(timeout)}, --timeout)")
+            say(f"0 workers on {shown}; waiting ({now - start:.0f} s of {_seconds(timeout)}, --timeout)")
             notice = now + REPEAT_SECONDS
         time.sleep(min(_POLL, deadline - now))
     return n

@@ -413,8 +413,7 @@ class _Rows:
             self.cluster = local_cluster(self.workers)
             self.client, self.address = Client(self.cluster), self.cluster.scheduler_address
         else:
-            self.client = connect(self.address, self.origin, self.timeout, self.scheduler_file)
-            self.address = self.client.scheduler.address
+            self.client, self.address = connect(self.address, self.origin, self.timeout, self.scheduler_file)
         watch = Watch(self.client, self.address, self.timeout)
 
         def rows(jobs, block_steps, done, total, tick):
