@@ -4,6 +4,10 @@
     check a number the prose quotes, and show a ✓ line (or raise); with
     ``readings=`` and ``verdict=``, check a claim of the article and show
     its fact-check card.
+``reveal``
+    show a computed value, unchecked: the answer to a "Guess first", in the
+    cell the prompt names (the ``claim`` that checks it sits in a hidden
+    check cell below).
 ``say``
     a code cell's sentence, printed in the reader's language (instead of ``print(f"...")``).
 ``show``
@@ -11,10 +15,10 @@
 ``factcheck``
     the fact-check notebook's claim cards and verdict table.
 
-A notebook's setup cell reads ``from straggle_edu.notebook import claim, cite, calibrated, say, show``.
+A notebook's setup cell reads ``from straggle_edu.notebook import claim, cite, calibrated, reveal, say, show``.
 """
 
-from .claims import calibrated, cite, claim, say
+from .claims import calibrated, cite, claim, reveal, say
 from .display import show
 
-__all__ = ["claim", "cite", "calibrated", "say", "show"]
+__all__ = ["claim", "cite", "calibrated", "reveal", "say", "show"]
