@@ -175,12 +175,21 @@ def test_refused_unresolvable_and_silent_addresses_fail_in_one_line(tmp_path):
     silent = socket.socket()  # listens (the kernel completes the handshake) and never speaks Dask
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)
+    full = socket.socket()  # a full backlog: the kernel drops new SYNs, as a firewall or a host that is down does
+    full.bind(("127.0.0.1", 0))
+    full.listen(0)
+    queued = [socket.socket() for _ in range(3)]
+    for q in queued:
+        q.setblocking(False)
+        q.connect_ex(full.getsockname())
     cases = {  # address, --timeout, the line's start, a bound well inside the timeout or just past it
         "refused": (f"tcp://127.0.0.1:{_free_port()}", 60, "cannot connect to the scheduler tcp://127.0.0.1:", 30),
         "unresolvable": ("tcp://no-such-host.invalid:8786", 60, "cannot connect to the scheduler tcp://no-such-host"
                          ".invalid:8786: the host 'no-such-host.invalid' does not resolve", 60 + 30),
         "silent": (f"tcp://127.0.0.1:{silent.getsockname()[1]}", 4, "no answer from the scheduler tcp://127.0.0.1:",
                    4 + 30),
+        "unreachable": (f"tcp://127.0.0.1:{full.getsockname()[1]}", 4, f"no answer from the scheduler tcp://127.0.0.1:"
+                        f"{full.getsockname()[1]} within 4 s (--timeout): the host is unreachable", 4 + 30),
     }
     try:
         started = {k: (time.monotonic(), _fleet([OSDI, "--out", tmp_path / k, "--scheduler", a, "--timeout", t]))
@@ -196,11 +205,12 @@ def test_refused_unresolvable_and_silent_addresses_fail_in_one_line(tmp_path):
             if name == "refused":
                 assert "connection refused (nothing listens on 127.0.0.1:" in err
     finally:
-        silent.close()
+        for sock in (silent, full, *queued):
+            sock.close()
 
 
 @pytest.mark.slow
-def test_scheduler_without_workers_says_so_and_stops_at_the_timeout_or_goes_on_when_one_joins(tmp_path):
+def test_scheduler_without_workers_says_so_and_stops_at_the_timeout_also_when_its_workers_leave(demo, tmp_path):
     sched, info, address = _scheduler(tmp_path)
     procs = [sched]
     try:
@@ -211,17 +221,28 @@ def test_scheduler_without_workers_says_so_and_stops_at_the_timeout_or_goes_on_w
         assert error == (f"straggle-edu fleet: error: 0 workers on {shown} after 5 s (--timeout); start some with: "
                          f"dask worker {address}")
         assert not (tmp_path / "none").exists()
-        # the same scheduler named by the environment, and a worker that joins once the wait is said
-        proc = _fleet([OSDI, "--out", tmp_path / "out", "--timeout", 120], env={ENV_ADDRESS: address})
+        # the same scheduler named by the environment; a worker joins once the wait is said, and leaves mid-run
+        out_dir = tmp_path / "out"
+        proc = _fleet([demo, "--out", out_dir, "--timeout", 12, "--log-every", 1000], env={ENV_ADDRESS: address})
         first = proc.stderr.readline()
         assert first.startswith(f"0 workers on {address} (from {ENV_ADDRESS}); waiting ("), first
-        procs.append(_worker(address))
+        worker = _start([*DASK, "worker", address, "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard",
+                         "--no-nanny"])
+        procs.append(worker)
+        _wait_for("3 finished jobs", lambda: out_dir.exists() and len(_parts(out_dir)) >= 3, proc)
+        worker.kill()
         code, out, err = _finish(proc)
-        assert code == 0, err
-        assert f"fleet: on the scheduler {address} (from {ENV_ADDRESS}), 1 worker\n" in err and "Traceback" not in err
-        assert len(read_rows(tmp_path / "out")) == 3 and "Fleet: 3 jobs" in out
     finally:
         _stop(procs)
+    shown = f"{address} (from {ENV_ADDRESS})"
+    joined, *waits, error = err.splitlines()
+    assert code == 1 and out == "" and joined == f"fleet: on the scheduler {shown}, 1 worker"
+    assert waits and all(re.fullmatch(rf"0 workers on {re.escape(shown)}; waiting \(\d+ s of 12, --timeout\)", w)
+                         for w in waits), waits
+    rows = _tables_hold_only_finished_jobs(out_dir)
+    assert error == (f"straggle-edu fleet: error: 0 workers on {shown} for 12 s (--timeout); the jobs left were not "
+                     f"analysed; the {len(rows)} of 200 jobs finished are in {out_dir / 'jobs.csv'} and "
+                     f"{out_dir / 'jobs.parquet'}; run the same command again to analyse the rest")
 
 
 @pytest.mark.slow

@@ -14,9 +14,12 @@ Where it runs
 -------------
 ``workers=None`` (default) starts a ``distributed.LocalCluster`` on
 127.0.0.1, one single-threaded worker process per core; ``workers=N``, N of
-them; ``scheduler="tcp://HOST:PORT"`` uses a running cluster (its workers
-need straggle-edu installed and must see the traces at the same paths);
-``workers=0`` runs every job here, one after another, without Dask.
+them; ``scheduler="tcp://HOST:PORT"``, ``scheduler_file=PATH`` or
+``$DASK_SCHEDULER_ADDRESS`` use a running cluster (its workers need
+straggle-edu installed and must see the traces at the same paths; see
+:mod:`~straggle_edu.fleet.cluster` for the precedence, the ``timeout`` and
+the failures); ``workers=0`` runs every job here, one after another,
+without Dask.
 
 Small jobs share a task (up to :data:`CHUNK_JOBS` of them, so that Dask's
 cost per task, a few milliseconds, is spread), and two tasks per worker
@@ -28,7 +31,10 @@ A job larger than a worker's memory budget is cut into blocks of steps,
 analysed as the block-by-block ``analyze`` does (:data:`BYTES_PER_OP`).
 
 Errors: a job's trace that ``analyze`` refuses gets the same one-line
-message in its row's ``error``, and the fleet goes on.
+message in its row's ``error`` (led by the path when the message does not
+name the file), and the fleet goes on. A cluster that fails (lost, no
+workers) or a SIGTERM stops the run after the tables of the jobs finished;
+a task the cluster cancelled gives no row.
 """
 
 from __future__ import annotations
