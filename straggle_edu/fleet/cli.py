@@ -19,7 +19,7 @@ import sys
 
 from ..i18n import _
 from ._progress import LOG_SECONDS
-from .cluster import TIMEOUT_SECONDS
+from .cluster import NOTICE_SECONDS, REFUSED_SECONDS, TIMEOUT_SECONDS
 
 __all__ = ["configure", "run", "summary", "configure_demo", "run_demo"]
 
@@ -53,8 +53,9 @@ def configure(parser):
                         "--scheduler-file, $DASK_SCHEDULER_ADDRESS, else a new LocalCluster")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_SECONDS, metavar="SECONDS",
                         help="seconds (default %(default)g) for the connection to a running scheduler and the wait "
-                        "for its first worker, together (after 3 s: '0 workers on ...; waiting'); and how long the "
-                        "cluster may stay without workers mid-run. A refused connection fails after 3 s")
+                        f"for its first worker, together (after {NOTICE_SECONDS:g} s: '0 workers on ...; waiting'); "
+                        "and how long the cluster may stay without workers mid-run. A refused connection fails after "
+                        f"{REFUSED_SECONDS:g} s; the failures are one line, exit status 1")
     parser.add_argument("--workers", type=int, metavar="N",
                         help="worker processes of the LocalCluster on 127.0.0.1 (default: one per core; given, it "
                         "also overrides $DASK_SCHEDULER_ADDRESS); 0 runs every job in this process, without Dask")

@@ -126,17 +126,10 @@ def read_scheduler_file(path, deadline, timeout):
     'tcp://10.0.0.5:8786'
     """
     p = Path(path)
-    start = time.monotonic()
-    notice = start + NOTICE_SECONDS
-    while not p.exists():
-        now = time.monotonic()
-        if now >= deadline:
-            raise ClusterError(f"the scheduler file {p} did not appear within {_seconds(timeout)} s (--timeout); "
-                               f"start the scheduler with: dask scheduler --scheduler-file {p}")
-        if now >= notice:
-            say(f"waiting for the scheduler file {p} ({now - start:.0f} s of {_seconds(timeout)})")
-            notice = now + REPEAT_SECONDS
-        time.sleep(min(_POLL, deadline - now))
+    _wait(p.exists, deadline, lambda waited: f"waiting for the scheduler file {p} ({waited:.0f} s of "
+                                             f"{_seconds(timeout)}, --timeout)",
+          f"the scheduler file {p} did not appear within {_seconds(timeout)} s (--timeout); start the scheduler with: "
+          f"dask scheduler --scheduler-file {p}")
     for _ in range(40):  # half written as it is read: a moment later it is whole
         try:
             info = json.loads(p.read_text(encoding="utf-8"))
@@ -269,18 +262,25 @@ def _workers(client, address):
 
 def _wait_for_workers(client, address, shown, deadline, timeout):
     """The number of workers, once there is one."""
+    return _wait(lambda: _workers(client, shown), deadline,
+                 lambda waited: f"0 workers on {shown}; waiting ({waited:.0f} s of {_seconds(timeout)}, --timeout)",
+                 f"0 workers on {shown} after {_seconds(timeout)} s (--timeout); start some with: dask worker {address}")
+
+
+def _wait(ready, deadline, waiting, failed):
+    """``ready()``'s first true value, asked every :data:`_POLL` s; the line ``waiting(seconds so far)`` after
+    :data:`NOTICE_SECONDS` and every :data:`REPEAT_SECONDS`; ClusterError(``failed``) at the deadline."""
     start = time.monotonic()
     notice = start + NOTICE_SECONDS
-    while not (n := _workers(client, shown)):
+    while not (value := ready()):
         now = time.monotonic()
         if now >= deadline:
-            raise ClusterError(f"0 workers on {shown} after {_seconds(timeout)} s (--timeout); start some with: "
-                               f"dask worker {address}")
+            raise ClusterError(failed)
         if now >= notice:
-            say(f"0 workers on {shown}; waiting ({now - start:.0f} s of {_seconds(timeout)}, --timeout)")
+            say(waiting(now - start))
             notice = now + REPEAT_SECONDS
         time.sleep(min(_POLL, deadline - now))
-    return n
+    return value
 
 
 @contextlib.contextmanager
