@@ -271,12 +271,21 @@ def test_lost_scheduler_is_one_line_and_the_tables_hold_only_jobs_that_finished(
     assert 5 <= len(rows) < 200 and f"the {len(rows)} of 200" in lines[1]
 
 
-def _run_and_signal(demo, out, sig):
-    """The command on a LocalCluster of 2 workers, in a session of its own; ``sig`` to the whole group once jobs
-    have finished, as a terminal's Ctrl-C or Slurm's scancel sends it. (exit status, stderr, session id)."""
+def _spawned_workers(sid):
+    """Worker processes multiprocessing spawned in the session (the resource tracker left out)."""
+    return [p for p in live_processes(sid=sid, cmdline_has=b"spawn_main")]
+
+
+def _run_and_signal(demo, out, sig, when="mid-run"):
+    """The command on a LocalCluster of 2 workers, in a session of its own; ``sig`` to the whole group, as a
+    terminal's Ctrl-C or Slurm's scancel sends it: once jobs have finished, or as soon as the cluster's worker
+    processes exist (still importing). (exit status, stderr)."""
     proc = _fleet([demo, "--out", out, "--workers", 2, "--log-every", 1000], start_new_session=True)
     try:
-        _wait_for("3 finished jobs", lambda: out.exists() and len(_parts(out)) >= 3, proc)
+        if when == "mid-run":
+            _wait_for("3 finished jobs", lambda: out.exists() and len(_parts(out)) >= 3, proc)
+        else:
+            _wait_for("the worker processes", lambda: len(_spawned_workers(proc.pid)) == 2, proc)
         os.killpg(proc.pid, sig)
         code, _, err = _finish(proc, timeout=60)
     finally:
@@ -288,8 +297,9 @@ def _run_and_signal(demo, out, sig):
 
 
 @pytest.mark.slow
-def test_ctrl_c_to_the_process_group_says_interrupted_without_worker_tracebacks(demo, tmp_path):
-    code, err = _run_and_signal(demo, tmp_path / "out", signal.SIGINT)
+@pytest.mark.parametrize("when", ["mid-run", "while the cluster starts"])
+def test_ctrl_c_to_the_process_group_says_interrupted_without_worker_tracebacks(demo, tmp_path, when):
+    code, err = _run_and_signal(demo, tmp_path / "out", signal.SIGINT, when)
     assert (code, err) == (130, "interrupted\n")  # no 'Process Dask Worker process (from Nanny)' traceback
 
 

@@ -50,14 +50,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 __all__ = ["ClusterError", "Terminated", "scheduler_address", "read_scheduler_file", "connect", "local_cluster",
-           "close_local", "Watch", "terminating", "say", "TIMEOUT_SECONDS", "REFUSED_SECONDS", "NOTICE_SECONDS", "REPEAT_SECONDS",
-           "ENV_ADDRESS"]
+           "close_local", "Watch", "terminating", "say", "TIMEOUT_SECONDS", "REFUSED_SECONDS",
+           "NOTICE_SECONDS", "REPEAT_SECONDS", "HURRY_SECONDS", "ENV_ADDRESS"]
 
 TIMEOUT_SECONDS = 60.0  # connection and the wait for the first worker, together
 REFUSED_SECONDS = 1.0  # a refused connection is tried again this long: a scheduler may be starting
 NOTICE_SECONDS = 3.0  # a wait (for a worker, a scheduler file) says so after this long
 REPEAT_SECONDS = 30.0  # and again this often
 HURRY_SECONDS = 0.5  # a LocalCluster's worker, on Ctrl-C or SIGTERM, stops within this or is terminated
+LOCAL_START_SECONDS = 300.0  # a LocalCluster's workers start within this (about 2 s on 2 idle cores)
 ENV_ADDRESS = "DASK_SCHEDULER_ADDRESS"
 _POLL = 0.25
 
@@ -284,12 +285,23 @@ def _wait(ready, deadline, waiting, failed):
 
 
 @contextlib.contextmanager
-def _sigint_blocked():
-    """Block SIGINT in this thread while the block runs: the threads it starts, and the processes they spawn,
-    inherit the mask (a mask survives fork and exec). A Ctrl-C that arrives meanwhile is delivered after it."""
+def _threads_block_sigint():
+    """The threads started inside the block, and the processes they spawn, block SIGINT for life.
+
+    A signal mask is kept by the threads a thread starts and across fork and
+    exec, so the LocalCluster's loop thread, the threads that spawn its
+    worker processes (a worker the nanny restarts too), and those processes
+    never receive SIGINT. The resource tracker is started first: starting it
+    unblocks SIGINT in the thread that does. This thread gets its mask back
+    after the block; a Ctrl-C meanwhile still reaches it through its other
+    threads (Python runs the handler in the main thread).
+    """
     if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover (Windows)
         yield
         return
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
@@ -298,10 +310,11 @@ def _sigint_blocked():
 
 
 def local_cluster(workers):
-    """A ``distributed.LocalCluster`` on 127.0.0.1, one single-threaded worker process per core (or ``workers``),
-    no dashboard beyond 127.0.0.1; its processes never see SIGINT (the fleet closes them)."""
+    """``(client, cluster)``: a ``distributed.LocalCluster`` on 127.0.0.1 with one single-threaded worker process
+    per core (or ``workers``), no dashboard beyond 127.0.0.1, its workers started; its processes block SIGINT
+    (the fleet closes them). Interrupted while it starts, it is closed at once."""
     import dask
-    from distributed import LocalCluster
+    from distributed import Client, LocalCluster
 
     n = workers if workers is not None else (os.cpu_count() or 1)
     # distributed gives its workers MALLOC_TRIM_THRESHOLD_=65536, which also stops glibc from raising its mmap
@@ -309,17 +322,24 @@ def local_cluster(workers):
     # time in page faults (10 s without it). The fleet's memory is short-lived arrays, which glibc's default reuses.
     # dashboard_address=None still asks for port 8787 and warns when another cluster holds it; a free port does not.
     # The workers' statistical profiler (a stack sample every 10 ms, for the dashboard) costs CPU the jobs need.
-    cluster = None
-    try:
-        with _sigint_blocked(), dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
-                                                 "distributed.worker.profile.enabled": False}):
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
-    except BaseException:  # a Ctrl-C held back while the cluster started arrives here
-        if cluster is not None:
-            cluster.close()
+    with _threads_block_sigint(), dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+                                                   "distributed.worker.profile.enabled": False}):
+        cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
+    client = None
+    try:  # the workers are spawned by the cluster's loop thread, which blocks SIGINT
+        client = Client(cluster)
+        cluster.scale(n)
+        client.wait_for_workers(n, timeout=LOCAL_START_SECONDS)
+    except BaseException as exc:
+        if client is not None:
+            client.close()
+        close_local(cluster, hurry=True)
+        if isinstance(exc, (TimeoutError, OSError)):
+            raise ClusterError(f"the LocalCluster's {n} worker processes did not start within "
+                               f"{_seconds(LOCAL_START_SECONDS)} s") from None
         raise
-    return cluster
+    return client, cluster
 
 
 def close_local(cluster, hurry=False):

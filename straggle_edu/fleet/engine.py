@@ -39,6 +39,7 @@ a task the cluster cancelled gives no row.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import math
@@ -411,13 +412,11 @@ class _Rows:
     def __enter__(self):
         if self.origin is None and self.workers == 0:
             return _serial_rows
-        try:
-            from distributed import Client
-        except ImportError:
-            raise missing_dask() from None
+        if importlib.util.find_spec("distributed") is None:
+            raise missing_dask()
         if self.origin is None:
-            self.cluster = local_cluster(self.workers)
-            self.client, self.address = Client(self.cluster), self.cluster.scheduler_address
+            self.client, self.cluster = local_cluster(self.workers)
+            self.address = self.cluster.scheduler_address
         else:
             self.client, self.address = connect(self.address, self.origin, self.timeout, self.scheduler_file)
         watch = Watch(self.client, self.address, self.timeout)
