@@ -53,6 +53,7 @@ from . import _split
 from ._progress import LOG_SECONDS, progress as _progress
 from .cluster import (TIMEOUT_SECONDS, ClusterError, Terminated, Watch, close_local, connect, local_cluster,
                       scheduler_address)
+from .demo import demo_of
 from .figures import analysis_row, fleet_figures
 from .sources import count_jobs, expand
 from .store import REFRESH_SECONDS, Refresh, Spool, Store, atomic_write, clean_row, content_hash
@@ -540,7 +541,7 @@ def run_fleet(sources, out, *, scheduler=None, scheduler_file=None, workers=None
             spool.close()
             raise
     try:
-        figures = fleet_figures(list(spool))
+        figures = fleet_figures(list(spool), demo=demo_of(sources))
         atomic_write(store.out / "fleet.json", json.dumps(figures, indent=1).encode())
     finally:
         spool.close()
@@ -578,8 +579,8 @@ def _record(store, spool, counts, job, row):
     """Keep one finished job: its part file (for resume) first, then its line in this run's rows; return whether
     the row holds an error."""
     resolved = _resolve(store, job, row)
-    if resolved is None:  # its stored row vanished since the run began: analyse it once more
-        resolved = _finish(job, job_row(job.path))
+    if resolved is None:  # its stored row vanished since the run began (or an older version wrote it): analyse it
+        resolved = row = _finish(job, job_row(job.path))
     if row.get("cached"):
         counts["cached"] += 1
     else:
