@@ -8,6 +8,7 @@ Time bounds here are wide (a refusal well inside the timeout), never a measure o
 """
 
 import ast
+import gc
 import json
 import os
 import pathlib
@@ -23,7 +24,7 @@ import pytest
 
 from _procs import live_processes
 from straggle_edu.app.cli import main
-from straggle_edu.fleet.cluster import ENV_ADDRESS, scheduler_address
+from straggle_edu.fleet.cluster import ENV_ADDRESS, Terminated, check_signals, scheduler_address, stopping_signals
 from straggle_edu.fleet.store import clean_row, read_rows
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -75,6 +76,30 @@ def test_scheduler_file_that_is_not_a_schedulers_is_one_line(tmp_path, capsys):
                                        "JSON with an \"address\" (as 'dask scheduler --scheduler-file' writes it), "
                                        "got '{}'\n")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("signum, exc", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)])
+def test_a_stop_signal_dropped_inside_a_gc_callback_is_raised_again(capfd, signum, exc):
+    # Python runs a handler wherever the main thread is; inside a garbage-collection callback (distributed's GC
+    # diagnosis has one) the exception is printed as 'Exception ignored' and dropped, and the fleet went on
+    fired = []
+
+    def callback(phase, info):
+        if phase == "start" and not fired:
+            fired.append(signum)
+            os.kill(os.getpid(), signum)
+            sum(range(10_000))  # the handler runs here, at a bytecode of this callback
+
+    with stopping_signals():
+        gc.callbacks.append(callback)
+        try:
+            gc.collect()
+        finally:
+            gc.callbacks.remove(callback)
+        assert fired
+        with pytest.raises(exc):
+            check_signals()
+    assert "Exception ignored" not in capfd.readouterr().err and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
 
 
 def _logfmt(line):

@@ -312,10 +312,10 @@ def run_fleet(args):
     (0, True, True)
     """
     from ..fleet.cli import run
-    from ..fleet.cluster import terminating
+    from ..fleet.cluster import stopping_signals
     from ..fleet.store import read_rows
 
-    with terminating():  # SIGTERM: the tables of the jobs finished, "terminated", exit status 143
+    with stopping_signals():  # SIGTERM: the tables of the jobs finished, "terminated", exit status 143
         code = run(args)
         if code:
             return code

@@ -28,9 +28,10 @@ line that the command prints as it is (exit status 1):
 :func:`local_cluster` starts the LocalCluster's worker processes with
 SIGINT blocked, so that a terminal's Ctrl-C (sent to the whole process
 group) stops the fleet, which closes its cluster, instead of printing each
-worker's traceback. :func:`terminating` turns SIGTERM (Slurm's ``scancel``
+worker's traceback. :func:`stopping_signals` turns SIGTERM (Slurm's ``scancel``
 and time limit, ``kill``, a container's stop) into :class:`Terminated`, so
-the fleet writes the tables of the jobs that finished before it exits.
+the fleet writes the tables of the jobs that finished before it exits, and
+makes sure neither it nor a Ctrl-C is lost (:func:`check_signals`).
 
 Dask is imported only inside the functions that need it.
 """
@@ -50,7 +51,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 __all__ = ["ClusterError", "Terminated", "scheduler_address", "read_scheduler_file", "connect", "local_cluster",
-           "close_local", "Watch", "terminating", "say", "TIMEOUT_SECONDS", "REFUSED_SECONDS",
+           "close_local", "Watch", "stopping_signals", "check_signals", "say", "TIMEOUT_SECONDS", "REFUSED_SECONDS",
            "NOTICE_SECONDS", "REPEAT_SECONDS", "HURRY_SECONDS", "ENV_ADDRESS"]
 
 TIMEOUT_SECONDS = 60.0  # connection and the wait for the first worker, together
@@ -74,7 +75,7 @@ class ClusterError(RuntimeError):
 
 
 class Terminated(BaseException):
-    """SIGTERM arrived (:func:`terminating`). A BaseException, like KeyboardInterrupt: no ``except Exception``
+    """SIGTERM arrived (:func:`stopping_signals`). A BaseException, like KeyboardInterrupt: no ``except Exception``
     that keeps a job's error as its row swallows it."""
 
 
@@ -274,6 +275,7 @@ def _wait(ready, deadline, waiting, failed):
     start = time.monotonic()
     notice = start + NOTICE_SECONDS
     while not (value := ready()):
+        check_signals()
         now = time.monotonic()
         if now >= deadline:
             raise ClusterError(failed)
@@ -384,6 +386,7 @@ class Watch:
                             f"cancelled by another client?)")
 
     def check(self):
+        check_signals()
         if getattr(self.client, "status", "running") != "running":
             raise self.lost()
         now = self.clock()
@@ -404,20 +407,53 @@ class Watch:
             self.notice = now + REPEAT_SECONDS
 
 
+_CAUGHT = []  # the stop signals caught inside stopping_signals(), as the exceptions they raise
+
+
 @contextlib.contextmanager
-def terminating():
-    """Inside the block, SIGTERM raises :class:`Terminated` in the main thread (once: a second SIGTERM ends the
-    process as the default does). Elsewhere than the main thread, it does nothing."""
+def stopping_signals():
+    """Inside the block (in the main thread), SIGINT raises KeyboardInterrupt and SIGTERM :class:`Terminated`
+    (once: a second SIGTERM ends the process as the default does), and :func:`check_signals` raises them again.
+
+    Python runs a signal's handler wherever the main thread is, also inside
+    a garbage-collection callback (distributed's GC diagnosis has one) or a
+    ``__del__``, where an exception is printed as "Exception ignored in ..."
+    and dropped: Ctrl-C would print a traceback and the fleet go on. So the
+    exceptions are remembered, such a print is left out, and the fleet's
+    loops call :func:`check_signals`.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def handler(signum, frame):
+    def on_int(signum, frame):
+        _CAUGHT.append(KeyboardInterrupt)
+        raise KeyboardInterrupt
+
+    def on_term(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _CAUGHT.append(Terminated)
         raise Terminated()
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    def unraisable(info):
+        if not (isinstance(info.exc_type, type) and issubclass(info.exc_type, (KeyboardInterrupt, Terminated))):
+            hook(info)
+
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_int),
+                signal.SIGTERM: signal.signal(signal.SIGTERM, on_term)}
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable
+    _CAUGHT.clear()
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        sys.unraisablehook = hook
+        _CAUGHT.clear()
+
+
+def check_signals():
+    """Raise the exception of a stop signal caught in :func:`stopping_signals` (again: where it was raised, it may
+    have been dropped). Nothing when none came."""
+    if _CAUGHT:
+        raise _CAUGHT[0]()

@@ -51,8 +51,8 @@ from pathlib import Path
 from .. import _validate
 from . import _split
 from ._progress import LOG_SECONDS, progress as _progress
-from .cluster import (TIMEOUT_SECONDS, ClusterError, Terminated, Watch, close_local, connect, local_cluster,
-                      scheduler_address)
+from .cluster import (TIMEOUT_SECONDS, ClusterError, Terminated, Watch, check_signals, close_local, connect,
+                      local_cluster, scheduler_address)
 from .demo import demo_of
 from .figures import analysis_row, fleet_figures
 from .sources import count_jobs, expand
@@ -418,6 +418,12 @@ class _Rows:
         if self.origin is None:
             self.client, self.cluster = local_cluster(self.workers)
             self.address = self.cluster.scheduler_address
+            try:
+                check_signals()  # a Ctrl-C that distributed dropped while the cluster started
+            except BaseException:
+                self.client.close()
+                close_local(self.cluster, hurry=True)
+                raise
         else:
             self.client, self.address = connect(self.address, self.origin, self.timeout, self.scheduler_file)
         watch = Watch(self.client, self.address, self.timeout)
@@ -555,6 +561,7 @@ def _rows(store, spool, counts, shown, rows_of, sources, follow_links, block_ste
     tables_so_far = Refresh(store, spool, refresh)
     jobs = expand(sources, follow_links=follow_links, skip=[store.out])
     for job, row in rows_of(jobs, block_steps, done, total, shown.tick):
+        check_signals()
         error = _record(store, spool, counts, job, row)
         tables_so_far()
         shown.update(error=error)
