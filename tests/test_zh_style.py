@@ -320,7 +320,6 @@ ENGLISH_ALLOWED = {
     "PyTorch profiler": "a tool's name (09b)",
     "Helm chart": "Dask's deployment on Kubernetes, by its name (13)",
     "Dask operator": "Dask's deployment on Kubernetes, by its name (13)",
-    "MapReduce 的 backup task": "MapReduce's own term, beside its Chinese 备用任务 (07b)",
 }
 
 
