@@ -142,6 +142,16 @@ def test_09_the_op_legend_calls_the_optimizer_and_gc_local_ops_not_local_sgd():
     assert "SGD" not in _("local op")
 
 
+def test_09_and_12_say_one_word_and_one_unit_for_one_thing():
+    # the zh review: 09's prose and chart say 重放 and its claim line said 回放 (T4); 12's axis named "symlog" and its
+    # interval menu went from "600 s" to "1 小时" (S7, S10)
+    assert "重放" in _("replay error with the recorded durations") and "回放" not in zh_markdown("09_debug_a_real_job.ipynb")
+    assert _("ranks (symlog scale)") == "rank 数（对称对数刻度）"
+    from straggle_edu.explorers.detector import _INTERVALS
+
+    assert all(_(label).endswith(" s") for label, _seconds in _INTERVALS)
+
+
 def test_09_the_study_s_script_and_its_result_are_two_files_of_one_trace():
     cell = zh_cell_beside("09_debug_a_real_job.ipynb", "The study's own analyzer")
     assert "研究自己的分析器（它的 `wia.py`）对同一份 trace 的分析结果 `result-ST.json` 给出 S = 1.179" in cell
