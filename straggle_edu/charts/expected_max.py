@@ -326,7 +326,8 @@ def step_draws_chart(draws, *, k=1, unit="s", width=460, height=110, bins=120):
     """
     lo, hi = float(draws.edges[0]), float(draws.edges[-1])
     step = (hi - lo) / draws.counts.shape[1]
-    x = alt.X("start:Q", title=_("step time ({unit})").format(unit=unit), scale=alt.Scale(domain=[lo, hi], nice=False))
+    x = alt.X("start:Q", title=_("step time ({unit})").format(unit=unit), scale=alt.Scale(domain=[lo, hi], nice=False),
+              axis=alt.Axis(format=".2f"))
     top_bin = draws.bin_of(draws.slowest) + 1  # 1-based, as row_number() counts the bins
     now = alt.Chart(inline_rows([{"s": i + 1, "c": row.tolist(), "m": int(m)} for i, (row, m) in enumerate(zip(draws.counts, top_bin))]))
     bars = now.transform_filter("datum.s == k").transform_flatten(["c"]).transform_window(
@@ -353,9 +354,9 @@ def step_draws_chart(draws, *, k=1, unit="s", width=460, height=110, bins=120):
     mean = alt.Chart(alt.Data(values=[{"t": draws.mean, "text": _("one worker's mean")}]))
     mean = mean.mark_rule(color="#1f4e79", strokeDash=[4, 3]).encode(x=alt.X("t:Q")) + mean.mark_text(
         align="left", baseline="bottom", dx=4, dy=-4, color="#1f4e79").encode(x=alt.X("t:Q"), y=alt.YValue(height), text=alt.Text("text:N"))
+    first = quoted(_("the slowest of step 1"))
     so_far = maxima.transform_filter("datum.s <= k").transform_aggregate(steps="count()").transform_calculate(
-        text=f"datum.steps == 1 ? {quoted(_('the slowest of step 1'))} : "
-             + vega_text(_("the slowest of each of {k} steps"), k="datum.steps"))
+        text=f"datum.steps == 1 ? {first} : " + vega_text(_("the slowest of each of {k} steps"), k="datum.steps"))
     title = so_far.mark_text(align="left", baseline="top", dx=4, dy=4).encode(x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N"))
     lower = alt.layer(piled, red, mean, title).properties(width=width, height=height)
     chart = alt.vconcat(upper, lower).resolve_scale(x="shared")

@@ -42,8 +42,8 @@ KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 # a cited figure given as text, the keys of ``figures=`` and ``readings=``
 # (also of dicts assigned to ``figures`` or ``readings`` before the call),
 # and the ``precise=``, ``where=`` and ``source`` strings. ``say(template,
-# **values)`` is a code cell's translated print.
-NOTEBOOK_CALLS = ("claim", "cite", "calibrated", "say")
+# **values)`` is a code cell's translated print, and ``reveal(label, value)`` shows a guess's answer.
+NOTEBOOK_CALLS = ("claim", "cite", "calibrated", "say", "reveal")
 _NOTEBOOK_KEYWORDS = ("precise", "where", "source", "text")
 
 
