@@ -25,7 +25,7 @@ from __future__ import annotations
 import altair as alt
 import numpy as np
 
-from ..i18n import N_, _
+from ..i18n import N_, _, format_count
 from ._data import inline_rows, quoted, vega_text
 from ._linked import share_selection
 
@@ -342,7 +342,7 @@ def step_draws_chart(draws, *, k=1, unit="s", width=460, height=110, bins=120):
     latest = maxima.transform_filter("datum.s == k")
     red = latest.mark_rule(color="#d62728", strokeWidth=2).encode(x=alt.X("t:Q"))
     label = latest.transform_calculate(text=vega_text(_("step {k}: the slowest of {n} took {t} s"), k="datum.s",
-                                                      n=quoted(f"{draws.n:,}"), t="format(datum.t, '.3f')"))
+                                                      n=quoted(format_count(draws.n)), t="format(datum.t, '.3f')"))
     text = label.mark_text(align="left", baseline="top", dx=4, dy=4, color="#d62728").encode(
         x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N"))
     upper = alt.layer(workers, red, text).properties(width=width, height=height)

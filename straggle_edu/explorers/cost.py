@@ -217,7 +217,7 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
         ex.charts["bill"].params.lost_fraction = row["lost"]
         bill = cost_of_stragglers(m, days, row["lost"], usd_per_gpu_hour)
         money = dict(hours=format_count(round(bill.gpu_hours_lost)), usd=format_money(round(bill.usd_lost)),
-                     days=f"{days:g}", price=format_money(usd_per_gpu_hour), lost=f"{row['lost']:.2%}", n=f"{m:,}",
+                     days=f"{days:g}", price=format_money(usd_per_gpu_hour), lost=f"{row['lost']:.2%}", n=format_count(m),
                      slowest=f"{row['slowest']:.4f}", step=f"{row['slowest'] + sync:.4f}")
         if values is None:
             ex.readout.value = _("{n} GPUs with {jitter} jitter lose <b>{lost}</b> of their time at the barrier "

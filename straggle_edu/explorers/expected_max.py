@@ -418,7 +418,7 @@ def step_draw_explorer(n=4096, jitter=0.1, steps=300, seed=0, play=50, delay=0.0
     def readout(change=None):
         d, k = ex.draws, c["k"].value
         text = _("step {k}: the slowest of {n} workers took <b>{t:.3f} s</b> (one worker's mean: {mean:.3f} s)").format(
-            k=k, n=f"{d.n:,}", t=d.slowest[k - 1], mean=d.mean)
+            k=k, n=format_count(d.n), t=d.slowest[k - 1], mean=d.mean)
         if k > 1:
             maxima = d.so_far(k)
             text += _(" · the slowest of the {k} steps so far: mean <b>{avg:.3f} s</b>, spread <b>{std:.3f} s</b>, "
