@@ -100,6 +100,10 @@ LABELS = {
     "average wait at a counter (min)": "坐吧台的平均等待（分钟）",
     # the jitter at which the slow card is the slowest on half the steps: 领先 (runs ahead) said it backwards (M3)
     "jitter where the slow card is the slowest on half the steps, 4096 GPUs": "慢卡恰在一半的步里最慢时的抖动，4096 块卡",
+    # 04's milestones: the run is deployed (部署, as the prose and the chart say), and what waits for it is a 环节;
+    # 阶段 is a pipeline stage (the review's T7)
+    "deployment, planned end (day)": "部署，计划结束（第几天）",
+    "what waits": "环节",
 }
 
 
