@@ -104,6 +104,8 @@ LABELS = {
     # 阶段 is a pipeline stage (the review's T7)
     "deployment, planned end (day)": "部署，计划结束（第几天）",
     "what waits": "环节",
+    # one name for the Pareto tail in the prose, the menu and the charts (the review's T8)
+    "pareto": "帕累托",
 }
 
 
