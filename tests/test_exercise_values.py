@@ -509,14 +509,15 @@ def test_no_exercise_copies_a_worked_example(path):
 
     raw = json.loads(path.read_text(encoding="utf-8"))["cells"]
     modules = _exercise_modules("".join(c["source"]) for c in raw if c["cell_type"] == "code")
-    posed = {name: i for name, i in posed_at(raw).items() if name in modules}
+    posed = {(modules[name], name): i for name, i in posed_at(raw).items() if name in modules}
+    posed.update(qualified_posed_at(raw, modules))
     if not posed:
         pytest.skip(f"{path.name} poses no exercise")
     cells = _executed(path)
     found = []
-    for name, index in sorted(posed.items(), key=lambda kv: kv[1]):
+    for (module, name), index in sorted(posed.items(), key=lambda kv: kv[1]):
         found += [f"{name} (posed in cell {index}): the same data: {m}" for m in same_data_above(cells, index)]
-        answer = _numeric(getattr(importlib.import_module(modules[name]), name).expected())
+        answer = _numeric(getattr(importlib.import_module(module), name).expected())
         if answer is not None:
             found += [f"{name} (answer {answer:g}, posed in cell {index}) is answered by {m}"
                       for m in answered_by_a_check(cells, index, answer)]
