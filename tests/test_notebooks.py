@@ -44,6 +44,7 @@ PLANNED = [
     "12_detector_thresholds.ipynb",
     "13_the_fleet.ipynb",
     "A1_core_in_depth.ipynb",
+    "A2_more_on_the_step.ipynb",
 ]
 
 _MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
