@@ -1,10 +1,11 @@
 """What ``straggle-edu analyze`` says of each real trace: format, ranks, S and culprit, or the refusal.
 
 Runs ``python -m straggle_edu analyze PATH --json`` on each file or folder it is given, each as a process of its
-own (with a timeout), and prints one table row per input. With no paths it walks ``tests/data`` and, where present,
-the shared folder of outside traces (``$STRAGGLE_EDU_OUTSIDE``, else ``../shared/outside`` beside the repository,
-else ``/work/shared/outside``): each folder that holds traces is analysed as a whole (a job's ranks), and where
-``analyze`` refuses the folder, or with ``--each``, each of its files on its own too.
+own (with a timeout), and prints one table row per input. With no paths it walks ``tests/data``, which mirrors the
+shared folder of outside traces in ``tests/data/outside`` (without that mirror it walks the shared folder itself:
+``$STRAGGLE_EDU_OUTSIDE``, else ``../shared/outside`` beside the repository, else ``/work/shared/outside``). Each
+folder that holds traces is analysed as a whole (a job's ranks), and where ``analyze`` refuses the folder, or with
+``--each``, each of its files on its own too.
 
 Run: ``.venv/bin/python benchmarks/public_traces.py [PATH ...] [--each] [--timeout 120] [--markdown]``
 """
@@ -104,7 +105,8 @@ def inputs(paths):
     of each multi-file folder."""
     if paths:
         return [(str(p), Path(p)) for p in paths], {}
-    roots = [ROOT / "tests" / "data", outside_folder()]
+    data = ROOT / "tests" / "data"
+    roots = [data, None if (data / "outside").is_dir() else outside_folder()]  # tests/data/outside mirrors it
     folders = [d for root in roots if root is not None for d in folders_with_traces(root)]
     single = {d: trace_files(d) for d in folders}
     out = [(_label(d), d) if len(f) > 1 else (_label(f[0]), f[0]) for d, f in single.items()]

@@ -28,7 +28,8 @@ from straggle_edu.charts._data import rows_of
 from straggle_edu.charts.barrier_lab import fixed_work_chart
 from straggle_edu.i18n import FONT, _, set_language
 from straggle_edu.models.hedging import tail_at_scale_latency
-from straggle_edu.models.max_growth import normal_max_sigmas
+from straggle_edu.models.max_growth import normal_max_sigmas, step_time_dist
+from straggle_edu.models.step_draws import draw_steps
 from straggle_edu.traces.synthetic import cause_gallery
 
 # Words that stay as they are in a Chinese chart: symbols, units, proper names
@@ -177,6 +178,12 @@ def _grid():
     return charts.grid_chart(grid_waits(2, 2, 2, slow=(1, 0, 1), factor=2.0, microbatches=2))
 
 
+def _step_barriers():
+    from straggle_edu.models.barriers import step_barriers
+
+    return step_barriers(2, 2, 2, microbatches=2, layers_per_stage=2)
+
+
 def _barrier():
     from straggle_edu.models.restaurant import run_with_barrier
 
@@ -213,7 +220,8 @@ def _fleet_figures():
     return {"slowdown_cdf": [[1.0, 0.5], [1.2, 0.8], [2.0, 1.0]], "waste_cdf": [[0.0, 0.5], [0.17, 0.8], [0.5, 1.0]],
             "share_slowed_10pct": 0.5, "gpu_hours_lost": 300.0, "worst": worst,
             "gpu_hours_lost_by_class": {"compute": 200.0, "communication": 80.0, "none": 20.0},
-            "gpu_hours_lost_by_where": {"last-stage": 150.0, "single-dp-rank": 50.0, "single-worker": 40.0, "spread": 60.0}}
+            "gpu_hours_lost_by_where": {"last-stage": 150.0, "single-dp-rank": 50.0, "single-worker": 40.0, "spread": 60.0},
+            "lost_curve": {"by_lost": [[0.0, 0.0], [0.5, 0.8], [1.0, 1.0]], "by_waste": [[0.0, 0.0], [0.5, 0.6], [1.0, 1.0]]}}
 
 
 _GAINS = {"lost": 300.0, "replace": {"jobs": 1, "gpu_hours": 40.0, "share": 0.13},
@@ -243,6 +251,8 @@ BUILDERS = {
     "max_histograms_chart": lambda: charts.max_histograms_chart(_hist()),
     "max_vs_one_chart": lambda: charts.max_vs_one_chart(_hist(), n=64),
     "speedup_chart": lambda: charts.speedup_chart(np.array([1, 2, 4]), normal_max_sigmas(np.array([1, 2, 4, 2, 4, 8])), n_mark=2),
+    "step_draws_chart": lambda: charts.step_draws_chart(draw_steps(step_time_dist("normal", 1.0, 0.1), 64, 5, bins=10, rng=0), k=3),
+    "bill_sentence_chart": lambda: charts.bill_sentence_chart(),
     "slow_card_chart": lambda: charts.slow_card_chart(
         [{"n": n, "jitter": j, "job_slowdown": 0.05 / (1 + 10 * j * n)} for n in (1, 2) for j in (0.0, 0.02)], n_mark=2),
     "independence_chart": lambda: charts.independence_chart(
@@ -272,6 +282,8 @@ BUILDERS = {
     "tail_percentile_chart": _tail_percentile,
     "barrier_overhead_chart": _barrier_overhead,
     "grid_chart": _grid,
+    "grid_barriers_chart": lambda: charts.grid_barriers_chart(_step_barriers()),
+    "grid_step_chart": lambda: charts.grid_step_chart(_step_barriers(), _pipeline(dp=2, allreduce=1.0)),
     "delay_response_chart": lambda: charts.delay_response_chart([0.0, 1.0, 2.0], [0.0, 0.0, 0.5], slack=1.5),
     "dp_breakdown_chart": lambda: charts.dp_breakdown_chart(_scaling()),
     "dp_scaling_chart": lambda: charts.dp_scaling_chart({"5% jitter": _scaling(), "your setting": _scaling()}, n=8),
@@ -284,6 +296,7 @@ BUILDERS = {
     "lost_by_culprit_chart": lambda: charts.lost_by_culprit_chart(_fleet_figures()),
     "worst_jobs_chart": lambda: charts.worst_jobs_chart(_fleet_figures()),
     "remedy_chart": lambda: charts.remedy_chart(_GAINS),
+    "lost_curve_chart": lambda: charts.lost_curve_chart(_fleet_figures()),
 }
 
 

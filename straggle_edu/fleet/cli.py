@@ -18,6 +18,8 @@ from __future__ import annotations
 import sys
 
 from ..i18n import _
+from ._progress import LOG_SECONDS
+from .cluster import NOTICE_SECONDS, REFUSED_SECONDS, TIMEOUT_SECONDS
 
 __all__ = ["configure", "run", "summary", "configure_demo", "run_demo"]
 
@@ -39,13 +41,24 @@ def configure(parser):
                         "(.csv or .parquet with job_id,path[,gpus,hours]) or a trace file; each job is any trace "
                         "that 'straggle-edu analyze' reads")
     parser.add_argument("--out", required=True, metavar="DIR",
-                        help="output folder: jobs.parquet, jobs.csv, fleet.json, and parts/ (one file per finished "
-                        "job, so that a rerun resumes)")
+                        help="output folder (made once SOURCE is walked and the cluster is there): jobs.parquet, "
+                        "jobs.csv, fleet.json, report.html (report.zh.html with --lang zh), and parts/ (one file per "
+                        "finished job, so that a rerun resumes)")
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                        help="run on this running Dask scheduler instead of a new LocalCluster")
+                        help="run on this running Dask scheduler instead of a new LocalCluster; first of all the "
+                        "ways to name a cluster")
+    parser.add_argument("--scheduler-file", metavar="PATH",
+                        help="run on the scheduler whose address this JSON file holds (dask scheduler "
+                        "--scheduler-file PATH, dask-mpi), waiting for the file to appear; without --scheduler or "
+                        "--scheduler-file, $DASK_SCHEDULER_ADDRESS, else a new LocalCluster")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_SECONDS, metavar="SECONDS",
+                        help="seconds (default %(default)g) for the connection to a running scheduler and the wait "
+                        f"for its first worker, together (after {NOTICE_SECONDS:g} s: '0 workers on ...; waiting'); "
+                        "and how long the cluster may stay without workers mid-run. A refused connection fails after "
+                        f"{REFUSED_SECONDS:g} s; the failures are one line, exit status 1")
     parser.add_argument("--workers", type=int, metavar="N",
-                        help="worker processes of the LocalCluster on 127.0.0.1 (default: one per core); 0 runs "
-                        "every job in this process, without Dask")
+                        help="worker processes of the LocalCluster on 127.0.0.1 (default: one per core; given, it "
+                        "also overrides $DASK_SCHEDULER_ADDRESS); 0 runs every job in this process, without Dask")
     parser.add_argument("--follow-links", action="store_true",
                         help="analyse paths that leave their SOURCE (through '..', an absolute path in a manifest, "
                         "or a symbolic link); refused by default")
@@ -54,8 +67,13 @@ def configure(parser):
                         "(default) as analyze does, and also for a job too large for a worker's memory; 0 reads "
                         "every trace whole")
     parser.add_argument("--refresh", type=float, metavar="SECONDS",
-                        help="during the run, rewrite jobs.parquet and jobs.csv from the jobs finished so far at most "
-                        "every SECONDS, the first time after that long (default 30); they are written at the end too")
+                        help="during the run, rewrite jobs.parquet and jobs.csv from the jobs finished so far every "
+                        "SECONDS, the first time after that long (default 30), or ten times as long as the last "
+                        "rewrite took when that is longer; they are written at the end too")
+    parser.add_argument("--log-every", type=float, default=LOG_SECONDS, metavar="SECONDS",
+                        help="when stderr is not a terminal (a batch log, nohup, CI): a progress line every SECONDS "
+                        "(default %(default)g), 'fleet progress: done=N total=N errors=N elapsed_s=S jobs_per_s=R "
+                        "eta_s=S', and one at the end")
     parser.add_argument("--top", type=int, default=5, metavar="N", help="worst jobs listed in the summary (default 5)")
 
 
@@ -67,8 +85,32 @@ def _num(x, digits=3):
     return _("n/a") if x is None else f"{x:.{digits}f}"
 
 
+def _hours(x):
+    """GPU-hours as prose reads them: 169,640 (English), 17万 (Chinese)."""
+    from ..i18n import format_count
+
+    return _("n/a") if x is None else format_count(round(x))
+
+
+def _demo_line(demo):
+    return _("demo: these jobs are the demo fleet (seed {seed}, {truth}), drawn from distributions calibrated to the "
+             "study's figures: where its figures match the study's, they match by construction; they are not "
+             "measurements.").format(seed=demo.get("seed"), truth=demo.get("demo_json"))
+
+
+def _worst_lines(worst, top):
+    lines = [_("Worst jobs, by GPU-hours lost (open one with the command after it):")]
+    for w in worst[:top]:
+        lines.append("  " + _("{job}  S = {S}  {lost} GPU-hours lost").format(
+            job=w["job_id"], S=f"{w['slowdown']:.3f}", lost=_hours(w.get("gpu_hours_lost"))) + "  " + w["analyze"])
+    return lines
+
+
 def summary(run, top=5):
     """The lines printed at the end of a fleet run (shown text, translated).
+
+    A demo fleet's figures (``fleet.json`` has ``demo``) come under a
+    ``demo:`` line that says they are calibrated, not measured.
 
     Examples
     --------
@@ -81,30 +123,37 @@ def summary(run, top=5):
     """
     f = run.figures
     q = f["slowdown_quantiles"]
+    lost, total = f["gpu_hours_lost"], f["gpu_hours"]
     lines = [
         _("Fleet: {jobs} jobs in {seconds:.1f} s ({analysed} analysed now, {cached} done by an earlier run, "
           "{errors} errors).").format(jobs=run.jobs, seconds=run.seconds, analysed=run.analysed, cached=run.cached,
                                       errors=f["errors"]),
+    ]
+    if f.get("demo"):
+        lines.append(_demo_line(f["demo"]))
+    lines += [
         _("Slowed by at least 10% (S >= 1.1): {share} of the {count} jobs with a slowdown ({gpu} of their "
           "GPU-hours).").format(share=_pct(f["share_slowed_10pct"]), count=f["analysed"],
                                 gpu=_pct(f["share_slowed_10pct_gpu_hours"])),
         _("Slowdown S: median {p50}, p90 {p90}, p99 {p99}, max {max}.").format(
             **{k: _num(v) for k, v in q.items()}),
-        _("GPU-hours lost to stragglers: {lost:.1f} of {total:.1f}.").format(lost=f["gpu_hours_lost"],
-                                                                             total=f["gpu_hours"]),
-        _("One worker explains most of the excess in {share} of the slowed jobs.").format(
-            share=_pct(f["share_one_worker_dominant"])),
+        _("GPU-hours lost to stragglers: {lost}, {share} of all {total}.").format(
+            lost=_hours(lost), total=_hours(total), share=_pct(lost / total if total else None)),
+        _("Of the {slowed} slowed jobs, one worker explains most of the excess, step after step, in {workers} "
+          "({worker}); one DP rank in {dp_ranks} ({dp_rank}).").format(
+            slowed=f["slowed_jobs"], workers=f["slowed_single_worker"], worker=_pct(f["share_slowed_single_worker"]),
+            dp_ranks=f["slowed_single_dp_rank"], dp_rank=_pct(f["share_slowed_single_dp_rank"])),
     ]
     if f["worst"]:
-        lines.append(_("Worst jobs (open one with the command after it):"))
-        lines += [f"  S = {w['slowdown']:.3f}  {w['job_id']}  {w['analyze']}" for w in f["worst"][:top]]
+        lines += _worst_lines(f["worst"], top)
     lines.append(_("Rows: {tables}; figures: {figures}").format(
         tables=", ".join(run.tables), figures=f"{run.out}/fleet.json"))
     return "\n".join(lines)
 
 
 def run(args):
-    """Run the fleet of ``args``; print the summary; return 0 (a job's error is in its row, not the exit code).
+    """Run the fleet of ``args``; print the summary; return 0 (a job's error is in its row, not the exit code), or 1
+    when the cluster failed (refused, no answer, no worker, lost), after one line on stderr.
 
     Examples
     --------
@@ -119,14 +168,21 @@ def run(args):
     (0, True)
     """
     from ..traces.cli import _block_steps
+    from .cluster import ClusterError
     from .engine import run_fleet
     from .store import REFRESH_SECONDS
 
     if args.top < 1:
         raise ValueError(f"--top must be a whole number >= 1, got {args.top}")
-    result = run_fleet(args.source, args.out, scheduler=args.scheduler, workers=args.workers,
-                       follow_links=args.follow_links, block_steps=_block_steps(args.block_steps),
-                       progress=sys.stderr.isatty(), refresh=REFRESH_SECONDS if args.refresh is None else args.refresh)
+    try:
+        result = run_fleet(args.source, args.out, scheduler=args.scheduler, scheduler_file=args.scheduler_file,
+                           workers=args.workers, follow_links=args.follow_links,
+                           block_steps=_block_steps(args.block_steps), progress="bar" if sys.stderr.isatty() else "log",
+                           refresh=REFRESH_SECONDS if args.refresh is None else args.refresh, timeout=args.timeout,
+                           log_every=args.log_every)
+    except ClusterError as exc:
+        print(f"straggle-edu fleet: error: {exc}", file=sys.stderr)
+        return 1
     print(summary(result, top=args.top))
     return 0
 
@@ -165,19 +221,22 @@ def run_demo(args):
     >>> with contextlib.redirect_stdout(out):
     ...     code = run_demo(p.parse_args([str(folder), "--jobs", "4", "--no-public", "--format", "csv"]))
     >>> code, out.getvalue().splitlines()[0]
-    (0, 'Wrote 4 synthetic jobs (... ops) and 0 public jobs to ...demo')
+    (0, "Wrote 4 synthetic jobs (... ops) and 0 of the study's sample traces to ...demo")
     """
     from .demo import write_demo
 
     fleet = write_demo(args.dir, jobs=args.jobs, seed=args.seed, public=args.public, format=args.format,
                        progress=sys.stderr.isatty())
-    print(_("Wrote {jobs} synthetic jobs ({ops:,} ops) and {public} public jobs to {folder}").format(
-        jobs=len(fleet.jobs), ops=fleet.ops, public=len(fleet.public), folder=fleet.folder))
+    from ..i18n import format_count, get_language
+
+    print(_("Wrote {jobs} synthetic jobs ({ops} ops) and {public} of the study's sample traces to {folder}").format(
+        jobs=len(fleet.jobs), ops=format_count(fleet.ops), public=len(fleet.public), folder=fleet.folder))
     print(_("Sizes, causes and slowdowns are drawn from distributions calibrated to the study's fleet figures "
             "(see {truth}); they are not measurements.").format(truth=fleet.truth))
     if fleet.public:
-        print(_("The public jobs ({ids}) are the study's own traces, Apache-2.0: see {license}.").format(
-            ids=", ".join(fleet.public), license=fleet.folder / "public" / "LICENSE.txt"))
+        print(_("The study's sample traces ({ids}) come from its public artifact, Apache-2.0: see {license}.").format(
+            ids=("、" if get_language() == "zh" else ", ").join(fleet.public),
+            license=fleet.folder / "public" / "LICENSE.txt"))
     print(_("Analyse it with:"))
     print(f"  straggle-edu fleet {fleet.manifest} --out {fleet.folder / 'out'}")
     return 0
