@@ -272,3 +272,27 @@ def test_files_read_by_parallel_workers_give_the_same_job(monkeypatch):
     for a, b in zip(parallel.ranks, serial.ranks):
         assert np.array_equal(a.arrival, b.arrival) and np.array_equal(a.busy_start, b.busy_start)
     assert analyze(parallel).to_dict() == analyze(serial).to_dict()
+
+
+def test_cli_report_and_json_of_a_profiler_job(tmp_path, capsys):
+    import argparse
+
+    from straggle_edu.traces import cli
+
+    parser = argparse.ArgumentParser()
+    cli.configure(parser)
+    write_gpu_job(tmp_path, [[1.0, 2.0]] * 4, kernel="my_ring_exchange_kernel")
+    for f in tmp_path.iterdir():  # the collectives' host ops, which ask for a communication kernel
+        data = json.loads(f.read_text())
+        data["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "pid": 1, "tid": 1,
+                                    "ts": 1.7e15 + 10, "dur": 5})
+        f.write_text(json.dumps(data))
+    assert cli.run(parser.parse_args([str(tmp_path), "--comm-kernel", "ring_exchange", "--json"])) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["format"] == "torch-profiler" and out["ranks_present"] == [0, 1] and out["by_rank"]["1"] > 1.2
+    assert cli.run(parser.parse_args([str(tmp_path), "--comm-kernel", "ring_exchange"])) == 0
+    text = capsys.readouterr().out
+    assert "Ranks: 2 of 2 ranks; analysed: 0, 1; synchronised by '0' (default_pg); clocks: one host (node0): one " \
+           "clock." in text
+    assert "Collectives: 4 in 4 steps; rank 1 arrived last at 4 of them" in text
+    assert "Which worker? rank 1: S_X = " in text
