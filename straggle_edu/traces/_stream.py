@@ -41,6 +41,7 @@ __all__ = ["ChromeStream", "EVENT_BYTES", "missing_ijson"]
 EVENT_BYTES = 64 << 20
 _CHUNK = 1 << 16
 _TAIL = 4 << 20
+_REPORT_BYTES = 16 << 20  # a progress callback hears of every 16 MiB read
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -121,8 +122,8 @@ class _Depth:
 class _Tap:
     """The decompressed bytes of a file, as ijson reads them: keeps the head and the tail, bounds one event."""
 
-    def __init__(self, raw, shown):
-        self._raw, self.shown = raw, shown
+    def __init__(self, raw, shown, on_bytes=None):
+        self._raw, self.shown, self._on_bytes, self.total = raw, shown, on_bytes, 0
         self.head = bytearray()
         self.head_done = False
         self.tail = bytearray()
@@ -143,6 +144,9 @@ class _Tap:
         except (OSError, EOFError, zlib.error) as exc:
             raise column_error(self.shown, problem=f"not a readable gzip file (truncated or corrupt: {exc})") from None
         self._depth.feed(data)
+        self.total += len(data)
+        if self._on_bytes is not None and self.total % _REPORT_BYTES < len(data):  # just passed a multiple
+            self._on_bytes(self.total)
         if self._depth.best > MAX_DEPTH:
             raise column_error(self.shown, problem=f"JSON nested at least {self._depth.best} levels deep, more than "
                                f"the {MAX_DEPTH} a reader accepts (expected a Chrome trace)")
@@ -174,6 +178,8 @@ class ChromeStream:
     path : str or os.PathLike
         A ``.json`` or ``.json.gz`` trace (gzip is recognised by its magic
         bytes, not by the name). A top-level list of events is read too.
+    on_bytes : callable, optional
+        Called with the bytes read so far (decompressed), every 16 MiB.
 
     Attributes
     ----------
@@ -193,8 +199,9 @@ class ChromeStream:
     (['a'], {'rank': 0, 'world_size': 2}, 1)
     """
 
-    def __init__(self, path):
+    def __init__(self, path, on_bytes=None):
         self.path = Path(path)
+        self.on_bytes = on_bytes
         self.shown = display_path(self.path)
         self.meta = {}
         if not self.path.exists():
@@ -218,7 +225,7 @@ class ChromeStream:
         with open(self.path, "rb") as f:
             gz = f.read(2) == _GZIP_MAGIC
             f.seek(0)
-            tap = _Tap(gzip.GzipFile(fileobj=f, mode="rb") if gz else f, self.shown)
+            tap = _Tap(gzip.GzipFile(fileobj=f, mode="rb") if gz else f, self.shown, self.on_bytes)
             first = tap.peek_start()
             if first not in (b"{", b"["):
                 raise column_error(self.shown, problem="not valid JSON (expected a Chrome trace JSON object with a "

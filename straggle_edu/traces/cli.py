@@ -211,17 +211,22 @@ class _Reading:
         self.bar, self.n, self.t0 = bar, 0, time.monotonic()
         self.last = self.t0
 
-    def __call__(self, path, total=None):
+    def __call__(self, path, done=None):
         import os
         import time
 
-        self.n += 1
         now = time.monotonic()
+        name = os.path.basename(str(path))
+        if done is None:
+            self.n += 1
         if self.bar is not None:
-            self.bar.set_description(_("reading {n} files").format(n=self.n))
+            self.bar.set_description(_("reading {n} files").format(n=self.n) if done is None else
+                                     _("reading {name}: {mib:.0f} MiB").format(name=name, mib=done / 2**20))
         elif now - self.last >= self.EVERY:
             print(_("reading: {n} file(s) read in {seconds:.0f} s, the last {name}").format(
-                n=self.n, seconds=now - self.t0, name=os.path.basename(str(path))), file=sys.stderr, flush=True)
+                n=self.n, seconds=now - self.t0, name=name) if done is None else
+                _("reading: {n} file(s) read in {seconds:.0f} s; {name}: {mib:.0f} MiB so far").format(
+                n=self.n, seconds=now - self.t0, name=name, mib=done / 2**20), file=sys.stderr, flush=True)
             self.last = now
 
 

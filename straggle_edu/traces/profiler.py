@@ -236,10 +236,10 @@ def _host_name_kind(name):
     return 2 if name.startswith(_HOST_COMM) or name == "record_param_comms" else 0
 
 
-def _scan(path, comm):
+def _scan(path, comm, on_bytes=None):
     """Stream one file's events into a :class:`_Scan` (one tight loop: this is where the time goes)."""
     shown = display_path(path)
-    stream, sc = ChromeStream(path), _Scan()
+    stream, sc = ChromeStream(path, on_bytes), _Scan()
     codes, kernels, hosts, tids = {}, {}, {}, sc.tids
     k_ts, k_dur, k_corr, k_idx, k_comm = sc.k_ts.append, sc.k_dur.append, sc.k_corr.append, sc.k_idx.append, \
         sc.k_comm.append
@@ -563,7 +563,7 @@ def _name_rank(path):
     return name_rank(path, "torch-profiler")
 
 
-def read_profiler_rank(path, comm_patterns=()):
+def read_profiler_rank(path, comm_patterns=(), on_bytes=None):
     """Read one rank's profiler trace into :class:`RankEvents`, as a stream.
 
     Parameters
@@ -572,6 +572,8 @@ def read_profiler_rank(path, comm_patterns=()):
         A Chrome trace ``.json`` or ``.json.gz`` that ``torch.profiler`` wrote.
     comm_patterns : sequence of str
         Regular expressions of communication kernels beyond :data:`COMM_PATTERNS`.
+    on_bytes : callable, optional
+        Called with the bytes read so far (decompressed), every 16 MiB: progress within a large file.
 
     Examples
     --------
@@ -597,7 +599,7 @@ def read_profiler_rank(path, comm_patterns=()):
     """
     path = Path(path)
     shown = display_path(path)
-    sc, meta = _scan(path, comm_regex(comm_patterns))
+    sc, meta = _scan(path, comm_regex(comm_patterns), on_bytes)
     steps = _steps(sc, shown)
     rank, world, backend, pg = _dist_info(meta, shown)
     if any(sc.k_comm):
@@ -813,7 +815,8 @@ def read_profiler_traces(path, comm_patterns=(), progress=None, source=None, wor
     comm_patterns : sequence of str
         Regular expressions of communication kernels beyond :data:`COMM_PATTERNS`.
     progress : callable, optional
-        Called with each file's path once it is read.
+        Called with each file's path once it is read, and with ``(path, bytes read)`` every 16 MiB of a
+        file read in this process.
     source : str or os.PathLike, optional
         What to call the job (the folder the files came from); by default ``path``.
     workers : int, optional
@@ -849,7 +852,8 @@ def _read_files(files, comm_patterns, progress, workers):
     if n < 2 or sum(_json_bytes(f) for f in files) < PARALLEL_BYTES:
         out = []
         for f in files:
-            out.append(read_profiler_rank(f, comm_patterns))
+            within = None if progress is None else (lambda done, f=f: progress(f, done))
+            out.append(read_profiler_rank(f, comm_patterns, within))
             if progress is not None:
                 progress(f)
         return out
