@@ -296,3 +296,23 @@ def test_cli_report_and_json_of_a_profiler_job(tmp_path, capsys):
            "clock." in text
     assert "Collectives: 4 in 4 steps; rank 1 arrived last at 4 of them" in text
     assert "Which worker? rank 1: S_X = " in text
+
+
+def test_a_complete_group_of_an_incomplete_job_is_analysed_and_the_rest_named(tmp_path):
+    # ranks 0-3 of an 8-rank job: their data-parallel group '1' is complete, the world group '0' is not
+    files = write_gpu_job(tmp_path, [[1.0, 2.0, 1.0, 1.0]] * 4, group="1")
+    for f in files:
+        data = json.loads(f.read_text())
+        data["distributedInfo"].update(world_size=8, pg_config=[
+            {"pg_name": "0", "pg_desc": "default_pg", "pg_size": 8, "ranks": list(range(8))},
+            {"pg_name": "1", "pg_desc": "dp", "pg_size": 4, "ranks": [0, 1, 2, 3]}])
+        world = [dict(e, ts=e["ts"] + 1, dur=1.0, args={**e["args"], "correlation": 10_000 + i,
+                                                        "Process Group Name": "0"})
+                 for i, e in enumerate(data["traceEvents"]) if e.get("name", "").startswith("nccl")]
+        data["traceEvents"] += world  # a 1 us world all-reduce after each step's: not analysable, named
+        f.write_text(json.dumps(data))
+    a = analyze(tmp_path)
+    assert a.workers == (0, 1, 2, 3) and a.culprit() == 1 and a.details["groups"] == ["'1' (dp)"]
+    assert "4 of 8 ranks: [0, 1, 2, 3]" in a.notes
+    assert "group '0' (default_pg) lacks 4 of its 8 ranks ([4, 5, 6, 7]); its collectives are left inside the " \
+           "compute segments" in a.notes
