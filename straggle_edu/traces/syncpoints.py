@@ -205,15 +205,15 @@ def _nothing_complete(trace, partial, known, present, world):
             f"ranks (a communication kernel the patterns do not know can be named with --comm-kernel REGEX)")
 
 
-def _rank_lists(re_, groups, default_name):
+def _rank_lists(re_, canon):
     """One rank's synchronising collectives: ``{step: [(key, index), ...]}`` in arrival order.
 
     The key matches a collective across ranks: (group, Seq) when every
-    collective of the rank has a ``Seq``, else (group, its number in the group within the step).
+    collective of the rank has a ``Seq``, else (group, its number in the group within the step). ``canon``
+    names each group analysed by one name for all its names (a kernel without a recorded group is the world's).
     """
-    names = [default_name if g == "" else g for g in re_.coll_group]
-    use = [i for i, g in enumerate(re_.coll_group) if g in groups or (g == "" and default_name in groups)]
-    use = [i for i in use if re_.coll_step[i] >= 0]
+    names = [canon.get(g, g) for g in re_.coll_group]
+    use = [i for i, g in enumerate(re_.coll_group) if g in canon and re_.coll_step[i] >= 0]
     use.sort(key=lambda i: re_.arrival[i])
     by_seq = bool(use) and all(re_.coll_seq[i] >= 0 for i in use)
     out, count = {}, {}
@@ -236,13 +236,13 @@ def match_collectives(trace, ranks, groups):
     Examples
     --------
     >>> t = _demo_trace([[1.0, 2.0], [1.0, 1.5]])
-    >>> steps, notes = match_collectives(t, [0, 1], {"0": ""})
+    >>> steps, notes = match_collectives(t, [0, 1], sync_groups(t)[1])
     >>> [(s["step"], s["kinds"], s["arrival"].shape) for s in steps]
     [(0, ('allreduce',), (1, 2)), (1, ('allreduce',), (1, 2))]
     """
     by_rank = {r.rank: r for r in trace.ranks}
-    default_name = "" if "" in groups else next(iter(groups))
-    lists = [_rank_lists(by_rank[r], groups, default_name) for r in ranks]
+    canon = {g: min(k for k in groups if groups[k] == groups[g]) for g in groups}  # '' and '0': one group
+    lists = [_rank_lists(by_rank[r], canon) for r in ranks]
     common = set.intersection(*(set(by_rank[r].steps.tolist()) for r in ranks))
     out, notes, skipped = [], [], set().union(*(set(by_rank[r].steps.tolist()) for r in ranks)) - common
     if skipped:
@@ -287,7 +287,7 @@ def clock_offsets(trace, ranks, steps):
     Examples
     --------
     >>> t = _demo_trace([[1.0, 2.0]])
-    >>> clock_offsets(t, [0, 1], match_collectives(t, [0, 1], {"0": ""})[0])
+    >>> clock_offsets(t, [0, 1], match_collectives(t, [0, 1], sync_groups(t)[1])[0])
     (array([0., 0.]), 'one host (demo): one clock')
     """
     hosts = [next(r.host for r in trace.ranks if r.rank == k) for k in ranks]
@@ -393,7 +393,7 @@ def step_windows(steps, offsets, kept_ids, ranks_events, wake_up=WAKE_UP["host"]
     Examples
     --------
     >>> t = _demo_trace([[1.0, 2.0], [1.0, 1.5]])
-    >>> steps, _ = match_collectives(t, [0, 1], {"0": ""})
+    >>> steps, _ = match_collectives(t, [0, 1], sync_groups(t)[1])
     >>> w = step_windows(steps, np.zeros(2), {0, 1}, t.ranks)
     >>> [(x["step"], x["first"], (x["seg"] / 1e6).round(3).tolist()) for x in w]   # seconds
     [(0, True, [[1.0, 2.0]]), (1, False, [[1.0, 1.5]])]
@@ -454,7 +454,7 @@ def build_models(windows, source="<memory>"):
     Examples
     --------
     >>> t = _demo_trace([[1.0, 2.0], [1.0, 1.5]])
-    >>> w = step_windows(match_collectives(t, [0, 1], {"0": ""})[0], np.zeros(2), {0, 1}, t.ranks)
+    >>> w = step_windows(match_collectives(t, [0, 1], sync_groups(t)[1])[0], np.zeros(2), {0, 1}, t.ranks)
     >>> (m, idx), = build_models(w)
     >>> m.node_label, m.work.shape, idx
     (['compute before allreduce #1', 'allreduce #1'], (2, 2, 2), [0, 1])
