@@ -167,6 +167,13 @@ class RankEvents:
     groups : dict
         ``{pg_name: (description, size, ranks or None)}`` from the collectives' args.
     notes : tuple of str
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.syncpoints import _demo_trace
+    >>> r = _demo_trace([[1.0, 2.0]] * 3).ranks[1]   # rank 1 computes 2 s a step, then an all-reduce
+    >>> r.rank, r.timeline, r.steps.tolist(), r.coll_kind, (r.arrival / 1e6).tolist()   # seconds from the start
+    (1, 'host', [0, 1, 2], ('allreduce', 'allreduce', 'allreduce'), [2.0, 4.1, 6.2])
     """
 
     source: str
@@ -646,6 +653,13 @@ class ProfilerTrace:
         What the traces record (None: not recorded).
     notes : tuple of str
         What reading found: files joined, ranks missing, names that disagree.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.syncpoints import _demo_trace
+    >>> t = _demo_trace([[1.0, 2.0]] * 3)   # 3 steps of 2 ranks, in memory
+    >>> t, t.rank_ids, t.steps.tolist()
+    (ProfilerTrace(ranks=2, world_size=2, steps=3, source='<memory>'), [0, 1], [0, 1, 2])
     """
 
     source: str
