@@ -4,6 +4,9 @@
     check a number the prose quotes, and show a ✓ line (or raise); with
     ``readings=`` and ``verdict=``, check a claim of the article and show
     its fact-check card.
+``timing``
+    check a number measured on real processes: the ✓ line when it holds, a
+    note (a busy machine) instead of a traceback when it strays.
 ``say``
     a code cell's sentence, printed in the reader's language (instead of ``print(f"...")``).
 ``show``
@@ -14,7 +17,7 @@
 A notebook's setup cell reads ``from straggle_edu.notebook import claim, cite, calibrated, say, show``.
 """
 
-from .claims import calibrated, cite, claim, say
+from .claims import calibrated, cite, claim, say, timing
 from .display import show
 
-__all__ = ["claim", "cite", "calibrated", "say", "show"]
+__all__ = ["claim", "timing", "cite", "calibrated", "say", "show"]
