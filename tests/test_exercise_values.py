@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 
 import _notebook_runs
+from _path import PENDING
 
 # English notebooks only: this test executes every notebook, and a Chinese twin in notebooks/zh/ has
 # the same code (tests/test_zh_notebooks.py checks the twin structure with check_twin), so
@@ -392,8 +393,12 @@ def test_guess_check_reads_a_percentage_as_the_lines_fraction_and_leaves_earlier
     assert guesses_given_away([*earlier, line]) == []
 
 
+# The notebooks not yet moved to the guess mechanism (tests/test_guesses.py holds the others).
+_OLD_RULE = [p for p in NOTEBOOKS if p.stem in PENDING]
+
+
 @pytest.mark.notebooks
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize("path", _OLD_RULE, ids=[p.stem for p in _OLD_RULE])
 def test_no_guess_is_answered_before_it_is_asked(path):
     found = guesses_given_away(_executed(path))
     assert not found, f"{path.name}: a 'Guess first' is answered with or before its prompt:\n" + "\n".join(found)
@@ -535,6 +540,8 @@ def test_every_solution_states_the_answer_its_checker_expects():
         for token in stated_answers(q.solution_text):
             if not agrees_as_printed(token, float(token.replace(",", "")), want):
                 wrong.append(f"{name}: the solution says {token}, the checker expects {want:g}")
+            elif not (q.is_correct(token) or q.is_correct(token + "%")):
+                wrong.append(f"{name}: the solution says {token}, which its own checker rejects")
     assert not wrong, "\n".join(wrong)
 
 

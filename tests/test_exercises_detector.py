@@ -46,14 +46,14 @@ def test_detector_right_answers_match_hand_values():
     assert round(RIGHT["q2"](), 3) == 0.367
 
 
-@pytest.mark.parametrize("answer", [math.exp(-1), 0.368, 0.37, 0.367])
-def test_detector_q2_accepts_its_answer_to_two_significant_figures(answer, capsys):
-    # the solution points at exp(-1); the question asks for 2 significant figures
+@pytest.mark.parametrize("answer", [math.exp(-1), 0.368, 0.367, "36.7%"])
+def test_detector_q2_accepts_its_answer_to_three_significant_figures(answer, capsys):
+    # the solution points at exp(-1); the question asks for 3 significant figures
     assert_right(q2, answer, capsys)
 
 
-@pytest.mark.parametrize("answer", [0.36, 0.38, 1 / 288])
-def test_detector_q2_rejects_a_neighbour_at_two_significant_figures(answer, capsys):
+@pytest.mark.parametrize("answer", [0.36, 0.37, 0.38, 1 / 288])
+def test_detector_q2_rejects_a_neighbour_at_three_significant_figures(answer, capsys):
     assert_wrong(q2, answer, capsys)
 
 

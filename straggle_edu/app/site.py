@@ -834,6 +834,8 @@ _CSS = """
 .se-stream, .se-error { font-size: 12px; }
 .se-error { color: #b00; }
 .vega-bindings { display: none; }
+details.se-reveal { border-left: 3px solid #f2a33a; padding-left: 8px; margin: 6px 0; }
+details.se-reveal > summary { cursor: pointer; color: #8a5300; font-weight: 600; padding: 4px 0; }
 """
 
 _TEMPLATE = """{%- extends 'index.html.j2' -%}
@@ -845,6 +847,13 @@ _TEMPLATE = """{%- extends 'index.html.j2' -%}
 {{ mathjax(resources.mathjax_url) }}{%- endblock html_head_js_mathjax -%}
 {% block extra_css %}<style type="text/css">{{ resources.se_css }}</style>{% endblock extra_css %}
 {%- block body_header -%}{{ super() }}{{ resources.se_nav }}{%- endblock body_header -%}
+{%- block any_cell scoped -%}
+{%- if cell.metadata.get("straggle_site", {}).get("open") -%}
+<details class="se-reveal"><summary>{{ resources.se_reveal }}</summary>
+{%- endif -%}
+{{ super() }}
+{%- if cell.metadata.get("straggle_site", {}).get("close") -%}</details>{%- endif -%}
+{%- endblock any_cell -%}
 {% block body_footer %}{{ resources.se_nav }}<script src="{{ resources.se_script }}" defer></script>
 {{ super() }}{% endblock body_footer %}
 """
@@ -940,6 +949,58 @@ def _rewrite_links(text, names):
     return re.sub(r'(href=)"(?:\./)?([^"/:#?]+\.ipynb)(#[^"]*)?"', repl, text)
 
 
+def _tags(cell):
+    return set(cell.get("metadata", {}).get("tags", []))
+
+
+def _hidden_check(cell):
+    meta = cell.get("metadata", {})
+    return "check" in _tags(cell) and meta.get("jupyter", {}).get("source_hidden") is True
+
+
+def mark_reveals(cells):
+    """Mark what a page folds behind a "Reveal": each ``reveal`` cell, the prose after it and its first check cells.
+
+    A guess holds on the static site too: the prompt stays in view, and its
+    answer (the reveal cell's output, the explanation, the ✓ lines) opens on
+    a click. The source of a hidden check cell is left out of the page, as
+    JupyterLab hides it. Marks go in ``metadata.straggle_site`` (``open``,
+    ``close``) and ``metadata.transient.remove_source``; the cells are changed
+    in place.
+
+    Examples
+    --------
+    >>> cell = lambda kind, *tags, hidden=False: {"cell_type": kind, "metadata": {"tags": list(tags), **(
+    ...     {"jupyter": {"source_hidden": True}} if hidden else {})}}
+    >>> cells = [cell("markdown", "guess"), cell("code", "reveal"), cell("markdown"), cell("code", "check", hidden=True),
+    ...          cell("markdown")]
+    >>> mark_reveals(cells)
+    >>> [c["metadata"].get("straggle_site") for c in cells], cells[3]["metadata"]["transient"]
+    ([None, {'open': True}, None, {'close': True}, None], {'remove_source': True})
+    """
+    group_at = None
+    for i, cell in enumerate(cells):
+        meta = cell.setdefault("metadata", {})
+        if _hidden_check(cell):
+            meta.setdefault("transient", {})["remove_source"] = True
+        if "reveal" in _tags(cell):
+            meta.setdefault("straggle_site", {})["open"] = True
+            group_at = i
+            continue
+        if group_at is None:
+            continue
+        after = cells[i + 1] if i + 1 < len(cells) else None
+        new_slide = meta.get("slideshow", {}).get("slide_type") in ("slide", "subslide") or "guess" in _tags(cell)
+        if new_slide and i > group_at + 1:  # no check came: the group ends before this cell
+            cells[i - 1]["metadata"].setdefault("straggle_site", {})["close"] = True
+            group_at = None
+        elif _hidden_check(cell) and (after is None or not _hidden_check(after)):
+            meta.setdefault("straggle_site", {})["close"] = True
+            group_at = None
+    if group_at is not None:
+        cells[-1]["metadata"].setdefault("straggle_site", {})["close"] = True
+
+
 def _write_page(nb, path, out, names, prev, nxt, lang="en"):
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
@@ -956,6 +1017,7 @@ def _write_page(nb, path, out, names, prev, nxt, lang="en"):
                 out_["data"] = {"text/html": widgets.output(data[WIDGET_VIEW])}
                 out_.get("metadata", {}).pop(WIDGET_VIEW, None)
     nb.metadata.pop("widgets", None)
+    mark_reveals(nb.cells)
     title, summary = _title_and_summary(nb, path.stem)
     nb.metadata["title"] = f"{title} · straggle-edu"
     # embed_images stays off: nbconvert's image embedding re-parses each markdown
@@ -964,7 +1026,8 @@ def _write_page(nb, path, out, names, prev, nxt, lang="en"):
                             template_file="straggle_site.html.j2", embed_images=False, mathjax_url=MATHJAX_URL,
                             language_code=lang)
     resources = {"metadata": {"name": path.stem, "path": str(path.parent)}, "se_mathjax_pre": _MATHJAX_PRE,
-                 "se_css": _CSS, "se_nav": _nav(names, prev, nxt), "se_script": SCRIPT}
+                 "se_css": _CSS, "se_nav": _nav(names, prev, nxt), "se_script": SCRIPT,
+                 "se_reveal": _("Reveal (your guess first)")}
     body, __ = exporter.from_notebook_node(nb, resources=resources)
     body = _rewrite_links(body, names)
     # nbconvert takes an ISO 639-1 code only ("zh"); the page says which Chinese: zh-CN.

@@ -7,8 +7,16 @@ so that the answer is computed, never typed, and a hint and a solution.
 
 - Leaving the placeholder ``____`` in place is "not attempted", which is a
   different outcome from a wrong answer.
-- Numbers are compared with ``math.isclose(..., rel_tol=1e-6)`` unless the
-  exercise says otherwise.
+- A number is right to 3 significant figures (``digits=3``): 9.77e-7 for
+  9.7705e-7, 0.467 for 7/15. An answer near a bound (a percentile near 100,
+  a ratio near 1) asks for more digits with ``digits=`` and its question
+  says how many. ``rel_tol``/``abs_tol`` may widen that window (never to a
+  near miss 1% off: a test holds that).
+- An exercise whose answer is a fraction (``fraction=True``) also takes a
+  percent, ``28.1`` or ``"28.1%"``, and says that it read it as one.
+- A word answer takes its synonyms in both languages (:data:`SYNONYMS`):
+  "keep" and "keep running", 继续跑; "replace", 更换, 替换.
+- A wrong answer says "not yet"; only ``solution()`` shows the answer.
 - Solutions stay hidden until ``solution()`` is called, and a student copy
   never shows them: see :func:`solutions_visible`.
 - Hints, solutions and feedback speak the reader's language
@@ -26,7 +34,7 @@ import os
 
 from ..i18n import _
 
-__all__ = ["Exercise", "____", "solutions_visible", "STUDENT_ENV"]
+__all__ = ["Exercise", "____", "solutions_visible", "STUDENT_ENV", "SYNONYMS", "same_word", "close_enough"]
 
 
 class _Blank:
@@ -68,6 +76,72 @@ def _fmt(x):
     return repr(x)
 
 
+# Each word answer and the ways a careful person writes it, in both languages.
+SYNONYMS = {
+    "keep": ("keep", "keep running", "keep it", "keep it running", "keep going", "继续跑", "继续运行", "继续", "保留"),
+    "replace": ("replace", "replace it", "replace the node", "replace the worker", "更换", "替换", "换掉"),
+}
+_CANONICAL = {form: word for word, forms in SYNONYMS.items() for form in forms}
+
+
+def _words(text):
+    return " ".join(text.strip().lower().replace("-", " ").replace("_", " ").rstrip(".!。！").split())
+
+
+def same_word(answer, want):
+    """Whether the word answer ``answer`` says ``want``: case, spacing, hyphens and the synonyms aside.
+
+    Examples
+    --------
+    >>> same_word("Keep running", "keep"), same_word("继续跑", "keep running"), same_word("替换", "replace")
+    (True, True, True)
+    >>> same_word("GC pauses", "gc-pauses"), same_word("keep", "replace"), same_word(3, "keep")
+    (True, False, False)
+    """
+    if not isinstance(answer, str) or not isinstance(want, str):
+        return False
+    said, meant = _words(answer), _words(want)
+    return _CANONICAL.get(said, said) == _CANONICAL.get(meant, meant)
+
+
+def close_enough(got, want, digits=3, rel_tol=0.0, abs_tol=0.0):
+    """Whether ``got`` is ``want`` to ``digits`` significant figures (or within the given tolerances).
+
+    The window is half a unit in the last of those figures: 0.281 and
+    0.2815 are 0.28125 to 3 figures; 0.284, 1% off, is not.
+
+    Examples
+    --------
+    >>> close_enough(9.77e-7, 9.770506e-7), close_enough(0.467, 7 / 15), close_enough(23.5, 23.5294)
+    (True, True, True)
+    >>> close_enough(0.28125 * 1.01, 0.28125), close_enough(0.28, 0.28125), close_enough(99.93, 99.9307, digits=4)
+    (False, False, True)
+    """
+    if math.isclose(got, want, rel_tol=rel_tol, abs_tol=abs_tol):
+        return True
+    if want == 0 or not math.isfinite(want) or not math.isfinite(got):
+        return False
+    half = 0.5 * 10.0 ** (math.floor(math.log10(abs(want))) - (digits - 1))
+    return abs(got - want) <= half * (1 + 1e-9)
+
+
+def _number(answer):
+    """``(value, as_percent)`` for a number or a numeric string ("28.1%", "1,234", "9.77e-7"); None otherwise."""
+    if isinstance(answer, bool):
+        return None
+    if isinstance(answer, str):
+        text = answer.strip().replace(",", "").replace("，", "")
+        percent = text.endswith(("%", "％"))
+        try:
+            return float(text.rstrip("%％").strip()), percent
+        except ValueError:
+            return None
+    try:
+        return float(answer), False
+    except (TypeError, ValueError):
+        return None
+
+
 class Exercise:
     """One exercise.
 
@@ -83,8 +157,15 @@ class Exercise:
         when shown).
     solution : str
         Code (or a sentence) that produces the answer (the same).
+    digits : int
+        Significant figures a numeric answer must get right (3; more only
+        where the question says so, near a bound).
     rel_tol, abs_tol : float
-        Tolerances for numeric answers.
+        Extra room for numeric answers, as in ``math.isclose`` (never a
+        near miss 1% off).
+    fraction : bool
+        The answer is a fraction (a share, a probability): a percent is
+        taken too, with a note.
     compare : callable, optional
         ``compare(answer, expected) -> bool`` for answers that are not numbers.
 
@@ -95,20 +176,28 @@ class Exercise:
     >>> q.check(____)
     Not attempted yet: replace ____ with your answer, then run the cell again.
     >>> q.check(10.5)
-    ✗ q0: expected 14, got 10.5. Try q0.hint().
+    ✗ q0: not yet, got 10.5. Try q0.hint().
     >>> q.check(14)
     ✓ q0: correct.
     >>> q.is_correct(14)
     True
+    >>> share = Exercise("q1", expected=lambda: 0.28125, fraction=True)
+    >>> share.check(0.281), share.check("28.1%")
+    ✓ q1: correct.
+    ✓ q1: correct (read as a percent: 28.1% = 0.281).
+    (None, None)
     """
 
-    def __init__(self, name, expected, hint="", solution="", *, rel_tol=1e-6, abs_tol=0.0, compare=None):
+    def __init__(self, name, expected, hint="", solution="", *, digits=3, rel_tol=0.0, abs_tol=0.0, fraction=False,
+                 compare=None):
         self.name = name
         self.expected = expected
         self.hint_text = hint
         self.solution_text = solution
+        self.digits = digits
         self.rel_tol = rel_tol
         self.abs_tol = abs_tol
+        self.fraction = fraction
         self.compare = compare
 
     def __repr__(self):
@@ -126,14 +215,23 @@ class Exercise:
         if isinstance(want, bool) or isinstance(answer, bool):
             return answer is want or answer == want
         if isinstance(want, (int, float)):
-            try:
-                got = float(answer)
-            except (TypeError, ValueError):
-                return False
-            return math.isclose(got, float(want), rel_tol=self.rel_tol, abs_tol=self.abs_tol)
-        if isinstance(want, str) and isinstance(answer, str):
-            return answer.strip().lower() == want.strip().lower()
+            return self._read(answer, float(want)) is not None
+        if isinstance(want, str):
+            return same_word(answer, want)
         return answer == want
+
+    def _read(self, answer, want):
+        """How ``answer`` matches the number ``want``: "as is", "percent", or None when it does not."""
+        found = _number(answer)
+        if found is None:
+            return None
+        got, percent = found
+        close = lambda x: close_enough(x, want, self.digits, self.rel_tol, self.abs_tol)
+        if not percent and close(got):
+            return "as is"
+        if (percent or self.fraction) and close(got / 100):
+            return "percent"
+        return None
 
     def check(self, answer):
         """Print whether ``answer`` is right.
@@ -144,11 +242,16 @@ class Exercise:
         if isinstance(answer, _Blank):
             print(_("Not attempted yet: replace ____ with your answer, then run the cell again."))
         elif self.is_correct(answer):
-            print(_("✓ {name}: correct.").format(name=self.name))
-        elif solutions_visible():
-            print(_("✗ {name}: expected {expected}, got {answer}. Try {name}.hint().").format(
-                name=self.name, expected=_fmt(self.expected()), answer=_fmt(answer)))
+            want = self.expected()
+            numeric = isinstance(want, (int, float)) and not isinstance(want, bool) and self.compare is None
+            if numeric and self._read(answer, float(want)) == "percent":
+                got = _number(answer)[0]
+                print(_("✓ {name}: correct (read as a percent: {percent}% = {fraction}).").format(
+                    name=self.name, percent=f"{got:g}", fraction=f"{got / 100:g}"))
+            else:
+                print(_("✓ {name}: correct.").format(name=self.name))
         else:
+            # Never the expected value: that is what solution() is for (and a student copy hides it).
             print(_("✗ {name}: not yet, got {answer}. Try {name}.hint().").format(name=self.name, answer=_fmt(answer)))
 
     def hint(self):

@@ -58,6 +58,7 @@ q2 = Exercise(
     solution="discarded_share(Q2_TIMES, 10)  # 0.201: the step is 31 ms, the late two did 31 ms each, 62 of 309 ms; "
              "more than b/(N+b) = 2/12, because the processes that count are faster than the step",
     rel_tol=2e-3,
+    fraction=True,
 )
 
 q3 = Exercise(
@@ -66,6 +67,7 @@ q3 = Exercise(
     solution="long_batches_applied(1)  # 0.5: one backup drops the slower of the two long batches, the other still "
              "counts; with b = 2 both are dropped, as in the notebook",
     abs_tol=1e-9,
+    fraction=True,
 )
 
 

@@ -40,6 +40,7 @@ q3 = Exercise(
          "E[slowest] = 1 + jitter * e_n seconds, e_n = E[max of n standard normals].",
     solution="lost_fraction(Cluster.uniform(1024, StepTime(1.0, jitter=0.02)))  # about 0.061",
     abs_tol=5e-4,
+    fraction=True,
 )
 
 q4 = Exercise(
@@ -47,7 +48,7 @@ q4 = Exercise(
     hint="Solve jitter * e_n / (1 + jitter * e_n) = 0.05 with e_n = E[max of 4096 standard normals], "
          "or use jitter_for_lost_fraction(n, target).",
     solution="jitter_for_lost_fraction(4096, 0.05)  # = 0.05 / (0.95 * 3.6261), about 0.0145",
-    abs_tol=2e-4,
+    fraction=True,
 )
 
 

@@ -63,4 +63,5 @@ q5 = Exercise(
          "Set 1 + jitter x e_4096 = 1.10 and solve for the jitter.",
     solution="0.10 / se.expected_max(stats.norm(), 4096)  # about 0.0276: the workers must stay under 2.8% jitter",
     abs_tol=2e-4,
+    fraction=True,
 )

@@ -91,6 +91,7 @@ q2 = Exercise(
     solution="(128 * 10 + 512 * 20) / (128 * 10 + 1024 * 100 + 512 * 20)  # 0.101: two jobs of three, "
              "but only a tenth of the GPU-hours, because the big job is barely slowed",
     rel_tol=1e-3,
+    fraction=True,
 )
 
 q3 = Exercise(
@@ -98,6 +99,7 @@ q3 = Exercise(
     hint="remedy_gains(exercise_fleet()) from straggle_edu.fleet.remedies: look at its 'rebalance' entry.",
     solution="remedy_gains(exercise_fleet())['rebalance']['share']",
     rel_tol=1e-3,
+    fraction=True,
 )
 
 q4 = Exercise(
@@ -105,6 +107,7 @@ q4 = Exercise(
     hint="Each row has its waste = 1 - 1/S. Count the jobs with waste > 0.2 and divide by the jobs with a slowdown.",
     solution="rows = exercise_fleet(); sum(r['waste'] > 0.2 for r in rows) / len(rows)",
     rel_tol=1e-6,
+    fraction=True,
 )
 
 q5 = Exercise(

@@ -23,6 +23,7 @@ q1 = Exercise(
     hint="Fully shared by a host of 8: the 512 workers behave like 64 independent hosts, each slow 1 step in 200.",
     solution="p_any_slow_shared(1 / 200, 512, shared=1.0, group=8)  # 1 - (1 - 1/200)**64",
     abs_tol=5e-4,
+    fraction=True,
 )
 
 q2 = Exercise(

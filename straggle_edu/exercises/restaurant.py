@@ -36,6 +36,7 @@ q3 = Exercise(
     hint="The step lasts as long as the slowest GPU. The GPU time held is 4 x that; "
          "the waiting is the sum of each GPU's gap to the slowest. serve_table(times).idle_fraction.",
     solution="serve_table([1.0, 1.1, 0.9, 1.6]).idle_fraction  # (0.6 + 0.5 + 0.7) / (4 * 1.6) = 0.28125",
+    fraction=True,
 )
 
 q4 = Exercise(

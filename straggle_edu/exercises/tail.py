@@ -25,6 +25,7 @@ q1 = Exercise(
     hint="The step is clean only when all 1,000 workers are: (1 - p)**n. The rest is se.p_any_slow(p, n).",
     solution="se.p_any_slow(0.001, 1000)  # 1 - 0.999**1000, about 0.632",
     abs_tol=5e-4,
+    fraction=True,
 )
 
 q2 = Exercise(
@@ -38,6 +39,7 @@ q3 = Exercise(
     hint="Clean on 99.9% of steps means P(some worker slow) <= 0.001. Solve 1 - (1 - p)**1024 = 0.001 for p, "
          "or use se.per_worker_budget(n, target).",
     solution="se.per_worker_budget(1024, 0.001)  # 1 - 0.999**(1/1024), about 9.77e-07: 1 step in a million",
+    fraction=True,
 )
 
 q4 = Exercise(
@@ -45,7 +47,7 @@ q4 = Exercise(
     hint="The job's step is below t when every worker's is: F(t)**n. Its median is where F(t)**n = 0.5, "
          "so F(t) = 0.5**(1/n). As a percentile, multiply by 100.",
     solution="100 * 0.5 ** (1 / 1000)  # = 100 * (1 - se.per_worker_budget(1000, 0.5)), the worker's p99.93",
-    abs_tol=0.005,
+    digits=4,  # a percentile near 100: the question asks for 4 significant figures
 )
 
 

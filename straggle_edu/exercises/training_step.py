@@ -45,6 +45,7 @@ q3 = Exercise(
     "q3", expected=lambda: 1.0 - simulate_pipeline(8, 8, 1.0, 2.0).utilization,
     hint="Each device is busy M (f + b) out of (M + P - 1)(f + b); the rest is the bubble.",
     solution="1 - simulate_pipeline(8, 8, 1.0, 2.0).utilization  # (P - 1) / (M + P - 1) = 7/15 = 0.467",
+    fraction=True,
 )
 
 q4 = Exercise(

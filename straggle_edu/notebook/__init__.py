@@ -7,6 +7,10 @@
 ``timing``
     check a number measured on real processes: the ✓ line when it holds, a
     note (a busy machine) instead of a traceback when it strays.
+``reveal``
+    show a computed value, unchecked: the answer to a "Guess first", in the
+    cell the prompt names (the ``claim`` that checks it sits in a hidden
+    check cell below).
 ``say``
     a code cell's sentence, printed in the reader's language (instead of ``print(f"...")``).
 ``show``
@@ -14,10 +18,10 @@
 ``factcheck``
     the fact-check notebook's claim cards and verdict table.
 
-A notebook's setup cell reads ``from straggle_edu.notebook import claim, cite, calibrated, say, show``.
+A notebook's setup cell reads ``from straggle_edu.notebook import claim, cite, calibrated, reveal, say, show``.
 """
 
-from .claims import calibrated, cite, claim, say, timing
+from .claims import calibrated, cite, claim, reveal, say, timing
 from .display import show
 
-__all__ = ["claim", "timing", "cite", "calibrated", "say", "show"]
+__all__ = ["claim", "timing", "cite", "calibrated", "reveal", "say", "show"]

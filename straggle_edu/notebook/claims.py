@@ -55,7 +55,7 @@ from .._validate import require
 from ..i18n import N_, _, format_count, format_count_exact, format_money, get_language
 from .factcheck import _check_verdict, _t, _text
 
-__all__ = ["claim", "timing", "cite", "calibrated", "say"]
+__all__ = ["claim", "timing", "cite", "calibrated", "reveal", "say"]
 
 _UNSET = object()
 
@@ -124,6 +124,56 @@ def say(template, **values):
     the model: a 50 ms body, and one request in 100 slow
     """
     print(_text(template, values))
+
+
+def reveal(label, value, *, unit=None, digits=3, values=None):
+    """Show a computed value, unchecked: the answer to a guess, when the learner runs its cell.
+
+    A "Guess first" prompt names the cell to run; that cell computes the
+    answer with no literal in its source and shows it with ``reveal``. The
+    figures the prose then quotes are checked by ``claim`` in a hidden
+    check cell below the reveal (see ``docs/teaching.md``, "Guess first").
+
+    Parameters
+    ----------
+    label : str
+        What the value is, as the prose names it (the same text as the
+        ``claim`` that checks it, so the catalog holds it once).
+    value : float, int or bool
+        The value as the library computes it.
+    unit : str, optional
+        The prose's unit (see the module docstring).
+    digits : int
+        Significant figures shown for a value that is not a whole number.
+    values : dict, optional
+        Values for the named placeholders of ``label``.
+
+    Examples
+    --------
+    >>> reveal("P(some worker slow), p = 1%, n = 100", 0.63397, unit="%")
+    → P(some worker slow), p = 1%, n = 100: 63.4%
+    >>> reveal("E[step] of 4096 workers", 1.60823, unit="s")
+    → E[step] of 4096 workers: 1.61 s
+    >>> reveal("the bill", 196_608, unit="$"), reveal("a 5th backup makes the step slower", True)
+    → the bill: $196,608
+    → a 5th backup makes the step slower: yes
+    (None, None)
+    """
+    require(isinstance(digits, int) and not isinstance(digits, bool) and 1 <= digits <= 15, "digits", digits,
+            "a whole number from 1 to 15")
+    label = _text(label, values)
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        print((_("→ {label}: yes") if value else _("→ {label}: no")).format(label=label))
+        return
+    if isinstance(value, str):
+        print(_("→ {label}: {value}").format(label=label, value=_t(value)))
+        return
+    x = float(value)
+    if math.isfinite(x) and not x.is_integer():
+        x = float(f"{x:.{digits}g}")
+    elif math.isfinite(x) and abs(x) < 2**53:
+        x = int(x)
+    print(_("→ {label}: {value}").format(label=label, value=_show(x, unit)))
 
 
 def cite(label, figure, source, *, where=None, unit=None, values=None):
