@@ -197,8 +197,46 @@ def work(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def wheelhouse(work):
-    """The guide's connected-machine lines, run in a copy of the checkout whose ``.venv`` is this suite's environment."""
+def hub(work):
+    """The guide's JupyterHub install, started now in a fresh environment and waited for by the hub's test.
+
+    It runs while the wheelhouse is built and the room installs (two installs at once keep both cores busy:
+    about a minute saved); its output goes to a file, which the test shows if the install fails.
+    """
+    root = work / "hub"
+    source = _checkout_copy(root / "straggle-edu")
+    venv = root / "venv"
+    subprocess.run([_python(), "-m", "venv", str(venv)], check=True, timeout=300)
+    install, config = hub_recipe()
+    assert install.startswith("python -m pip install ") and "/path/to/straggle-edu" in install, install
+    command = install.replace("python", str(venv / "bin" / "python"), 1).replace("/path/to/straggle-edu", str(source))
+    env = _env(JUPYTER_DATA_DIR=str(root / "jupyter-data"), JUPYTER_CONFIG_DIR=str(root / "jupyter-config"))
+    log = root / "install.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(["bash", "-c", command], cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+    hub = types.SimpleNamespace(root=root, source=source, venv=venv, env=env, config=config, command=command, log=log,
+                                proc=proc, started=time.monotonic())
+    try:
+        yield hub
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _installed(hub, timeout=1800):
+    """Wait for the hub's install; fail with its output when it failed."""
+    code = hub.proc.wait(timeout=timeout)
+    assert code == 0, f"`{hub.command}` failed (rc {code}):\n{hub.log.read_text()[-4000:]}"
+    print(f"{time.monotonic() - hub.started:6.1f} s  {hub.command} (started beside the wheelhouse and the room)")
+
+
+@pytest.fixture(scope="module")
+def wheelhouse(work, hub):
+    """The guide's connected-machine lines, run in a copy of the checkout whose ``.venv`` is this suite's environment.
+
+    The hub's install (``hub``) starts first and runs meanwhile.
+    """
     connected = _checkout_copy(work / "connected")
     venv = connected / ".venv"
     if sys.prefix != sys.base_prefix:
@@ -262,28 +300,21 @@ def _run_notebooks(python, folder, names, env):
 
 
 @pytest.mark.slow
-def test_the_hub_recipe_installs_a_wheel_that_works_without_the_checkout(work):
-    hub = work / "hub"
-    source = _checkout_copy(hub / "straggle-edu")
-    venv = hub / "venv"
-    subprocess.run([_python(), "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    install, config = hub_recipe()
-    assert install.startswith("python -m pip install ") and "/path/to/straggle-edu" in install, install
-    env = _env(JUPYTER_DATA_DIR=str(hub / "jupyter-data"), JUPYTER_CONFIG_DIR=str(hub / "jupyter-config"))
-    _bash(install.replace("python", str(python), 1).replace("/path/to/straggle-edu", str(source)), hub, env)
-    source.rename(hub / "moved-away")  # from here on, nothing can read the checkout
+def test_the_hub_recipe_installs_a_wheel_that_works_without_the_checkout(hub):
+    _installed(hub)
+    hub.source.rename(hub.root / "moved-away")  # from here on, nothing can read the checkout
+    venv, env, folder, python = hub.venv, hub.env, hub.root, hub.venv / "bin" / "python"
 
-    installed = _bash(f"{python} -c 'import straggle_edu; print(straggle_edu.__file__)'", hub, env).strip()
+    installed = _bash(f"{python} -c 'import straggle_edu; print(straggle_edu.__file__)'", folder, env).strip()
     assert Path(installed).is_relative_to(venv), f"straggle_edu comes from {installed}, not the environment"
 
-    out = _bash(f"{venv / 'bin' / 'straggle-edu'} fleet-demo demo", hub, env)
-    manifest = (hub / "demo" / "manifest.csv").read_text().splitlines()[1:]
+    out = _bash(f"{venv / 'bin' / 'straggle-edu'} fleet-demo demo", folder, env)
+    manifest = (folder / "demo" / "manifest.csv").read_text().splitlines()[1:]
     public = sorted(row.split(",")[0] for row in manifest if row.startswith("osdi-"))
     assert (len(manifest), public) == (203, ["osdi-AR", "osdi-SE", "osdi-ST"]), out
-    assert (hub / "demo" / "public" / "LICENSE.txt").is_file()
+    assert (folder / "demo" / "public" / "LICENSE.txt").is_file()
 
-    notebooks = shutil.copytree(ROOT / "notebooks", hub / "notebooks", ignore=_IGNORE)
+    notebooks = shutil.copytree(ROOT / "notebooks", folder / "notebooks", ignore=_IGNORE)
     runs = _run_notebooks(python, notebooks, NOTEBOOKS, env)
     for name in NOTEBOOKS:
         run = runs[str(notebooks / name)]
@@ -292,16 +323,16 @@ def test_the_hub_recipe_installs_a_wheel_that_works_without_the_checkout(work):
 
     # The Chinese twins run the same code; what they add is the catalog, read from the installed package.
     zh = _bash(f"{python} -c 'import straggle_edu as se; se.set_language(\"zh\"); from straggle_edu.i18n import _; "
-               f"print(_(\"slowdown\"))'", hub, env).strip()
+               f"print(_(\"slowdown\"))'", folder, env).strip()
     assert zh == "减速比", f"the installed package's catalog gives {zh!r} for 'slowdown'"
 
     spawner = types.SimpleNamespace(Spawner=types.SimpleNamespace())
-    exec(config, {"c": spawner})  # the guide's jupyterhub_config.py lines
-    student = _bash(f"{python} -c 'from straggle_edu.exercises.tail import q1; q1.solution()'", hub,
+    exec(hub.config, {"c": spawner})  # the guide's jupyterhub_config.py lines
+    student = _bash(f"{python} -c 'from straggle_edu.exercises.tail import q1; q1.solution()'", folder,
                     env | spawner.Spawner.environment)
     assert "Solutions are not part of the student copy" in student, student
 
-    empty = hub / "empty"
+    empty = folder / "empty"
     empty.mkdir()
     lab = subprocess.run([str(venv / "bin" / "straggle-edu"), "lab", "--no-browser"], cwd=empty, env=env,
                          capture_output=True, text=True, timeout=120)
