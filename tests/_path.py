@@ -27,7 +27,6 @@ PENDING = {
     "04_cost_accounting", "05_training_step", "06_root_causes", "06b_diagnose_and_act", "07_mitigations",
     "07b_backup_workers_and_hedging", "08_fact_check", "09_debug_a_real_job",
     "09b_questions_and_remedies", "10_live_barrier_lab", "11_backup_workers_for_real", "12_detector_thresholds",
-    "13_the_fleet",
 }
 _WORD = re.compile(r"[A-Za-z0-9']+")
 _EXPLORER = re.compile(r"\b\w+_explorer\(")

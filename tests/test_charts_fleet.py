@@ -7,7 +7,10 @@ from straggle_edu.charts.fleet import (
     cdf_rows,
     culprit_rows,
     lost_by_culprit_chart,
+    lost_curve_chart,
+    lost_curve_rows,
     remedy_chart,
+    short_labels,
     slowdown_cdf_chart,
     study_waste_rows,
     waste_cdf_chart,
@@ -88,6 +91,40 @@ def test_worst_jobs_chart_largest_first_with_the_analyze_line():
     assert [r["job_id"] for r in rows] == ["j0", "j1", "j2"]
     assert rows[0]["analyze"] == "straggle-edu analyze j0.csv" and rows[0]["label"] == "S = 1.40"
     assert "analyze" in [t["field"] for t in spec["layer"][0]["encoding"]["tooltip"]]
+
+
+def test_worst_jobs_chart_labels_walked_jobs_apart():
+    # review: a walked folder's job ids are full paths, and all ten labels read "…/demo/jobs/trace-j…"
+    f = figures(10)
+    for i, w in enumerate(f["worst"]):
+        w["job_id"] = f"/home/someone/fleets/2026-12/demo/jobs/trace-job-{i:04d}.parquet"
+    spec = worst_jobs_chart(f).to_dict()
+    labels = [r["job"] for r in layer_rows(spec, 0)]
+    assert labels == [f"trace-job-{i:04d}.parquet" for i in range(10)]
+    assert spec["layer"][0]["encoding"]["y"]["field"] == "job"
+    assert "job_id" in [t["field"] for t in spec["layer"][0]["encoding"]["tooltip"]]  # the whole id, on hover
+
+
+@pytest.mark.parametrize("ids", [
+    ["a/b/trace.csv", "c/b/trace.csv", "d/b/trace.csv"],
+    ["runs/" + "x" * 50 + f"/{i}/" + "y" * 50 + "/t.csv" for i in range(3)],
+    ["job-1", "job-2"],
+    ["q" * 80 + "1", "q" * 80 + "2", "r" * 80 + "1"],
+])
+def test_short_labels_are_short_and_distinct(ids):
+    labels = short_labels(ids)
+    assert len(set(labels)) == len(ids)
+    assert all(len(label) <= 34 for label in labels)
+
+
+def test_lost_curve_chart_draws_both_orders_and_the_diagonal():
+    f = {"lost_curve": {"by_lost": [[0.0, 0.0], [0.5, 0.9], [1.0, 1.0]], "by_waste": [[0.0, 0.0], [0.5, 0.6], [1.0, 1.0]]}}
+    rows = lost_curve_rows(f)
+    assert [r["lost"] for r in rows] == [0.0, 0.9, 1.0, 0.0, 0.6, 1.0]
+    spec = lost_curve_chart(f).to_dict()
+    assert len(layer_rows(spec, 0)) == 2 and len(layer_rows(spec, 1)) == 6
+    with pytest.raises(ValueError, match="lost_curve"):
+        lost_curve_chart({"lost_curve": {"by_lost": []}})
 
 
 def test_worst_jobs_chart_by_waste_without_gpu_hours():

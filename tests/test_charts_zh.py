@@ -213,7 +213,8 @@ def _fleet_figures():
     return {"slowdown_cdf": [[1.0, 0.5], [1.2, 0.8], [2.0, 1.0]], "waste_cdf": [[0.0, 0.5], [0.17, 0.8], [0.5, 1.0]],
             "share_slowed_10pct": 0.5, "gpu_hours_lost": 300.0, "worst": worst,
             "gpu_hours_lost_by_class": {"compute": 200.0, "communication": 80.0, "none": 20.0},
-            "gpu_hours_lost_by_where": {"last-stage": 150.0, "single-dp-rank": 50.0, "single-worker": 40.0, "spread": 60.0}}
+            "gpu_hours_lost_by_where": {"last-stage": 150.0, "single-dp-rank": 50.0, "single-worker": 40.0, "spread": 60.0},
+            "lost_curve": {"by_lost": [[0.0, 0.0], [0.5, 0.8], [1.0, 1.0]], "by_waste": [[0.0, 0.0], [0.5, 0.6], [1.0, 1.0]]}}
 
 
 _GAINS = {"lost": 300.0, "replace": {"jobs": 1, "gpu_hours": 40.0, "share": 0.13},
@@ -284,6 +285,7 @@ BUILDERS = {
     "lost_by_culprit_chart": lambda: charts.lost_by_culprit_chart(_fleet_figures()),
     "worst_jobs_chart": lambda: charts.worst_jobs_chart(_fleet_figures()),
     "remedy_chart": lambda: charts.remedy_chart(_GAINS),
+    "lost_curve_chart": lambda: charts.lost_curve_chart(_fleet_figures()),
 }
 
 

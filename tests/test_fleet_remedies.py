@@ -47,8 +47,18 @@ def test_remedy_gains_sums_over_the_fleet():
             row("single-worker", None, None, error="bad trace")]
     g = remedy_gains(rows)
     assert g["lost"] == 2000.0
-    assert g["replace"] == {"jobs": 2, "gpu_hours": 300.0, "share": 0.15}
+    assert g["replace"] == {"jobs": 2, "gpu_hours": 300.0, "share": 0.15, "capped": 0, "uncapped_share": 0.15}
     assert g["rebalance"]["jobs"] == 2 and g["rebalance"]["gpu_hours"] == pytest.approx(300.0)
+
+
+def test_remedy_gains_counts_where_the_cap_binds():
+    # review M6: the formula lost x (S_X - 1)/(S - 1) is capped at 1; say where it binds and what it would give without
+    rows = [row("last-stage", 1.2, 100.0, top_stage_s=1.3),    # S_X > S: capped, all 100 back (uncapped: 150)
+            row("last-stage", 1.5, 100.0, top_stage_s=1.25),   # half: 50
+            row("spread", 1.2, 200.0)]
+    g = remedy_gains(rows)["rebalance"]
+    assert (g["jobs"], g["capped"]) == (2, 1)
+    assert g["share"] == pytest.approx(150 / 400) and g["uncapped_share"] == pytest.approx(200 / 400)
 
 
 def test_records_reads_a_dataframe_with_missing_values():

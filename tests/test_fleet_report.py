@@ -8,13 +8,15 @@ import pytest
 from test_charts_fleet import figures as chart_figures
 
 from straggle_edu.app.fleet_report import REPORT_NAMES, write_report
-from straggle_edu.charts.fleet import slowdown_cdf_chart
+from straggle_edu.charts.fleet import lost_curve_chart, waste_cdf_chart
 
 
 def fleet(n=6, errors=1):
     f = chart_figures(n)
     f.update(jobs=n + errors, analysed=n, errors=errors, gpu_hours=10_000.0, share_slowed_10pct_gpu_hours=0.6,
-             share_one_worker_dominant=0.125, waste_quantiles={"p50": 0.08, "p90": 0.2, "p99": 0.4},
+             slowed_jobs=5, share_slowed_single_worker=0.2, share_slowed_single_dp_rank=0.0,
+             lost_curve={"by_lost": [[0.0, 0.0], [0.5, 0.9], [1.0, 1.0]], "by_waste": [[0.0, 0.0], [0.5, 0.6], [1.0, 1.0]]},
+             waste_quantiles={"p50": 0.08, "p90": 0.2, "p99": 0.4},
              slowdown_quantiles={"p50": 1.1, "p90": 1.3, "p99": 1.5, "max": 1.6})
     rows = [{"job_id": f"j{i}", "top_optype": "backward-compute", "culprit_where": "last-stage", "culprit_class": "compute",
              "error": None} for i in range(n)]
@@ -48,7 +50,9 @@ def test_report_draws_each_chart_from_its_spec(pages):
     for div in specs:
         assert f'<div class="se-chart" id="{div}">' in pages["en"]
     rows, figures = fleet()
-    assert specs["chart-0"] == json.loads(json.dumps(slowdown_cdf_chart(figures).to_dict()))
+    assert specs["chart-0"] == json.loads(json.dumps(waste_cdf_chart(figures).to_dict()))
+    # review M8: the slowdown CDF was the waste CDF again; where the GPU-hours lost sit takes its place
+    assert specs["chart-1"] == json.loads(json.dumps(lost_curve_chart(figures).to_dict()))
 
 
 def test_report_puts_the_fleet_beside_the_study(pages):
@@ -56,6 +60,29 @@ def test_report_puts_the_fleet_beside_the_study(pages):
     assert "<td>jobs at S &gt;= 1.1 (slowed by 10% or more)</td>" in page
     assert '<td class="num">83.3%</td><td class="num">42.5%</td>' in page  # 5 of 6 at S >= 1.1; the study's 42.5%
     assert '<td class="num">40.0%</td><td class="num">45.0%</td>' in page  # p99 waste
+
+
+def test_report_counts_one_worker_among_the_slowed_jobs(pages):
+    # review H3: the share is over the slowed jobs, by culprit_where, and one DP rank stands beside it
+    page = pages["en"]
+    assert "slowed jobs where one worker explains most of the excess, step after step" in page
+    assert '<td class="num">20.0%</td><td class="num">1.7%</td>' in page
+    assert "slowed jobs where one DP rank explains most of the excess, step after step" in page
+
+
+def test_report_of_a_real_fleet_says_nothing_of_a_demo(pages):
+    assert "demo:" not in pages["en"] and "calibrated" not in pages["en"]
+
+
+@pytest.mark.parametrize("lang, words", [("en", ("demo:", "calibrated", "by construction")),
+                                         ("zh", ("演示作业集", "校准", "吻合在意料之中"))])
+def test_report_of_the_demo_says_it_is_calibrated(tmp_path, lang, words):
+    # review M2/H3: the report set the demo's 43.3% beside the study's 42.5% as if it were an independent match
+    rows, figures = fleet()
+    figures["demo"] = {"seed": 0, "synthetic_jobs": 200, "demo_json": "demo/demo.json", "calibrated_to": "Lin et al."}
+    page = write_report(tmp_path, rows, figures, lang=lang).read_text(encoding="utf-8")
+    for word in words:
+        assert word in page
 
 
 def test_report_lists_the_worst_jobs_with_their_analyze_line(pages):
@@ -67,7 +94,7 @@ def test_report_lists_the_worst_jobs_with_their_analyze_line(pages):
 
 def test_report_in_chinese(pages):
     page = pages["zh"]
-    assert '<html lang="zh-CN">' in page and "<h1>集群报告：7 个作业</h1>" in page
+    assert '<html lang="zh-CN">' in page and "<h1>作业集报告：7 个作业</h1>" in page
     body = page.split("<body>", 1)[1]
     text = re.sub(r"<script.*?</script>|<code>.*?</code>|<[^>]+>", " ", body, flags=re.S)
     assert "The worst jobs" not in text and "最差的作业" in text

@@ -51,11 +51,12 @@ CAP = 50
 
 PROMPT = re.compile(r"\bGuess first\b|\bGuess\s*:|先猜")
 _PROMPT_SENTENCE = re.compile(r"(?:\bGuess first\b|\bGuess\s*:|先猜)[^?？\n]*[?？]?")
-_CHECKS = re.compile(r"\b(?:claim|timing|calibrated|cite)\(")
+_CHECKS = re.compile(r"\b(?:claim|timing|calibrated|cite|demo_figure)\(")
 _REVEALED = re.compile(r"^→ (?P<label>.*)[:：] ?(?P<value>[^\n:：]*)$", re.M)
 _CALIBRATED_TO = re.compile(r"^≈ .*?, calibrated to (?P<target>[^\n(]*)", re.M)
 _CALIBRATED_ZH = re.compile(r"^≈ .*?，校准到 (?P<target>[^\n（(]*)", re.M)
 _CITED = re.compile(r"^(?:cited|引用)[:：] .*? = (?P<figure>[^\n(（]*)", re.M)
+_DEMO = re.compile(r"^(?:demo|演示)[:：] ?.*? = .*?[(（](?:quoted|文中)[:：] ?(?P<quoted>[^\n)）]*)[)）]$", re.M)
 _NEW_SLIDE = ("slide", "subslide")
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -152,7 +153,8 @@ def answers(cells, i):
             checked = checked or hidden_check(cell)
             text = _output_text(cell)
             found += (_figures(text, _REVEALED, "value") + quoted_figures(text) + _figures(text, _CALIBRATED_TO, "target")
-                      + _figures(text, _CALIBRATED_ZH, "target") + _figures(text, _CITED, "figure"))
+                      + _figures(text, _CALIBRATED_ZH, "target") + _figures(text, _CITED, "figure")
+                      + _figures(text, _DEMO, "quoted"))
         j += 1
     return [(tok, v) for tok, v in found if v != 0]
 

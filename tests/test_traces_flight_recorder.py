@@ -87,3 +87,45 @@ def test_bad_flight_recorder_dumps(tmp_path, dump, needle):
     with pytest.raises(TraceError) as exc:
         analyze_flight_recorder(p)
     assert "nccl_trace_rank_0" in str(exc.value) and needle in str(exc.value)
+
+
+# A real PyTorch 2.13 gloo job (tests/data/pytorch-gloo-fr/README.md): rank 0 waits in all-reduce #6, rank 1
+# dumped before joining it. pg_config is keyed by '' while the entries name group '0'.
+GLOO = Path(__file__).parent / "data" / "pytorch-gloo-fr"
+
+
+@pytest.mark.parametrize("form", ["pickle", "json"])
+def test_gloo_dumps_of_pytorch_2_13_name_the_rank_that_held_back(form):
+    a = analyze(GLOO / form)
+    assert a.suspects == (1,)
+    (g,) = a.evidence["groups"]
+    assert (g["process_group"], g["desc"], g["collective_seq_id"], g["waiting"], g["missing"]) == \
+        ("0", "default_pg", 6, [0], [1])
+    assert a.evidence["groups_not_in_pg_config"] == {"0": {"pg_config_key": "", "ranks": [0, 1]}}
+    assert any("not a key of pg_config" in n and "PyTorch 2.13" in n for n in a.notes)
+
+
+def test_one_gloo_dump_alone_uses_pg_config_s_one_group():
+    # before the fallback, rank 0's dump alone named no suspect: group '0' had one known member
+    a = analyze(GLOO / "pickle" / "nccl_trace_rank_0")
+    assert a.suspects == (1,) and a.evidence["groups"][0]["no_dump"] == [1]
+    assert analyze([GLOO / "json" / "nccl_trace_rank_1.json"]).suspects == ()  # rank 1 finished all it entered
+
+
+def test_gloo_json_and_pickle_dumps_agree():
+    assert analyze(GLOO / "json").to_dict()["evidence"] == analyze(GLOO / "pickle").to_dict()["evidence"]
+
+
+@pytest.mark.slow
+def test_flight_recorder_of_a_live_gloo_job_under_torchrun(tmp_path):
+    # the fixture's generator, run again on a free port: real processes at a real collective
+    pytest.importorskip("torch", reason="the live Flight Recorder job needs torch (pip install torch==2.13.0)")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+           str(GLOO / "make_dump.py"), str(tmp_path)]
+    import os
+
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=180,
+                         env={**os.environ, "TORCH_FR_BUFFER_SIZE": "64"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    for form in ("pickle", "json"):
+        assert analyze(tmp_path / form).suspects == (1,)

@@ -76,8 +76,9 @@ def test_analyze_cli_pickle_bomb_is_one_line_and_runs_nothing(tmp_path):
 
 def test_read_bytes_stops_a_gzip_bomb_at_the_budget(tmp_path):
     p = tmp_path / "rank-0.json.gz"
-    with gzip.open(p, "wb", compresslevel=9) as f:  # 200 MiB of zeros, 200 KiB on disk
-        block = b"0" * (1 << 20)
+    with gzip.open(p, "wb", compresslevel=9) as f:  # a profiler trace of 200 MiB of blanks, 200 KiB on disk
+        f.write(b'{"traceEvents": [')
+        block = b" " * (1 << 20)
         for _ in range(200):
             f.write(block)
     assert p.stat().st_size < 1 << 20
@@ -182,7 +183,7 @@ def test_json_depth_matches_the_parsed_nesting(obj):
 @given(st.binary(max_size=400))
 def test_every_reader_refuses_random_bytes_with_a_trace_error(tmp_path_factory, data):
     folder = tmp_path_factory.mktemp("fuzz")
-    for name in ("rank-0.json", "nccl_trace_rank_0", "h-pid1.log", "train.log"):
+    for name in ("rank-0.json", "nccl_trace_rank_0", "h-pid1.log", "train.log", "nccl_inspector_metrics_0.prom"):
         p = folder / name
         p.write_bytes(data)
         try:
@@ -218,3 +219,57 @@ def test_unused_parquet_dictionary_labels_raise_no_skipping_warning(tmp_path):
         warnings.simplefilter("error")
         t = read_trace(p)
     assert t.skipped == ()
+
+
+# --------------------------------------------------------------------------- detection (traces/detect.py)
+
+
+def test_detection_stops_a_gzip_bomb_at_its_scan_size(tmp_path):
+    import tracemalloc
+
+    from straggle_edu.traces.detect import sniff
+
+    p = tmp_path / "rank-0.json.gz"
+    with gzip.open(p, "wb", compresslevel=9) as f:  # 200 MiB of zeros (no JSON, no text), 200 KiB on disk
+        block = b"0" * (1 << 20)
+        for _ in range(200):
+            f.write(block)
+    tracemalloc.start()
+    info = sniff(p)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert info.format is None and "in its first 16 MiB" in info.reason
+    assert peak < 64 * 2**20  # the scan's 16 MiB, never the 200
+
+
+def test_detection_of_a_huge_pg_config_stops_at_its_scan_size_and_names_the_switch(tmp_path, monkeypatch):
+    from straggle_edu.traces import detect
+
+    monkeypatch.setattr(detect, "JSON_SCAN_BYTES", 4 * 2**20)  # 64 MiB in use: the same stop, 16x sooner
+    p = tmp_path / "rank-0.json.gz"
+    group = json.dumps({"pg_name": "0", "ranks": list(range(512))}).encode() + b","
+    with gzip.open(p, "wb", compresslevel=1) as f:  # 5 MiB of pg_config before traceEvents
+        f.write(b'{"distributedInfo": {"rank": 0, "pg_config": [')
+        for _ in range(5 * 2**20 // len(group)):
+            f.write(group)
+        f.write(b'{}]}, "traceEvents": []}')
+    with pytest.raises(TraceError, match=r"rank-0\.json\.gz: unknown trace file type: no 'traceEvents', 'entries' or "
+                                         r"'coll_perf' among the top-level keys of its first 4 MiB \('distributedInfo'\)"):
+        read_trace(p)
+    with pytest.raises(TraceError, match="no ProfilerStep#N"):  # --format: the reader's turn
+        read_trace(p, format="torch-profiler")
+
+
+@pytest.mark.parametrize("name, data, needle", [
+    ("rank-0.json", b'{"traceEvents": [{"ph": "X", "name": "ProfilerStep#1", "ts": 0, "d', "not valid JSON"),
+    ("rank-1.json", b'{"schemaVersion": 1, "distributedInfo": {"rank": 1, "pg_con', "not valid JSON (parse error"),
+    ("rank-2.json", bytes(range(256)) * 4, "binary data, not a trace"),
+    ("rank-3.json.gz", gzip.compress(b'{"schemaVersion": 1, "deviceProperties": ["' + __import__("random").Random(0)
+                                     .randbytes(100_000).hex().encode() + b'"], "traceEvents": []}')[:20_000],
+     "not a readable gzip file (truncated or corrupt"),  # cut before 'traceEvents'
+])
+def test_analyze_cli_truncated_and_junk_traces_are_one_line(tmp_path, name, data, needle):
+    p = tmp_path / name
+    p.write_bytes(data)
+    out = run_cli(p)
+    assert needle in one_clean_line(out, name)

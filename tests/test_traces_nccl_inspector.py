@@ -71,3 +71,80 @@ def test_bad_nccl_inspector_lines(tmp_path, line, needle):
     with pytest.raises(TraceError) as exc:
         read_nccl_inspector(p)
     assert "bad.log" in str(exc.value) and needle in str(exc.value)
+
+
+# NCCL Inspector's Prometheus files (NCCL_INSPECTOR_PROM_DUMP=1): the documented example verbatim, then
+# one file per GPU built here in the format of plugins/profiler/inspector/inspector_prom.cc.
+PROM = Path(__file__).parent / "data" / "nccl-inspector" / "prometheus" / "prom_example.prom"
+
+
+def prom_line(node, gpu, us, comm="DP Group 0", nranks=4, coll="AllReduce", size="4-5GB", metric="collective"):
+    labels = (f'version="v5.1",slurm_job_id="unknown",node="{node}",gpu="{gpu}",comm_name="{comm}",n_nodes="2",'
+              f'nranks="{nranks}",collective="{coll}",message_size="{size}",algo_proto="Ring_ll"')
+    return (f"nccl_bus_bandwidth_gbs{{{labels}}} 600\n" if metric == "collective" else "") + \
+        f"nccl_{metric}_exec_time_microseconds{{{labels}}} {us}\n"
+
+
+def write_gpus(folder, rows):
+    """rows: {(node, gpu): text}; one .prom file per GPU, as the plugin writes them."""
+    for i, ((node, gpu), text) in enumerate(sorted(rows.items())):
+        (folder / f"nccl_inspector_metrics_GPU-{i:04d}.prom").write_text(text)
+
+
+def test_prometheus_documented_example_cannot_compare_one_gpu():
+    a = analyze(PROM)
+    assert a.format == "nccl-inspector" and a.suspects == () and a.evidence["output"] == "prometheus"
+    (row,) = a.evidence["cannot_tell"]
+    assert (row["comm_name"], row["message_size"], row["reason"]) == ("DP Group 0", "4-5GB", "seen on one GPU only")
+    assert a.evidence["p2p_samples"] == 1 and a.evidence["buckets"] == 0
+    assert any("no bucket can be compared across GPUs" in n for n in a.notes)
+
+
+def test_prometheus_names_the_gpu_with_the_shortest_times(tmp_path):
+    # node b's GPU1 arrives last in both buckets: it has the shortest mean; the others wait for it
+    gpus = {("a", "GPU0"): (9000, 900), ("a", "GPU1"): (8000, 800), ("b", "GPU0"): (8500, 850), ("b", "GPU1"): (500, 50)}
+    write_gpus(tmp_path, {k: prom_line(*k, t[0]) + prom_line(*k, t[1], size="1-2MB") for k, t in gpus.items()})
+    a = analyze(tmp_path)
+    assert a.suspects == ("b/GPU1",)
+    assert a.evidence["caused_wait_us"] == {"b/GPU1": (8500 + 7500 + 8000) + (850 + 750 + 800)}
+    assert a.evidence["last_share"] == {"b/GPU1": 1.0} and a.evidence["cannot_tell"] == []
+    assert a.to_dict()["evidence"]["last"][0]["gpus"]["b/GPU1"] == 500
+
+
+def test_prometheus_says_why_a_bucket_cannot_be_told(tmp_path):
+    # five GPUs report "unknown" (every unnamed communicator) with nranks=4: two communicators share the name
+    rows = {("a", f"GPU{i}"): prom_line("a", f"GPU{i}", 1000 + i, comm="unknown") for i in range(5)}
+    rows[("a", "GPU0")] += prom_line("a", "GPU0", 30, metric="p2p")
+    write_gpus(tmp_path, rows)
+    a = analyze(tmp_path)
+    assert a.suspects == ()
+    (row,) = a.evidence["cannot_tell"]
+    assert "5 GPUs report a communicator of nranks=4" in row["reason"] and a.evidence["p2p_samples"] == 1
+
+
+def test_prometheus_even_waits_name_no_suspect(tmp_path):
+    write_gpus(tmp_path, {("a", f"GPU{i}"): prom_line("a", f"GPU{i}", 1000 + i) for i in range(4)})
+    a = analyze(tmp_path)
+    assert a.suspects == () and a.evidence["wait_us"] == pytest.approx(6.0)  # 6 us of 4006: below the 5% line
+
+
+def test_prometheus_bad_line_names_file_and_row(tmp_path):
+    p = tmp_path / "nccl_inspector_metrics_x.prom"
+    p.write_text(prom_line("a", "GPU0", 10) + 'nccl_collective_exec_time_microseconds{node="a",gpu="GPU1" 5\n')
+    with pytest.raises(TraceError, match=r"nccl_inspector_metrics_x.prom: row 3: not a Prometheus sample line"):
+        analyze(p)
+    p.write_text(prom_line("a", "GPU0", "NaN"))
+    with pytest.raises(TraceError, match=r"column 'nccl_collective_exec_time_microseconds', row 2: .* got nan"):
+        analyze(p)
+
+
+def test_inspector_json_and_prometheus_files_are_not_mixed(tmp_path):
+    write_ranks(tmp_path, [[1000, 4000]])
+    (tmp_path / "nccl_inspector_metrics_x.prom").write_text(prom_line("a", "GPU0", 10))
+    with pytest.raises(TraceError, match=r"Prometheus files \(1\) and JSON-lines logs \(2\) of NCCL Inspector mixed"):
+        analyze(tmp_path)
+
+
+def test_inspector_current_documented_examples_of_two_communicators_compare_nothing():
+    a = analyze(Path(__file__).parent / "data" / "nccl-inspector" / "json")
+    assert a.suspects == () and a.evidence["records"] == 2 and a.evidence["collectives"] == 0

@@ -183,3 +183,36 @@ def test_12_counts_false_alarms_per_report():
                for p in (ROOT / "straggle_edu" / "i18n" / "zh").glob("*.po"))]
     assert not [s for s in sources if "每份报告" in s]
     assert "每次报告" in zh_markdown("12_detector_thresholds.ipynb")
+
+
+def test_fleet_the_one_worker_share_is_a_share_of_the_slowed_jobs():
+    # the Chinese review's M1: 「有 67.9% 的多出时间主要由一个 worker 造成」 set the figure on the excess time,
+    # where the English counts jobs
+    from types import SimpleNamespace
+
+    from straggle_edu.fleet.cli import summary
+
+    figures = {"errors": 0, "share_slowed_10pct": 0.43, "analysed": 203, "share_slowed_10pct_gpu_hours": 0.41,
+               "slowdown_quantiles": {"p50": 1.08, "p90": 1.29, "p99": 1.97, "max": 3.17}, "gpu_hours_lost": 169_640.4,
+               "gpu_hours": 1_867_187.2, "slowed_jobs": 87, "slowed_single_worker": 2, "share_slowed_single_worker": 2 / 87,
+               "slowed_single_dp_rank": 5, "share_slowed_single_dp_rank": 5 / 87, "worst": []}
+    run = SimpleNamespace(figures=figures, jobs=203, seconds=5.0, analysed=203, cached=0, out="out", tables=["t"])
+    text = summary(run)
+    assert "在 87 个变慢的作业中，有 2 个（2.3%）多出的时间大部分可由一个 worker 解释" in text
+    # the review's other fleet line: 万 and the sentence the other way round, not 「889203.2 中的 90689.1」
+    assert "掉队者浪费了 17万 卡时，占全部 186.7万 卡时的 9.1%。" in text
+    assert text.startswith("作业集：203 个作业")
+
+
+def test_13_fleet_is_a_set_of_jobs_and_a_cluster_is_machines():
+    # the Chinese review's T1: 集群 meant the jobs (fleet), the Dask cluster and the GPU cluster in one paragraph
+    twin = nbformat.read(NOTEBOOKS / "zh" / "13_the_fleet.ipynb", as_version=4).cells
+    prose = "\n".join(c.source for c in twin if c.cell_type == "markdown")
+    assert "演示作业集" in prose and "Dask 集群" in prose and "演示集群" not in prose
+    assert "集群层面的数字" in (ROOT / "docs" / "zh" / "glossary.md").read_text(encoding="utf-8")
+    assert _("fleet") == "作业集" and _("Fleet report: {jobs} jobs") == "作业集报告：{jobs} 个作业"
+
+
+def test_00_the_legend_names_the_demo_mark_as_its_lines_print_it():
+    cell = zh_cell_beside("00_start_here.ipynb", "a mark says what it was checked against")
+    assert _("demo: {label} = {value} (quoted: {expected})").startswith("演示：") and "**「演示：…」**" in cell

@@ -83,7 +83,7 @@ def test_the_glossary_has_every_term_of_the_english_one_under_the_same_anchor():
 def test_the_term_table_parses_and_names_the_brief_s_terms():
     rows = terms()
     english = {row[0].split("（")[0] for row in rows}
-    for term in ("worker", "job", "backup worker", "trace", "notebook", "microbatch"):
+    for term in ("worker", "job", "backup worker", "trace", "notebook", "microbatch", "fleet"):
         assert term in english, f"the glossary table has no row for {term!r}"
     assert all(row[2] for row in rows if row[0] in ("job", "backup worker", "trace")), "a term without 不写作 forms"
 
@@ -318,8 +318,6 @@ ENGLISH_ALLOWED = {
     '"can utilize computing clusters with thousands of machines"': "08, claim 16: the source's own words, quoted",
     '"an asynchronous stochastic gradient descent procedure"': "08, claim 16: the source's own words, quoted",
     "PyTorch profiler": "a tool's name (09b)",
-    "Helm chart": "Dask's deployment on Kubernetes, by its name (13)",
-    "Dask operator": "Dask's deployment on Kubernetes, by its name (13)",
     "MapReduce 的 backup task": "MapReduce's own term, beside its Chinese 备用任务 (07b)",
 }
 

@@ -11,8 +11,11 @@ site (:func:`straggle_edu.app.site.page_script`, from the installed
 What it shows:
 
 - the fleet's figures beside the OSDI 2025 study's (cited, never checked:
-  the study is another cluster);
-- the CDFs of S and of waste, GPU-hours lost by each job's top culprit;
+  the study is another cluster). When the fleet is the demo (``fleet.json``
+  has ``demo``), a ``demo:`` note says its figures were calibrated to the
+  study's, so that they agree by construction, and its column says so;
+- the CDF of waste, where the GPU-hours lost sit (jobs that lost most
+  first), GPU-hours lost by each job's top culprit;
 - the worst jobs, each with the ``straggle-edu analyze`` line that opens it;
 - the jobs that could not be analysed, with their one-line error.
 
@@ -95,8 +98,18 @@ def _comparison(figures):
         (_("GPU-hours wasted, over all jobs"), _pct(wasted), _pct(STUDY["gpu_hours_wasted"].value)),
         (_("slowdown S of the median / p90 / p99 job"),
          " / ".join(_num(wq.get(k)) for k in ("p50", "p90", "p99")), "–"),
-        (_("jobs where one worker explains most of the excess"), _pct(figures.get("share_one_worker_dominant")), "–"),
+        (_("slowed jobs where one worker explains most of the excess, step after step (the study: worker faults)"),
+         _pct(figures.get("share_slowed_single_worker")), _pct(STUDY["worker_fault_share"].value)),
+        (_("slowed jobs where one DP rank explains most of the excess, step after step"),
+         _pct(figures.get("share_slowed_single_dp_rank")), "–"),
     ]
+
+
+def _demo_note(demo):
+    return _("demo: this fleet is the demo fleet (seed {seed}). Its {jobs} synthetic jobs are drawn from distributions "
+             "calibrated to the study's figures, fitted by hand: where its figures match the study's below, they match "
+             "by construction, not by measurement. The draw is in {truth}.").format(
+        seed=demo.get("seed"), jobs=demo.get("synthetic_jobs"), truth=demo.get("demo_json"))
 
 
 def _table(head, rows, numeric=()):
@@ -145,11 +158,13 @@ def _error_table(rows):
 
 def _chart_blocks(figures):
     """``(html, specs)``: a div per chart and its Vega-Lite spec."""
-    from ..charts.fleet import lost_by_culprit_chart, slowdown_cdf_chart, waste_cdf_chart, worst_jobs_chart
+    from ..charts.fleet import lost_by_culprit_chart, lost_curve_chart, waste_cdf_chart, worst_jobs_chart
 
     charts = []
-    if figures.get("slowdown_cdf"):
-        charts += [slowdown_cdf_chart(figures), waste_cdf_chart(figures)]
+    if figures.get("waste_cdf"):
+        charts.append(waste_cdf_chart(figures))
+    if (figures.get("lost_curve") or {}).get("by_lost"):
+        charts.append(lost_curve_chart(figures))
     if figures.get("gpu_hours_lost_by_class") or figures.get("gpu_hours_lost_by_where"):
         charts.append(lost_by_culprit_chart(figures))
     if figures.get("worst"):
@@ -196,12 +211,17 @@ def report_html(rows, figures):
     how = _("S is a job's slowdown: its step time over the ideal step time with every straggler removed (what-if "
             "analysis). Waste = 1 - 1/S, the share of the job's GPU-hours lost. GPU-hours lost = GPUs x hours x waste. "
             "A job's top culprit is the optype, stage, DP rank or worker whose S_X, alone, is largest; docs/fleet.md "
-            "states the rules that say where it sits.")
+            "states the rules that say where it sits. One worker (or DP rank) counts only when it persists: it "
+            "carries at least half of the job's excess in more than half of the steps, as a slow GPU or link does "
+            "and a GC pause does not.")
     script = page_script().replace("</script", "<\\/script")
+    demo = figures.get("demo")
+    ours = _("this fleet (demo: calibrated to the study)") if demo else _("this fleet")
     body = [
         _tag("h1", title), _tag("p", summary),
         _tag("h2", _("This fleet beside the study")),
-        _table((_("figure"), _("this fleet"), _("OSDI 2025 study (cited)")), [(_esc(a), b, c) for a, b, c in _comparison(figures)],
+        _tag("p", _demo_note(demo), "note demo") if demo else "",
+        _table((_("figure"), ours, _("OSDI 2025 study (cited)")), [(_esc(a), b, c) for a, b, c in _comparison(figures)],
                numeric=(1, 2)),
         _tag("p", study, "note"),
         _tag("h2", _("Charts")) if n_charts else "", f'<div class="charts">{charts}</div>',

@@ -58,7 +58,8 @@ from .expected_max import (
 )
 from .fleet import (
     SLOWED, CULPRIT_CLASSES, CULPRIT_WHERE, cdf_rows, study_waste_rows, culprit_rows, slowdown_cdf_chart,
-    waste_cdf_chart, lost_by_culprit_chart, worst_jobs_chart, remedy_chart, line_rows,
+    waste_cdf_chart, lost_by_culprit_chart, worst_jobs_chart, remedy_chart, line_rows, lost_curve_chart, lost_curve_rows,
+    short_labels,
 )
 from .independence import (
     independence_chart, scale_prediction_chart,
@@ -99,6 +100,7 @@ __all__ = [
     "max_histograms_chart", "max_vs_one_chart", "speedup_chart", "slow_card_chart",
     "SLOWED", "CULPRIT_CLASSES", "CULPRIT_WHERE", "cdf_rows", "study_waste_rows", "culprit_rows",
     "slowdown_cdf_chart", "waste_cdf_chart", "lost_by_culprit_chart", "worst_jobs_chart", "remedy_chart", "line_rows",
+    "lost_curve_chart", "lost_curve_rows", "short_labels",
     "independence_chart", "scale_prediction_chart", "backup_datasets",
     "hedging_tradeoff_datasets", "packing_datasets", "sgd_datasets", "stage_partition_datasets",
     "backup_margin_chart", "backup_step_chart", "backup_tails_chart", "hedging_chart",

@@ -11,8 +11,12 @@ plain data, and never import the fleet room.
 - :func:`lost_by_culprit_chart`: GPU-hours lost by the kind of top culprit
   (compute or communication) and by where it sits (the last stage, one DP
   rank, one worker, spread).
+- :func:`lost_curve_chart`: where the GPU-hours lost sit: the share of all
+  lost held by the jobs that lost most, against the share of the jobs (and
+  the same with the jobs taken by their waste).
 - :func:`worst_jobs_chart`: the jobs that lost the most, with the
-  ``straggle-edu analyze`` line to open each in the tooltip.
+  ``straggle-edu analyze`` line to open each in the tooltip; each job
+  labelled by the shortest tail of its id that tells it apart (:func:`short_labels`).
 - :func:`remedy_chart`: GPU-hours each remedy recovers, against all lost
   (:func:`straggle_edu.fleet.remedies.remedy_gains`).
 - :func:`cdf_rows`, :func:`study_waste_rows`, :func:`culprit_rows`: the rows
@@ -20,6 +24,8 @@ plain data, and never import the fleet room.
 """
 
 from __future__ import annotations
+
+import re
 
 import altair as alt
 
@@ -40,6 +46,9 @@ __all__ = [
     "worst_jobs_chart",
     "remedy_chart",
     "line_rows",
+    "lost_curve_chart",
+    "lost_curve_rows",
+    "short_labels",
 ]
 
 #: The study's line: a job is slowed when S >= 1.1 (waste 1 - 1/1.1 = 9.1%).
@@ -247,6 +256,34 @@ def lost_by_culprit_chart(figures):
         title=_("GPU-hours lost, by each job's top culprit"))
 
 
+def short_labels(ids, limit=30):
+    """Short labels that tell the ``ids`` apart: the fewest last path parts that do, then at most ``limit`` characters.
+
+    A fleet walked from a folder names its jobs by their paths, which share
+    a long prefix; a chart's axis would cut every one to the same "…/demo/jobs/trace-j…".
+
+    Examples
+    --------
+    >>> short_labels(["/data/run1/demo/jobs/trace-job-0001.parquet", "/data/run1/demo/jobs/trace-job-0002.parquet"])
+    ['trace-job-0001.parquet', 'trace-job-0002.parquet']
+    >>> short_labels(["a/x/trace.csv", "b/x/trace.csv"]), short_labels(["job-0007"])
+    (['a/x/trace.csv', 'b/x/trace.csv'], ['job-0007'])
+    >>> short_labels(["runs/" + "n" * 40 + "/t.csv", "runs/" + "m" * 40 + "/t.csv"], limit=12)
+    ['…nnnnn/t.csv', '…mmmmm/t.csv']
+    """
+    names = [str(i) for i in ids]
+    parts = [re.split(r"[\\/]", name) for name in names]
+    distinct = len(set(names))
+    for k in range(1, max((len(p) for p in parts), default=1) + 1):
+        labels = ["/".join(p[-k:]) for p in parts]
+        if len(set(labels)) == distinct:
+            break
+    labels = [text if len(text) <= limit else "…" + text[-(limit - 1):] for text in labels]
+    if len(set(labels)) < distinct:  # cut to the same tail: number them, the way the chart ranks them
+        labels = [f"{i + 1}. {text}" for i, text in enumerate(labels)]
+    return labels
+
+
 def worst_jobs_chart(figures, top=10):
     """The jobs that lost the most GPU-hours (or, without GPU-hours, the most waste), largest first.
 
@@ -261,25 +298,27 @@ def worst_jobs_chart(figures, top=10):
     Returns
     -------
     altair.LayerChart
-        One bar per job, its S written beside it; the tooltip holds the
+        One bar per job, labelled by :func:`short_labels` of the job ids,
+        its S written beside it; the tooltip holds the whole job id and the
         ``straggle-edu analyze`` line to open the job.
 
     Examples
     --------
     >>> worst = [{"job_id": "a", "slowdown": 2.0, "waste": 0.5, "gpu_hours_lost": 100.0, "analyze": "straggle-edu analyze a.csv"}]
     >>> spec = worst_jobs_chart({"worst": worst}).to_dict()
-    >>> spec["layer"][0]["encoding"]["x"]["field"]
-    'gpu_hours_lost'
+    >>> spec["layer"][0]["encoding"]["x"]["field"], spec["layer"][0]["encoding"]["y"]["field"]
+    ('gpu_hours_lost', 'job')
     """
     top = whole("top", top, low=1, high=50)
     rows = [dict(r) for r in figures["worst"][:top]]
     require(len(rows) > 0, "figures['worst']", figures["worst"], "at least one job")
     by_hours = all(r.get("gpu_hours_lost") is not None for r in rows)
     field, title, fmt = ("gpu_hours_lost", _("GPU-hours lost"), ",.0f") if by_hours else ("waste", _("waste 1 - 1/S"), ".1%")
-    for r in rows:
+    for r, short in zip(rows, short_labels([r["job_id"] for r in rows])):
         r["label"] = _("S = {S}").format(S=f"{float(r['slowdown']):.2f}")
+        r["job"] = short
     base = alt.Chart({"values": rows}).encode(
-        y=alt.Y("job_id:N", sort=None, title=_("job id")),
+        y=alt.Y("job:N", sort=None, title=_("job"), axis=alt.Axis(labelLimit=260)),
         x=alt.X(f"{field}:Q", title=title),
         tooltip=[alt.Tooltip("job_id:N", title=_("job id")), alt.Tooltip("slowdown:Q", title="S", format=".3f"),
                  alt.Tooltip(f"{field}:Q", title=title, format=fmt),
@@ -287,6 +326,62 @@ def worst_jobs_chart(figures, top=10):
     text = base.mark_text(align="left", dx=4).encode(text="label:N")
     return (base.mark_bar(color=_RED) + text).properties(width=360, height=22 * len(rows) + 10,
                                                          title=_("The jobs that lost the most"))
+
+
+def lost_curve_rows(figures):
+    """The rows :func:`lost_curve_chart` draws: ``{jobs, lost, order}``, both orders, labels translated.
+
+    Examples
+    --------
+    >>> rows = lost_curve_rows({"lost_curve": {"by_lost": [[0, 0], [0.5, 0.9], [1, 1]], "by_waste": [[0, 0], [1, 1]]}})
+    >>> [(r["jobs"], r["lost"], r["order"]) for r in rows][:2]
+    [(0.0, 0.0, 'jobs that lost most first'), (0.5, 0.9, 'jobs that lost most first')]
+    """
+    curve = figures.get("lost_curve") or {}
+    require(bool(curve.get("by_lost")), "figures['lost_curve']", curve, "the curves of fleet_figures (jobs with GPU-hours)")
+    labels = (("by_lost", _("jobs that lost most first")), ("by_waste", _("jobs of the highest waste first")))
+    return [{"jobs": float(x), "lost": float(y), "order": label} for key, label in labels for x, y in curve.get(key, [])]
+
+
+def lost_curve_chart(figures):
+    """Where a fleet's GPU-hours lost sit: the cumulative share of all lost, jobs taken largest loss first.
+
+    The second curve takes the jobs by their waste 1 - 1/S instead: the gap
+    between the two is the part of the bill that follows a job's size, not
+    its slowdown. The dashed diagonal is a fleet where every job lost the same.
+
+    Parameters
+    ----------
+    figures : dict
+        The fleet's figures; reads ``lost_curve`` (:func:`straggle_edu.fleet.figures.fleet_figures`).
+
+    Returns
+    -------
+    altair.LayerChart
+
+    Examples
+    --------
+    >>> spec = lost_curve_chart({"lost_curve": {"by_lost": [[0, 0], [0.5, 0.9], [1, 1]],
+    ...                                         "by_waste": [[0, 0], [0.5, 0.6], [1, 1]]}}).to_dict()
+    >>> spec["title"]["text"], len(spec["layer"])
+    ('Where the GPU-hours lost sit', 2)
+    """
+    rows = lost_curve_rows(figures)
+    share = _("share of the jobs")
+    lost = _("share of all GPU-hours lost")
+    order = [_("jobs that lost most first"), _("jobs of the highest waste first")]
+    curves = alt.Chart({"values": rows}).mark_line(interpolate="linear").encode(
+        x=alt.X("jobs:Q", title=share, axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("lost:Q", title=lost, axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("order:N", title=None, sort=order, scale=alt.Scale(domain=order, range=[_RED, _BLUE]),
+                        legend=alt.Legend(orient="bottom-right")),
+        tooltip=[alt.Tooltip("order:N", title=_("jobs taken")), alt.Tooltip("jobs:Q", title=share, format=".1%"),
+                 alt.Tooltip("lost:Q", title=lost, format=".1%")])
+    diagonal = alt.Chart({"values": [{"jobs": 0.0, "lost": 0.0}, {"jobs": 1.0, "lost": 1.0}]}).mark_line(
+        color=_GREY, strokeDash=[4, 3]).encode(x="jobs:Q", y="lost:Q")
+    return (diagonal + curves).properties(width=360, height=240, title={
+        "text": _("Where the GPU-hours lost sit"),
+        "subtitle": _("dashed: every job losing the same")})
 
 
 def remedy_chart(gains):
@@ -311,11 +406,11 @@ def remedy_chart(gains):
     >>> from straggle_edu.charts._data import rows_of
     >>> spec = remedy_chart(g).to_dict()
     >>> [r["what"] for r in rows_of(spec, spec["data"])]
-    ['all GPU-hours lost', 'replace slow hosts', 'rebalance stages']
+    ['all GPU-hours lost', 'replace persistently slow hosts', 'rebalance stages']
     """
     lost = float(gains["lost"])
     rows = [{"what": _("all GPU-hours lost"), "gpu_hours": lost, "share": 1.0, "jobs": None, "color": _GREY}]
-    for key, label in (("replace", _("replace slow hosts")), ("rebalance", _("rebalance stages"))):
+    for key, label in (("replace", _("replace persistently slow hosts")), ("rebalance", _("rebalance stages"))):
         g = gains[key]
         rows.append({"what": label, "gpu_hours": float(g["gpu_hours"]), "share": float(g["share"]), "jobs": int(g["jobs"]),
                      "color": _RED if key == "replace" else _BLUE})

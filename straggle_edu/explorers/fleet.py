@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..charts.fleet import cdf_rows, line_rows, slowdown_cdf_chart
-from ..i18n import _
+from ..i18n import _, format_count
 from ._base import Explorer
 from ._controls import float_slider
 from ._patch import patch_rows
@@ -53,11 +53,12 @@ def fleet_readout(rows, threshold=1.1, before=None):
     text = _("S ≥ {threshold}: <b>{jobs}</b> of the jobs, {hours} of the GPU-hours · GPU-hours wasted: "
              "<b>{wasted}</b> of {total}").format(threshold=f"{threshold:.2f}", jobs=_pct(jobs), hours=_pct(hours),
                                                    wasted=_pct(lost / total if total > 0 else None),
-                                                   total=f"{total:,.0f}")
+                                                   total=format_count(round(total)))
     if before is not None:
         was = _lost(records(before))
         text += " · " + _("got back: <b>{got}</b> GPU-hours, {share} of the {lost} lost").format(
-            got=f"{was - lost:,.0f}", share=_pct((was - lost) / was if was > 0 else None), lost=f"{was:,.0f}")
+            got=format_count(round(was - lost)), share=_pct((was - lost) / was if was > 0 else None),
+            lost=format_count(round(was)))
     return text
 
 
@@ -87,10 +88,10 @@ def fleet_explorer(rows=None, *, jobs=200, seed=0, threshold=1.1, rebalance=0.0,
     --------
     >>> ex = fleet_explorer(jobs=200, seed=0)
     >>> ex.readout.value.split(" · ")[0]
-    'S ≥ 1.10: <b>42.5%</b> of the jobs, 56.0% of the GPU-hours'
+    'S ≥ 1.10: <b>42.5%</b> of the jobs, 41.9% of the GPU-hours'
     >>> ex.controls["rebalance"].value = 1.0
     >>> ex.readout.value.split(" · ")[2]
-    'got back: <b>74,643</b> GPU-hours, 27.7% of the 269,273 lost'
+    'got back: <b>48,949</b> GPU-hours, 28.9% of the 169,188 lost'
     """
     from ..fleet.demo import draw_jobs, drawn_rows
     from ..fleet.figures import fleet_figures

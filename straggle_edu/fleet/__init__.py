@@ -15,7 +15,8 @@ Map of the room
     the study's fleet figures from the rows (``fleet.json``).
 :mod:`~straggle_edu.fleet.demo`
     a synthetic fleet to learn on, calibrated to the OSDI 2025 study's fleet
-    figures, plus the study's three public jobs (``straggle-edu fleet-demo``).
+    figures, plus the artifact's three sample traces (``straggle-edu fleet-demo``); :func:`~straggle_edu.fleet.demo.demo_of`
+    tells a run that it is the demo, so that its figures are labelled calibrated.
 :mod:`~straggle_edu.fleet.remedies`
     what each remedy recovers over a fleet's rows: replacing slow hosts
     against rebalancing stages.

@@ -67,8 +67,32 @@ def _num(x, digits=3):
     return _("n/a") if x is None else f"{x:.{digits}f}"
 
 
+def _hours(x):
+    """GPU-hours as prose reads them: 169,640 (English), 17万 (Chinese)."""
+    from ..i18n import format_count
+
+    return _("n/a") if x is None else format_count(round(x))
+
+
+def _demo_line(demo):
+    return _("demo: these jobs are the demo fleet (seed {seed}, {truth}), drawn from distributions calibrated to the "
+             "study's figures: where its figures match the study's, they match by construction; they are not "
+             "measurements.").format(seed=demo.get("seed"), truth=demo.get("demo_json"))
+
+
+def _worst_lines(worst, top):
+    lines = [_("Worst jobs, by GPU-hours lost (open one with the command after it):")]
+    for w in worst[:top]:
+        lines.append("  " + _("{job}  S = {S}  {lost} GPU-hours lost").format(
+            job=w["job_id"], S=f"{w['slowdown']:.3f}", lost=_hours(w.get("gpu_hours_lost"))) + "  " + w["analyze"])
+    return lines
+
+
 def summary(run, top=5):
     """The lines printed at the end of a fleet run (shown text, translated).
+
+    A demo fleet's figures (``fleet.json`` has ``demo``) come under a
+    ``demo:`` line that says they are calibrated, not measured.
 
     Examples
     --------
@@ -81,23 +105,29 @@ def summary(run, top=5):
     """
     f = run.figures
     q = f["slowdown_quantiles"]
+    lost, total = f["gpu_hours_lost"], f["gpu_hours"]
     lines = [
         _("Fleet: {jobs} jobs in {seconds:.1f} s ({analysed} analysed now, {cached} done by an earlier run, "
           "{errors} errors).").format(jobs=run.jobs, seconds=run.seconds, analysed=run.analysed, cached=run.cached,
                                       errors=f["errors"]),
+    ]
+    if f.get("demo"):
+        lines.append(_demo_line(f["demo"]))
+    lines += [
         _("Slowed by at least 10% (S >= 1.1): {share} of the {count} jobs with a slowdown ({gpu} of their "
           "GPU-hours).").format(share=_pct(f["share_slowed_10pct"]), count=f["analysed"],
                                 gpu=_pct(f["share_slowed_10pct_gpu_hours"])),
         _("Slowdown S: median {p50}, p90 {p90}, p99 {p99}, max {max}.").format(
             **{k: _num(v) for k, v in q.items()}),
-        _("GPU-hours lost to stragglers: {lost:.1f} of {total:.1f}.").format(lost=f["gpu_hours_lost"],
-                                                                             total=f["gpu_hours"]),
-        _("One worker explains most of the excess in {share} of the slowed jobs.").format(
-            share=_pct(f["share_one_worker_dominant"])),
+        _("GPU-hours lost to stragglers: {lost}, {share} of all {total}.").format(
+            lost=_hours(lost), total=_hours(total), share=_pct(lost / total if total else None)),
+        _("Of the {slowed} slowed jobs, one worker explains most of the excess, step after step, in {workers} "
+          "({worker}); one DP rank in {dp_ranks} ({dp_rank}).").format(
+            slowed=f["slowed_jobs"], workers=f["slowed_single_worker"], worker=_pct(f["share_slowed_single_worker"]),
+            dp_ranks=f["slowed_single_dp_rank"], dp_rank=_pct(f["share_slowed_single_dp_rank"])),
     ]
     if f["worst"]:
-        lines.append(_("Worst jobs (open one with the command after it):"))
-        lines += [f"  S = {w['slowdown']:.3f}  {w['job_id']}  {w['analyze']}" for w in f["worst"][:top]]
+        lines += _worst_lines(f["worst"], top)
     lines.append(_("Rows: {tables}; figures: {figures}").format(
         tables=", ".join(run.tables), figures=f"{run.out}/fleet.json"))
     return "\n".join(lines)
@@ -165,19 +195,22 @@ def run_demo(args):
     >>> with contextlib.redirect_stdout(out):
     ...     code = run_demo(p.parse_args([str(folder), "--jobs", "4", "--no-public", "--format", "csv"]))
     >>> code, out.getvalue().splitlines()[0]
-    (0, 'Wrote 4 synthetic jobs (... ops) and 0 public jobs to ...demo')
+    (0, "Wrote 4 synthetic jobs (... ops) and 0 of the study's sample traces to ...demo")
     """
     from .demo import write_demo
 
     fleet = write_demo(args.dir, jobs=args.jobs, seed=args.seed, public=args.public, format=args.format,
                        progress=sys.stderr.isatty())
-    print(_("Wrote {jobs} synthetic jobs ({ops:,} ops) and {public} public jobs to {folder}").format(
-        jobs=len(fleet.jobs), ops=fleet.ops, public=len(fleet.public), folder=fleet.folder))
+    from ..i18n import format_count, get_language
+
+    print(_("Wrote {jobs} synthetic jobs ({ops} ops) and {public} of the study's sample traces to {folder}").format(
+        jobs=len(fleet.jobs), ops=format_count(fleet.ops), public=len(fleet.public), folder=fleet.folder))
     print(_("Sizes, causes and slowdowns are drawn from distributions calibrated to the study's fleet figures "
             "(see {truth}); they are not measurements.").format(truth=fleet.truth))
     if fleet.public:
-        print(_("The public jobs ({ids}) are the study's own traces, Apache-2.0: see {license}.").format(
-            ids=", ".join(fleet.public), license=fleet.folder / "public" / "LICENSE.txt"))
+        print(_("The study's sample traces ({ids}) come from its public artifact, Apache-2.0: see {license}.").format(
+            ids=("、" if get_language() == "zh" else ", ").join(fleet.public),
+            license=fleet.folder / "public" / "LICENSE.txt"))
     print(_("Analyse it with:"))
     print(f"  straggle-edu fleet {fleet.manifest} --out {fleet.folder / 'out'}")
     return 0

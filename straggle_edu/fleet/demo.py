@@ -29,13 +29,23 @@ Causes
     (:data:`CAUSE_SHARES`). Apart from the faults, a job's cause is
     independent of its slowdown.
 Sizes
-    GPUs 128 x 2^k, k = 0..6 with weights 2^-k (128 to 8,192 GPUs); hours
-    lognormal with median 24 h and log-sd 1, clipped to [1, 720] h. Assumed:
-    the study states only "at least 128 GPUs", some with thousands.
+    GPUs 128 x 2^k, k = 0..4 (128 to 2,048 GPUs), in counts proportional to
+    2^-k, so that each size class holds about a fifth of the GPU-hours;
+    hours lognormal with median 24 h and log-sd 0.5 (about 9 h to 65 h for
+    the middle 95%), clipped to [1, 720] h. Assumed: the study states only
+    "at least 128 GPUs", some with thousands. The law is chosen so that no
+    one job decides a GPU-hour-weighted figure: over the seeds 0..199, the
+    largest job of a fleet of 200 holds 5.5% of its GPU-hours (the median;
+    at most 16%), and leaving any one job out moves the share of GPU-hours
+    in slowed jobs by at most 2.7 points (the median; 7.4 at worst). With
+    8,192-GPU jobs as heavy as the rest (the earlier law), one job of 200
+    could hold a quarter of the GPU-hours and decide every weighted figure.
 
 Sampling is stratified: each of N equal-probability slices of the waste
-distribution gets exactly one job, and the causes come in exact counts
-(largest remainders), shuffled by the seed. A fleet of 200 jobs then shows
+distribution gets exactly one job, so does each slice of the hours'
+distribution, and the causes and the size classes come in exact counts
+(largest remainders), shuffled by the seed; size, cause and slowdown are
+independent (apart from the faults, which are the slowest jobs). A fleet of 200 jobs then shows
 the distribution's quantiles closely, and the same seed gives the same fleet,
 byte for byte.
 
@@ -50,7 +60,7 @@ little off the drawn one (by 0.6% typically). Causes that move from worker to
 worker (sequence lengths, GC) visit every DP rank equally often, so that no
 one rank becomes the culprit of a job of 8 steps by chance.
 
-The three real public jobs of the study's artifact (ST, AR and SE; Apache-2.0,
+The artifact's three sample traces (ST, AR and SE; Apache-2.0,
 see ``straggle_edu/traces/data/README.txt``) are added by default, copied
 unchanged with their licence. All three ship with the package: ST as CSV, AR
 and SE as the artifact's Parquet (``straggle_edu/traces/data/osdi2025/``),
@@ -81,7 +91,8 @@ from .._validate import as_rng, one_of, require, whole
 from ..models.osdi2025 import CITATION, STUDY
 
 __all__ = ["DemoJob", "DemoFleet", "WASTE_KNOTS", "FAULT_SLOWDOWN", "CAUSE_SHARES", "LAYOUTS", "TARGETS", "CULPRITS",
-           "draw_jobs", "drawn_figures", "drawn_rows", "strength_for", "demo_trace", "write_demo", "public_jobs"]
+           "GPU_CLASSES", "HOURS", "DEMO_NOTE", "draw_jobs", "draw_sizes", "drawn_figures", "drawn_rows", "strength_for",
+           "demo_trace", "write_demo", "public_jobs", "demo_of"]
 
 #: The study's fleet figures the demo is calibrated to (fractions; the fault slowdown in x).
 TARGETS = {name: float(STUDY[name]) for name in ("jobs_slowed_10pct", "waste_median", "waste_p90", "waste_p99",
@@ -124,8 +135,10 @@ LAYOUTS = {
 }
 STEPS = 8
 JITTER = 0.01
-_GPU_POWERS = np.arange(7)  # 128 x 2^k
-_HOURS = (24.0, 1.0, 1.0, 720.0)  # median, log-sd, low, high
+#: The size classes: {GPUs: share of the jobs}, 128 x 2^k in proportion to 2^-k.
+GPU_CLASSES = {128 * 2**k: 2.0**-k / sum(2.0**-j for j in range(5)) for k in range(5)}
+#: Hours: lognormal (median, log-sd), clipped to (low, high).
+HOURS = (24.0, 0.5, 1.0, 720.0)
 #: Cause strength grids (the ``x`` of :func:`_cause_kwargs`), wide enough for the drawn slowdowns.
 _GRIDS = {
     "last-stage": np.r_[0.0, np.geomspace(0.02, 200.0, 16)],
@@ -196,6 +209,24 @@ def _counts(shares, n):
     return dict(zip(shares, counts.tolist()))
 
 
+def draw_sizes(n, rng):
+    """GPUs and hours of ``n`` jobs: the size classes in exact counts, the hours one per slice of their law, shuffled.
+
+    Examples
+    --------
+    >>> gpus, hours = draw_sizes(200, np.random.default_rng(0))
+    >>> sorted(set(gpus.tolist())), int((gpus == 2048).sum()), float(np.median(hours))
+    ([128, 256, 512, 1024, 2048], 6, 24.0)
+    """
+    from statistics import NormalDist
+
+    counts = _counts(GPU_CLASSES, n)
+    gpus = rng.permutation(np.repeat(list(counts), list(counts.values())))
+    median, sigma, low, high = HOURS
+    z = np.array([NormalDist().inv_cdf(u) for u in (rng.permutation(n) + rng.random(n)) / n])
+    return gpus.astype(int), np.clip(np.round(median * np.exp(sigma * z), 1), low, high)
+
+
 def draw_jobs(jobs=200, seed=0):
     """Draw the demo fleet's jobs from the stated distributions (no trace is built).
 
@@ -231,10 +262,7 @@ def draw_jobs(jobs=200, seed=0):
     cause[top] = "slow-worker"
     rest = np.flatnonzero(cause == None)  # noqa: E711 (object array)
     cause[rest] = rng.permutation(np.repeat(list(counts), list(counts.values())))
-    weights = 0.5 ** _GPU_POWERS
-    gpus = 128 * 2 ** rng.choice(_GPU_POWERS, size=n, p=weights / weights.sum())
-    median, sigma, low, high = _HOURS
-    hours = np.clip(np.round(median * np.exp(sigma * rng.standard_normal(n)), 1), low, high)
+    gpus, hours = draw_sizes(n, rng)
     seeds = rng.integers(0, 2**31, size=n)
     out = []
     for i in range(n):
@@ -410,7 +438,7 @@ _PACKAGED = Path(__file__).resolve().parents[1] / "traces" / "data"
 
 
 _PUBLIC_README = """\
-The real jobs of this demo fleet ({names}) are production traces of the OSDI 2025
+The sample traces of this demo fleet ({names}) come from the OSDI 2025
 study, Lin et al., "Understanding Stragglers in Large Model Training Using
 What-if Analysis", from its public artifact
 https://github.com/ByteDance-Seed/StragglerAnalysis (commit 8efcd7f, folder data/):
@@ -566,7 +594,7 @@ def write_demo(folder, jobs=200, seed=0, *, public=True, format=None, progress=F
     >>> import tempfile, pathlib
     >>> fleet = write_demo(pathlib.Path(tempfile.mkdtemp()) / "demo", jobs=3, seed=0, format="csv")
     >>> fleet.manifest.read_text().splitlines()[:2]
-    ['job_id,path,gpus,hours', 'job-0001,jobs/trace-job-0001.csv,256,6.8']
+    ['job_id,path,gpus,hours', 'job-0001,jobs/trace-job-0001.csv,128,17.7']
     >>> sorted(p.name for p in (fleet.folder / "jobs").iterdir())[:2]
     ['meta-job-0001.yaml', 'meta-job-0002.yaml']
     """
@@ -604,8 +632,8 @@ def _truth(drawn, seed, fmt, public_rows):
         "calibrated_to": CITATION,
         "targets": TARGETS,
         "distributions": {"waste_knots": WASTE_KNOTS, "fault_slowdown": FAULT_SLOWDOWN, "cause_shares": CAUSE_SHARES,
-                          "gpus": "128 x 2^k, k = 0..6, weights 2^-k",
-                          "hours": "lognormal, median 24 h, log-sd 1, clipped to [1, 720] h",
+                          "gpus": "128 x 2^k, k = 0..4, in counts proportional to 2^-k (largest remainders)",
+                          "hours": "lognormal, median 24 h, log-sd 0.5, one job per slice, clipped to [1, 720] h",
                           "layouts": {c: dict(zip(("dp", "pp", "microbatches"), v)) for c, v in LAYOUTS.items()},
                           "steps": STEPS, "jitter": JITTER},
         "drawn": drawn_figures(drawn),
@@ -622,3 +650,49 @@ def _bar(show, total):
     except ImportError:  # pragma: no cover
         return None
     return tqdm(total=total, desc="writing the demo fleet", unit="job")
+
+
+# ---------------------------------------------------------------------------
+# telling a fleet run that it is the demo
+
+#: What a fleet run of the demo says about its figures (``fleet.json``'s ``demo.note``).
+DEMO_NOTE = ("The synthetic jobs of this fleet are drawn from distributions calibrated (fitted by hand) to the "
+             "study's fleet figures: where their figures stand beside the study's, they agree by construction. "
+             "They are not measurements.")
+_TRUTH_BYTES = 512 << 20  # a demo.json of 100,000 jobs is about 25 MB
+
+
+def demo_of(sources):
+    """The demo's label when a SOURCE is a demo fleet (a folder with ``demo.json`` in it, or its manifest); else None.
+
+    The label goes into ``fleet.json`` (``demo``), so that the figures of a
+    synthetic fleet are never read as measurements: ``demo_json``, ``seed``,
+    ``synthetic_jobs``, ``public``, ``calibrated_to`` (the study), ``targets``
+    (its figures the demo was calibrated to) and ``note``. A ``demo.json``
+    that is not the demo's (no ``calibrated_to``, unreadable) labels nothing.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> fleet = write_demo(pathlib.Path(tempfile.mkdtemp()) / "demo", jobs=2, seed=4, public=False, format="csv")
+    >>> label = demo_of([fleet.manifest])
+    >>> label["seed"], label["synthetic_jobs"], label["targets"]["jobs_slowed_10pct"]
+    (4, 2, 0.425)
+    >>> demo_of([fleet.folder / "jobs"]) is None
+    True
+    """
+    for source in sources:
+        path = Path(source)
+        try:
+            folder = path if path.is_dir() else path.parent if path.is_file() else None
+            truth = folder / "demo.json" if folder is not None else None
+            if truth is None or not truth.is_file() or truth.stat().st_size > _TRUTH_BYTES:
+                continue
+            data = json.loads(truth.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and "calibrated_to" in data and isinstance(data.get("jobs"), list):
+            return {"demo_json": os.fspath(truth), "seed": data.get("seed"), "synthetic_jobs": len(data["jobs"]),
+                    "public": data.get("public", []), "calibrated_to": data["calibrated_to"],
+                    "targets": data.get("targets", {}), "note": DEMO_NOTE}
+    return None

@@ -45,6 +45,7 @@ from pathlib import Path
 from .. import _validate
 from ..i18n import _
 from . import _split
+from .demo import demo_of
 from .figures import analysis_row, fleet_figures
 from .sources import count_jobs, expand
 from .store import REFRESH_SECONDS, Refresh, Spool, Store, atomic_write, clean_row, content_hash
@@ -486,7 +487,7 @@ def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False,
         if bar is not None:
             bar.close()
         tables = tuple(str(p) for p in store.write_tables(spool))
-        figures = fleet_figures(list(spool))
+        figures = fleet_figures(list(spool), demo=demo_of(sources))
         atomic_write(store.out / "fleet.json", json.dumps(figures, indent=1).encode())
     finally:
         spool.close()
@@ -497,8 +498,8 @@ def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False,
 def _record(store, spool, counts, job, row):
     """Keep one finished job: its part file (for resume) first, then its line in this run's rows."""
     resolved = _resolve(store, job, row)
-    if resolved is None:  # its stored row vanished since the run began: analyse it once more
-        resolved = _finish(job, job_row(job.path))
+    if resolved is None:  # its stored row vanished since the run began (or an older version wrote it): analyse it
+        resolved = row = _finish(job, job_row(job.path))
     if row.get("cached"):
         counts["cached"] += 1
     else:

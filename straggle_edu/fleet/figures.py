@@ -17,14 +17,32 @@ CDF
     ``[[x, share of jobs with a value <= x], ...]`` at every distinct value,
     thinned to at most :data:`CDF_POINTS` points (evenly spaced in rank) for
     large fleets; the last point is always the maximum, at share 1.
-share_one_worker_dominant
-    over the analysed jobs with a ``worker_share`` (S > 1 and a worker
-    attribution): the share with worker_share > 0.5, where
-    worker_share = (S_top worker - 1) / (S - 1).
+slowed_jobs
+    the analysed jobs at S >= 1.1 (:data:`SLOWED`), the study's line.
+slowed_single_worker, slowed_single_dp_rank, share_slowed_single_worker, share_slowed_single_dp_rank
+    of the slowed jobs: how many, and what share, have the ``culprit_where``
+    ``single-worker`` (one worker explains most of the excess, alone, step
+    after step) or ``single-dp-rank`` (one DP rank does). A job whose top
+    worker explains most of the excess in a few steps only (a GC pause, a
+    mix of causes) does not count: see :func:`culprit_where`'s persistence
+    rule.
+lost_curve
+    ``{"by_lost": [[share of jobs, share of GPU-hours lost], ...], "by_waste":
+    [...]}``: the cumulative share of all GPU-hours lost held by the jobs,
+    taken in order of their GPU-hours lost (or of their waste), largest first;
+    from [0, 0] to [1, 1], thinned as the CDFs are. Over the jobs whose
+    GPU-hours lost are known.
+demo
+    present only when the fleet is the demo (:func:`straggle_edu.fleet.demo.demo_of`):
+    its seed, its ``demo.json``, and the study's figures it was calibrated to.
 worst
     the ten jobs with the most GPU-hours lost (jobs whose GPU-hours are
     unknown come after, by S), with the ``straggle-edu analyze`` line that
     opens each.
+
+Every figure is computed from the rows in job-id order, and every sum is
+``math.fsum``: two runs of one fleet write the same ``fleet.json``, whatever
+order their jobs finished in.
 
 The kind of culprit (:func:`culprit_class`, :func:`culprit_where`) is decided
 when a job is analysed, from its :class:`~straggle_edu.traces.Analysis`, and
@@ -38,11 +56,14 @@ import shlex
 
 import numpy as np
 
-__all__ = ["fleet_figures", "analysis_row", "culprit_class", "culprit_where", "COMPUTE_OPTYPES", "WHERE", "CDF_POINTS",
-           "SLOWED", "DOMINANT"]
+from ..traces.diagnose import PERSISTENT
+
+__all__ = ["fleet_figures", "analysis_row", "culprit_class", "culprit_where", "culprit_steps", "row_order",
+           "COMPUTE_OPTYPES", "WHERE", "CDF_POINTS", "SLOWED", "DOMINANT", "PERSISTS"]
 
 SLOWED = 1.1  # "slowed by at least 10%"
 DOMINANT = 0.5  # "most of the excess": a share above one half
+PERSISTS = 0.5  # a culprit persists when it carries its share in more than half of the steps
 CDF_POINTS = 1001
 WHERE = ("last-stage", "single-dp-rank", "single-worker", "spread")
 # Local work, whose ideal is a mean in the what-if engine; every other optype is communication.
@@ -77,30 +98,43 @@ def culprit_where(row):
     explains (X keeps its recorded times, everything else is ideal), the
     first rule that holds wins:
 
-    1. ``"single-worker"``: the top worker's share is above 0.5 and the
-       runner-up worker's is not (one worker, alone; for per-rank traces, one rank);
+    1. ``"single-worker"``: the top worker's share is above 0.5, the
+       runner-up worker's is not (one worker, alone; for per-rank traces, one
+       rank), and the top worker persists (below);
     2. ``"single-dp-rank"``: the same for DP ranks (a slow host across its stages);
     3. ``"last-stage"``: the top stage is the last one (of more than one), its
        share is above 0.5 and the runner-up stage's is not (stage imbalance);
-    4. ``"spread"``: otherwise (many workers, sequence lengths, noise).
+    4. ``"spread"``: otherwise (many workers, sequence lengths, GC pauses
+       that move from worker to worker, noise).
 
     A barrier makes one slow worker slow its whole DP group, so a stage that
     is slow everywhere lights up every one of its workers: hence "and the
-    runner-up's is not". None when S <= 1 or S is unknown.
+    runner-up's is not". A worker (or DP rank) *persists* when it carries
+    at least half of the job's excess in more than half of the steps
+    (:func:`culprit_steps`; the row's ``worker_steps`` and ``dp_rank_steps``):
+    a slow GPU or a slow link does, step after step, while a GC pause or a
+    burst of long sequences lands on one worker in a few steps and on
+    others in the rest. Only a persistent culprit is a host to replace; a
+    transient one goes on to the next rules. "More than half", not "half":
+    in a job of two DP ranks, a cause that alternates between them
+    carries half of the steps on each. None when S <= 1 or S is unknown.
 
     Parameters
     ----------
     row : mapping
-        ``slowdown``, ``top_worker_s``, ``top_dp_rank_s``, ``top_stage`` and
-        ``top_stage_s`` (the columns of the row), with the runner-ups'
-        ``second_worker_s``, ``second_dp_rank_s``, ``second_stage_s`` and the
-        job's ``last_stage``, which the engine adds from the analysis and
-        does not store. A missing value fails its rule.
+        ``slowdown``, ``top_worker_s``, ``top_dp_rank_s``, ``top_stage``,
+        ``top_stage_s``, ``worker_steps`` and ``dp_rank_steps`` (the columns
+        of the row), with the runner-ups' ``second_worker_s``,
+        ``second_dp_rank_s``, ``second_stage_s`` and the job's
+        ``last_stage``, which the engine adds from the analysis and does not
+        store. A missing value fails its rule.
 
     Examples
     --------
-    >>> culprit_where({"slowdown": 1.5, "top_worker_s": 1.5, "second_worker_s": 1.01})
+    >>> culprit_where({"slowdown": 1.5, "top_worker_s": 1.5, "second_worker_s": 1.01, "worker_steps": 1.0})
     'single-worker'
+    >>> culprit_where({"slowdown": 1.5, "top_worker_s": 1.5, "second_worker_s": 1.01, "worker_steps": 0.25})
+    'spread'
     >>> culprit_where({"slowdown": 1.4, "top_worker_s": 1.4, "second_worker_s": 1.4, "top_dp_rank_s": 1.4,
     ...                "second_dp_rank_s": 1.4, "top_stage": 3, "last_stage": 3, "top_stage_s": 1.4,
     ...                "second_stage_s": 1.02})
@@ -114,14 +148,36 @@ def culprit_where(row):
         t, r = row.get(top), row.get(second)
         return t is not None and _share(t, s) > DOMINANT and (r is None or _share(r, s) <= DOMINANT)
 
-    if alone("top_worker_s", "second_worker_s"):
+    def persists(steps):
+        share = row.get(steps)
+        return share is not None and share > PERSISTS
+
+    if alone("top_worker_s", "second_worker_s") and persists("worker_steps"):
         return "single-worker"
-    if alone("top_dp_rank_s", "second_dp_rank_s"):
+    if alone("top_dp_rank_s", "second_dp_rank_s") and persists("dp_rank_steps"):
         return "single-dp-rank"
     last = row.get("last_stage")
     if last is not None and last > 0 and row.get("top_stage") == last and alone("top_stage_s", "second_stage_s"):
         return "last-stage"
     return "spread"
+
+
+def culprit_steps(per_step, slowdown):
+    """The share of steps in which a culprit carries at least half of the job's excess: S_X(step) - 1 >= (S - 1) / 2.
+
+    ``per_step`` is the culprit's S_X in each step (the same half as
+    :data:`straggle_edu.traces.diagnose.PERSISTENT`). None when there is no
+    excess or no step.
+
+    Examples
+    --------
+    >>> culprit_steps([1.5, 1.5, 1.0, 1.5], 1.375), culprit_steps([1.9, 1.0, 1.0, 1.0], 1.2)
+    (0.75, 0.25)
+    """
+    per = np.asarray(per_step, dtype=float)
+    if slowdown is None or not math.isfinite(slowdown) or slowdown <= 1.0 or per.size == 0:
+        return None
+    return float(np.mean(per - 1.0 >= PERSISTENT * (slowdown - 1.0)))
 
 
 def _rows(rows):
@@ -164,13 +220,23 @@ def _gpu_hours(r):
 
 
 def _by(ok, key, keys):
-    out = {k: 0.0 for k in keys}
+    parts = {k: [] for k in keys}
     for r in ok:
         lost = r.get("gpu_hours_lost")
         if lost is not None:
-            k = r.get(key) or "unattributed"
-            out[k] = out.get(k, 0.0) + float(lost)
-    return out
+            parts.setdefault(r.get(key) or "unattributed", []).append(float(lost))
+    return {k: math.fsum(v) for k, v in parts.items()}
+
+
+def row_order(row):
+    """The key that puts rows in job-id order (then path): the order of the tables and of every sum.
+
+    Examples
+    --------
+    >>> sorted([{"job_id": "b"}, {"job_id": "a", "path": "x"}], key=row_order)[0]["job_id"]
+    'a'
+    """
+    return str(row.get("job_id")), str(row.get("path"))
 
 
 def _worst(ok, top=10):
@@ -183,8 +249,40 @@ def _worst(ok, top=10):
              "analyze": "straggle-edu analyze " + shlex.quote(str(r.get("path")))} for r in sorted(ok, key=order)[:top]]
 
 
-def fleet_figures(rows):
+def _lorenz(lost):
+    """``[[share of jobs, share of the total], ...]`` of ``lost`` taken largest first, from [0, 0]; thinned."""
+    x = np.asarray(lost, dtype=float)
+    total = math.fsum(x)
+    if not len(x) or total <= 0:
+        return []
+    cum = np.cumsum(x) / total
+    keep = np.arange(len(x))
+    if len(x) > CDF_POINTS:
+        keep = np.unique(np.linspace(0, len(x) - 1, CDF_POINTS).round().astype(int))
+    return [[0.0, 0.0]] + [[float(i + 1) / len(x), min(float(cum[i]), 1.0)] for i in keep]
+
+
+def _lost_curve(ok):
+    known = [r for r in ok if r.get("gpu_hours_lost") is not None]
+    by_lost = sorted(known, key=lambda r: -r["gpu_hours_lost"])  # stable: ties stay in job-id order
+    by_waste = sorted(known, key=lambda r: -(r.get("waste") if r.get("waste") is not None else 1.0 - 1.0 / r["slowdown"]))
+    return {"by_lost": _lorenz([r["gpu_hours_lost"] for r in by_lost]),
+            "by_waste": _lorenz([r["gpu_hours_lost"] for r in by_waste])}
+
+
+def _slowed_by(slowed, where):
+    return sum(r.get("culprit_where") == where for r in slowed)
+
+
+def fleet_figures(rows, demo=None):
     """The fleet figures of ``DIR/fleet.json`` from the job rows (a list of dicts or a DataFrame).
+
+    Parameters
+    ----------
+    rows : list of dict or pandas.DataFrame
+        The fleet's rows, in any order.
+    demo : dict, optional
+        The demo's label (:func:`straggle_edu.fleet.demo.demo_of`), kept as ``demo``.
 
     Examples
     --------
@@ -197,33 +295,42 @@ def fleet_figures(rows):
     >>> f = fleet_figures(rows)
     >>> f["jobs"], f["analysed"], f["errors"], f["share_slowed_10pct"], f["gpu_hours_lost"]
     (3, 2, 1, 0.5, 16.0)
-    >>> f["worst"][0]["analyze"], f["share_one_worker_dominant"]
-    ('straggle-edu analyze a.parquet', 1.0)
+    >>> f["worst"][0]["analyze"], f["slowed_jobs"], f["share_slowed_single_worker"]
+    ('straggle-edu analyze a.parquet', 1, 1.0)
     """
-    rows = _rows(rows)
+    rows = sorted(_rows(rows), key=row_order)
     ok = [r for r in rows if r.get("error") is None and r.get("slowdown") is not None]
     s = np.array([r["slowdown"] for r in ok], dtype=float)
     waste = np.array([r["waste"] if r.get("waste") is not None else 1.0 - 1.0 / r["slowdown"] for r in ok])
     gh = [(g, r["slowdown"]) for r in ok if (g := _gpu_hours(r)) is not None]
-    total = sum(g for g, _ in gh)
-    shares = [r["worker_share"] for r in ok if r.get("worker_share") is not None]
-    return {
+    total = math.fsum(g for g, _ in gh)
+    slowed = [r for r in ok if r["slowdown"] >= SLOWED]
+    one_worker, one_dp_rank = _slowed_by(slowed, "single-worker"), _slowed_by(slowed, "single-dp-rank")
+    figures = {
         "jobs": len(rows),
         "analysed": len(ok),
         "errors": sum(r.get("error") is not None for r in rows),
         "share_slowed_10pct": float(np.mean(s >= SLOWED)) if len(s) else None,
-        "share_slowed_10pct_gpu_hours": sum(g for g, x in gh if x >= SLOWED) / total if total > 0 else None,
+        "share_slowed_10pct_gpu_hours": math.fsum(g for g, x in gh if x >= SLOWED) / total if total > 0 else None,
         "slowdown_quantiles": _quantiles(s),
         "waste_quantiles": _quantiles(waste),
         "slowdown_cdf": _cdf(s),
         "waste_cdf": _cdf(waste),
         "gpu_hours": float(total),
-        "gpu_hours_lost": float(sum(r["gpu_hours_lost"] for r in ok if r.get("gpu_hours_lost") is not None)),
+        "gpu_hours_lost": math.fsum(r["gpu_hours_lost"] for r in ok if r.get("gpu_hours_lost") is not None),
         "gpu_hours_lost_by_class": _by(ok, "culprit_class", ("compute", "communication")),
         "gpu_hours_lost_by_where": _by(ok, "culprit_where", WHERE),
-        "share_one_worker_dominant": float(np.mean(np.array(shares) > DOMINANT)) if shares else None,
+        "slowed_jobs": len(slowed),
+        "slowed_single_worker": one_worker,
+        "slowed_single_dp_rank": one_dp_rank,
+        "share_slowed_single_worker": one_worker / len(slowed) if slowed else None,
+        "share_slowed_single_dp_rank": one_dp_rank / len(slowed) if slowed else None,
+        "lost_curve": _lost_curve(ok),
         "worst": _worst(ok),
     }
+    if demo is not None:
+        figures["demo"] = demo
+    return figures
 
 
 def _top(a, by):
@@ -247,8 +354,8 @@ def analysis_row(a):
     >>> from straggle_edu.traces.synthetic import example_trace
     >>> from straggle_edu.traces import analyze
     >>> r = analysis_row(analyze(example_trace("slow-worker"), attribution="full"))
-    >>> round(r["slowdown"], 2), r["top_worker"], r["culprit_class"], r["culprit_where"]
-    (1.56, '1:1', 'compute', 'single-worker')
+    >>> round(r["slowdown"], 2), r["top_worker"], r["culprit_class"], r["culprit_where"], r["worker_steps"]
+    (1.56, '1:1', 'compute', 'single-worker', 1.0)
     """
     S = _finite(getattr(a, "slowdown", None))
     row = {"format": a.format, "slowdown": S, "waste": None if S is None else 1.0 - 1.0 / S,
@@ -265,5 +372,15 @@ def analysis_row(a):
     row["workers"] = len(a.workers) if a.workers else len(a.by_rank) if a.by_rank else None
     has_share = S is not None and S > 1.0 and row["top_worker_s"] is not None
     row["worker_share"] = (row["top_worker_s"] - 1.0) / (S - 1.0) if has_share else None
+    row["worker_steps"], row["dp_rank_steps"] = _persistence(a, worker, row["top_dp_rank"], S)
     row["culprit_where"] = culprit_where(row)
     return row
+
+
+def _persistence(a, worker, dp_rank, S):
+    """:func:`culprit_steps` of the top worker and of the top DP rank (None where the analysis has no per-step S_X)."""
+    workers, per = tuple(getattr(a, "workers", ()) or ()), np.asarray(getattr(a, "worker_step_slowdown", ()))
+    w = culprit_steps(per[workers.index(worker)], S) if worker in workers and per.ndim == 2 else None
+    dp_step = (getattr(a, "details", None) or {}).get("dp_step") if dp_rank is not None else None
+    d = culprit_steps(np.asarray(dp_step)[dp_rank], S) if dp_step is not None and dp_rank < len(dp_step) else None
+    return w, d

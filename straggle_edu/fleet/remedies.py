@@ -6,14 +6,20 @@ culprit explains alone: the top worker's S_X (``top_worker_s``), the top DP
 rank's (``top_dp_rank_s``), the top stage's (``top_stage_s``). A fix removes
 about the excess its culprit explains, so it recovers about
 
-    gpu_hours_lost x (S_X - 1) / (S - 1)
+    gpu_hours_lost x min(1, (S_X - 1) / (S - 1))
 
-GPU-hours of that job (at most all it lost). Which jobs each remedy applies to
-follows their ``culprit_where``:
+GPU-hours of that job. The cap: a culprit can explain more than the job's
+whole excess (S_X > S, when the other workers' noise partly hid it), and a
+fix never gets back more than the job lost. Where the cap binds, the remedy
+gets back all that job lost; :func:`remedy_gains` counts those jobs
+(``capped``). Which jobs each remedy applies to follows their ``culprit_where``:
 
 ``"replace"`` (cordon or replace a slow host)
     jobs whose culprit is one worker (``single-worker``, S_X of the top
-    worker) or one DP rank (``single-dp-rank``, S_X of that rank).
+    worker) or one DP rank (``single-dp-rank``, S_X of that rank), which by
+    :func:`~straggle_edu.fleet.figures.culprit_where`'s rules is a
+    persistent one: a worker that GC pauses or long sequences hit in a few
+    steps is no host to replace.
 ``"rebalance"`` (repartition the pipeline's stages)
     jobs whose culprit is the last stage (``last-stage``, S_X of the top stage).
 
@@ -99,7 +105,10 @@ def remedy_gains(rows):
     dict
         ``{"lost": all GPU-hours lost, "replace": {...}, "rebalance": {...}}``
         where each remedy has ``jobs`` (how many jobs it applies to),
-        ``gpu_hours`` (recovered) and ``share`` (of all GPU-hours lost).
+        ``gpu_hours`` (recovered), ``share`` (of all GPU-hours lost),
+        ``capped`` (the jobs where the cap binds: S_X >= S, so the remedy
+        gets back all they lost) and ``uncapped_share`` (the share the
+        formula would give without the cap, for comparison).
 
     Examples
     --------
@@ -109,17 +118,30 @@ def remedy_gains(rows):
     ...     {"slowdown": 1.1, "gpu_hours_lost": 100.0, "culprit_where": "spread", "top_stage_s": 1.02},
     ... ]
     >>> g = remedy_gains(rows)
-    >>> g["lost"], round(g["replace"]["gpu_hours"], 6), round(g["rebalance"]["gpu_hours"], 6)
-    (800.0, 180.0, 375.0)
+    >>> g["lost"], round(g["replace"]["gpu_hours"], 6), round(g["rebalance"]["gpu_hours"], 6), g["rebalance"]["capped"]
+    (800.0, 180.0, 375.0, 0)
     """
     rows = records(rows)
-    lost = sum(r["gpu_hours_lost"] for r in rows if r.get("gpu_hours_lost") is not None)
+    lost = math.fsum(r["gpu_hours_lost"] for r in rows if r.get("gpu_hours_lost") is not None)
     out = {"lost": float(lost)}
     for remedy in REMEDY_WHERE:
-        gains = [recovered(r, remedy) for r in rows if r.get("culprit_where") in REMEDY_WHERE[remedy]]
-        got = float(sum(gains))
-        out[remedy] = {"jobs": len(gains), "gpu_hours": got, "share": got / lost if lost > 0 else 0.0}
+        applies = [r for r in rows if r.get("culprit_where") in REMEDY_WHERE[remedy]]
+        got = math.fsum(recovered(r, remedy) for r in applies)
+        ratios = [_ratio(r, remedy) for r in applies]
+        uncapped = math.fsum(float(r["gpu_hours_lost"]) * x for r, x in zip(applies, ratios) if x is not None)
+        out[remedy] = {"jobs": len(applies), "gpu_hours": got, "share": got / lost if lost > 0 else 0.0,
+                       "capped": sum(x is not None and x >= 1.0 for x in ratios),
+                       "uncapped_share": uncapped / lost if lost > 0 else 0.0}
     return out
+
+
+def _ratio(row, remedy):
+    """(S_X - 1) / (S - 1) of the job's culprit, uncapped; None where it is not known."""
+    column = REMEDY_WHERE[remedy].get(row.get("culprit_where"))
+    S, lost, sx = row.get("slowdown"), row.get("gpu_hours_lost"), row.get(column) if column else None
+    if None in (S, lost, sx) or not S > 1 or not math.isfinite(lost):
+        return None
+    return max((float(sx) - 1.0) / (float(S) - 1.0), 0.0)
 
 
 def _fixed(row, remedy, amount):

@@ -49,7 +49,7 @@ from pathlib import Path
 __all__ = ["Job", "expand", "count_jobs", "trace_kind", "is_manifest", "PER_RANK_FILES"]
 
 # Formats whose traces are one file per rank: a folder of them is one job.
-PER_RANK_FILES = ("torch-profiler", "flight-recorder", "nccl-inspector")
+PER_RANK_FILES = ("torch-profiler", "flight-recorder", "nccl-inspector")  # = traces.detect.PER_RANK_FILES
 _MAGIC = set("*?[")
 _BATCH = 65_536  # manifest rows read at a time
 
@@ -78,17 +78,15 @@ class Job:
         return {"job_id": self.job_id, "path": self.path, "gpus": self.gpus, "hours": self.hours, "error": self.error}
 
 
-def _head(path, n=1 << 16):
-    from ..traces import _peek
-
-    return _peek(path)[:n]
-
-
 def trace_kind(path):
     """The trace format of one file, or None when it is not a trace (a sidecar, a result, a README).
 
-    Stricter than ``straggle-edu analyze``'s detection, which is given a
-    trace: a directory walk must tell a trace from the files beside it.
+    The detection of ``straggle-edu analyze``
+    (:func:`straggle_edu.traces.detect.sniff`): decided by what the file holds,
+    whatever its name; a text file is scanned for reports up to
+    :data:`~straggle_edu.traces.detect.TEXT_SCAN_BYTES`, a JSON document for
+    its top-level keys up to :data:`~straggle_edu.traces.detect.JSON_SCAN_BYTES`.
+    A file that cannot be read is None here; analysing it names the problem.
 
     Examples
     --------
@@ -96,27 +94,12 @@ def trace_kind(path):
     >>> trace_kind(public_trace_path()), trace_kind(public_trace_path().with_name("meta-ST.yaml"))
     ('op-level', None)
     """
-    from ..traces.flight_recorder import is_flight_recorder
-    from ..traces.nccl_inspector import is_nccl_inspector
-    from ..traces.straggler_log import is_straggler_log
+    from ..traces.detect import sniff
 
-    p = Path(path)
-    name = p.name.lower()
-    if name.startswith("meta-") or name in ("meta.yaml", "meta.yml", "meta.json"):
+    try:
+        return sniff(path).format
+    except FileNotFoundError:  # gone since the folder was listed
         return None
-    if name.endswith((".parquet", ".pq")):
-        return "op-level" if "optype" in _parquet_columns(p) else None
-    if name.endswith(".csv"):
-        cols = _csv_columns(p)
-        return "op-level" if "optype" in cols else "per-rank" if {"duration_s", "compute_s"} & cols else None
-    head = _head(p)
-    if is_flight_recorder(head):
-        return "flight-recorder"
-    if is_nccl_inspector(head):
-        return "nccl-inspector"
-    if head.lstrip()[:1] in (b"{", b"["):
-        return "torch-profiler" if b'"traceEvents"' in head else None
-    return "straggler-log" if is_straggler_log(head.decode("utf-8", "replace")) else None
 
 
 def _parquet_columns(path):

@@ -7,7 +7,8 @@
     ``fsync`` and renamed: a file under its final name is always whole. A
     rerun skips every job whose hash is there (:meth:`Store.cached`).
 ``DIR/jobs.parquet`` and ``DIR/jobs.csv``
-    every job of the run, in the columns of :data:`COLUMNS`, written when the
+    every job of the run, in the columns of :data:`COLUMNS` and in job-id
+    order (then path; :func:`row_key`), whatever order they finished in, written when the
     run ends (streamed in batches, then renamed into place the same way); and
     during the run, the jobs finished so far, rewritten the same way at most
     every :data:`REFRESH_SECONDS` (:class:`Refresh`).
@@ -32,7 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["COLUMNS", "REFRESH_SECONDS", "Store", "Spool", "Refresh", "content_hash", "atomic_write", "read_rows", "clean_row"]
+__all__ = ["COLUMNS", "REFRESH_SECONDS", "Store", "Spool", "Refresh", "content_hash", "atomic_write", "read_rows", "clean_row",
+           "row_key"]
 
 # The columns of jobs.parquet / jobs.csv, in order, and their kinds (int columns are nullable).
 COLUMNS = (
@@ -40,7 +42,8 @@ COLUMNS = (
     ("hours", "float"), ("slowdown", "float"), ("waste", "float"), ("gpu_hours_lost", "float"),
     ("top_optype", "str"), ("top_optype_s", "float"), ("top_stage", "int"), ("top_stage_s", "float"),
     ("top_dp_rank", "int"), ("top_dp_rank_s", "float"), ("top_worker", "str"), ("top_worker_s", "float"),
-    ("worker_share", "float"), ("culprit_class", "str"), ("culprit_where", "str"), ("steps", "int"),
+    ("worker_share", "float"), ("worker_steps", "float"), ("dp_rank_steps", "float"), ("culprit_class", "str"),
+    ("culprit_where", "str"), ("steps", "int"),
     ("workers", "int"), ("ops", "int"), ("seconds", "float"), ("error", "str"),
 )
 _NAMES = tuple(name for name, _ in COLUMNS)
@@ -161,7 +164,7 @@ def clean_row(row):
     --------
     >>> r = clean_row({"job_id": "a", "slowdown": float("nan"), "extra": 1})
     >>> r["job_id"], r["slowdown"], "extra" in r, len(r)
-    ('a', None, False, 25)
+    ('a', None, False, 27)
     """
     out = {}
     for name in _NAMES:
@@ -173,23 +176,39 @@ def clean_row(row):
     return out
 
 
+def row_key(row):
+    """The order of the tables' rows: by job id, then path.
+
+    Examples
+    --------
+    >>> sorted([{"job_id": "b"}, {"job_id": "a"}], key=row_key)[0]["job_id"]
+    'a'
+    """
+    return str(row.get("job_id")), str(row.get("path"))
+
+
 class Spool:
     """The rows of one run, in order, in an anonymous temporary file (gone with the process, even on SIGKILL).
+
+    Iterating gives them in the order they came; :meth:`in_order`, in job-id order.
 
     Examples
     --------
     >>> s = Spool()
-    >>> s.append({"job_id": "a"}); s.append({"job_id": "b"})
-    >>> [r["job_id"] for r in s], len(s)
-    (['a', 'b'], 2)
+    >>> s.append({"job_id": "b"}); s.append({"job_id": "a"})
+    >>> [r["job_id"] for r in s], len(s), [r["job_id"] for r in s.in_order()]
+    (['b', 'a'], 2, ['a', 'b'])
     """
 
     def __init__(self, folder=None):
         self._file = tempfile.TemporaryFile(mode="w+b", dir=folder)
         self._count = 0
+        self._keys, self._offsets = [], []
 
     def append(self, row):
         self._file.seek(0, io.SEEK_END)
+        self._keys.append(row_key(row))
+        self._offsets.append(self._file.tell())
         self._file.write(json.dumps(row, separators=(",", ":")).encode() + b"\n")
         self._count += 1
 
@@ -202,8 +221,27 @@ class Spool:
         for line in self._file:
             yield json.loads(line)
 
+    def in_order(self):
+        """The rows in job-id order (:func:`row_key`): a re-iterable view, read from the file row by row."""
+        return _InOrder(self)
+
     def close(self):
         self._file.close()
+
+
+class _InOrder:
+    def __init__(self, spool):
+        self.spool = spool
+
+    def __len__(self):
+        return len(self.spool)
+
+    def __iter__(self):
+        sp = self.spool
+        sp._file.flush()
+        for i in sorted(range(sp._count), key=sp._keys.__getitem__):
+            sp._file.seek(sp._offsets[i])
+            yield json.loads(sp._file.readline())
 
 
 class Store:
@@ -243,9 +281,10 @@ class Store:
         if not h:
             return None
         try:
-            return json.loads(self._part(h).read_bytes())
+            row = json.loads(self._part(h).read_bytes())
         except (OSError, ValueError):
             return None
+        return row if isinstance(row, dict) and set(_NAMES) <= row.keys() else None  # an older version's part: redo
 
     def done(self):
         """The content hashes of every finished job (a set)."""
@@ -271,8 +310,9 @@ class Store:
 
     def write_tables(self, rows):
         """Write ``DIR/jobs.csv`` and, with pyarrow, ``DIR/jobs.parquet`` from ``rows`` (re-iterable: a list or a
-        :class:`Spool`); return their paths. Flushes the part folders first."""
+        :class:`Spool`), in job-id order; return their paths. Flushes the part folders first."""
         self.sync()
+        rows = rows.in_order() if hasattr(rows, "in_order") else sorted(rows, key=row_key)
         return [p for p in (_write_csv(self.out / "jobs.csv", rows), _write_parquet(self.out / "jobs.parquet", rows))
                 if p is not None]
 

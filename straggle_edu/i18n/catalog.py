@@ -37,13 +37,13 @@ _STAMP = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 
-# Calls in a notebook's code cells whose labels the library shows: the
+# Calls in a notebook's code cells whose labels the library shows (claim, cite, calibrated, demo_figure, reveal): the
 # first string argument (or the second, after a fact-check claim's number),
 # a cited figure given as text, the keys of ``figures=`` and ``readings=``
 # (also of dicts assigned to ``figures`` or ``readings`` before the call),
 # and the ``precise=``, ``where=`` and ``source`` strings. ``say(template,
 # **values)`` is a code cell's translated print.
-NOTEBOOK_CALLS = ("claim", "timing", "cite", "calibrated", "say")
+NOTEBOOK_CALLS = ("claim", "timing", "cite", "calibrated", "demo_figure", "reveal", "say")
 _NOTEBOOK_KEYWORDS = ("precise", "where", "source", "text")
 
 

@@ -11,6 +11,10 @@
     show a computed value, unchecked: the answer to a "Guess first", in the
     cell the prompt names (the ``claim`` that checks it sits in a hidden
     check cell below).
+``demo_figure``
+    a figure of a synthetic demo (notebook 13's demo fleet), checked against
+    the prose but marked ``demo:``, never ✓: it agrees with the study it was
+    calibrated to by construction.
 ``say``
     a code cell's sentence, printed in the reader's language (instead of ``print(f"...")``).
 ``show``
@@ -21,7 +25,7 @@
 A notebook's setup cell reads ``from straggle_edu.notebook import claim, cite, calibrated, reveal, say, show``.
 """
 
-from .claims import calibrated, cite, claim, reveal, say, timing
+from .claims import calibrated, cite, claim, demo_figure, reveal, say, timing
 from .display import show
 
-__all__ = ["claim", "timing", "cite", "calibrated", "reveal", "say", "show"]
+__all__ = ["claim", "timing", "cite", "calibrated", "demo_figure", "reveal", "say", "show"]

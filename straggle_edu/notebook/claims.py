@@ -31,6 +31,10 @@ number is when it is not that:
 - :func:`calibrated` shows a model's output next to the published figure the
   model was fitted to by hand ("≈ ... calibrated to ..."): agreement there is
   by construction, so it wears no ✓, but a drift still fails the run.
+- :func:`demo_figure` shows a figure of a synthetic demo (the demo fleet of
+  notebook 13, drawn from distributions calibrated to the study): "demo:
+  ... (quoted: ...)". It checks the figure against the prose, so a drift
+  fails the run, but it is no measurement, so it wears no ✓.
 
 ``unit=`` shows a value in the prose's unit: ``"%"`` (0.425 as 42.5%),
 ``"x"`` (1.6 as 1.6x), or any other suffix (``"ms"``, ``"s"``, ``"days"``,
@@ -55,7 +59,7 @@ from .._validate import require
 from ..i18n import N_, _, format_count, format_count_exact, format_money, get_language
 from .factcheck import _check_verdict, _t, _text
 
-__all__ = ["claim", "timing", "cite", "calibrated", "reveal", "say"]
+__all__ = ["claim", "timing", "cite", "calibrated", "demo_figure", "reveal", "say"]
 
 _UNSET = object()
 
@@ -254,6 +258,46 @@ def calibrated(label, value, target, source, *, where=None, unit=None, rel_tol=0
         return
     print(_("≈ {label} = {value}, calibrated to {target} ({source})").format(
         label=_text(label, values), value=_show(value, unit), target=_show(target, unit), source=_source(source, where)))
+
+
+def demo_figure(label, value, expected, *, rel_tol=1e-9, abs_tol=0.0, unit=None, values=None):
+    """Show a figure of a synthetic demo, checked against the figure the prose quotes, marked ``demo:``, never ✓.
+
+    A synthetic fleet drawn from distributions calibrated to a study
+    (:mod:`straggle_edu.fleet.demo`) reproduces the study by construction:
+    its figures are worth reading, but they are not measurements of
+    anything. The prose quotes them, so they are still checked (a drift
+    raises, as :func:`claim` does), and the line says what they are.
+
+    Parameters
+    ----------
+    label : str
+        What the figure is, as the prose names it.
+    value : float
+        The figure, computed from the demo.
+    expected : float
+        The figure as the prose quotes it.
+    rel_tol, abs_tol : float
+        Tolerances, as in ``math.isclose``.
+    unit : str, optional
+        The prose's unit (see the module docstring).
+    values : dict, optional
+        Values for the named placeholders of ``label``.
+
+    Examples
+    --------
+    >>> demo_figure("jobs at S >= 1.1, the demo fleet", 0.42857, 0.429, abs_tol=5e-4, unit="%")
+    demo: jobs at S >= 1.1, the demo fleet = 42.857% (quoted: 42.9%)
+    >>> demo_figure("jobs at S >= 1.1, the demo fleet", 0.42857, 0.433, abs_tol=5e-4, unit="%")
+    Traceback (most recent call last):
+    ...
+    AssertionError: ✗ demo: jobs at S >= 1.1, the demo fleet: the demo gives 42.857%, but the text says 43.3%
+    """
+    if not math.isclose(float(value), float(expected), rel_tol=rel_tol, abs_tol=abs_tol):
+        raise AssertionError(f"✗ demo: {_english(label, values)}: the demo gives {_fmt(value, unit)}, but the text says "
+                             f"{_fmt(expected, unit)}")
+    print(_("demo: {label} = {value} (quoted: {expected})").format(
+        label=_text(label, values), value=_show(value, unit), expected=_show(expected, unit)))
 
 
 def claim(label, value, expected=_UNSET, *, against=_UNSET, rel_tol=1e-9, abs_tol=0.0, unit=None, figures=None,

@@ -11,6 +11,10 @@ Map of the package
     any supported file or folder -> an :class:`OpTrace`, a :class:`RankTrace`,
     a Flight Recorder trace, or (formats without step times) a
     :class:`SuspectAnalysis`.
+:mod:`~straggle_edu.traces.detect`
+    which file is which: the format from what a file holds (top-level JSON
+    keys, read as a stream; columns; report lines), for a file, a folder or
+    a list; the one detection of ``analyze`` and the fleet.
 :func:`analyze`
     a path or a trace -> a frozen :class:`Analysis` (``slowdown``, ``waste``,
     ``per_step``, ``by_rank`` / ``by_optype`` / ``by_dp_rank`` / ``by_stage`` /
@@ -51,7 +55,8 @@ from __future__ import annotations
 
 import importlib
 
-from ._table import TraceError, column_error
+from ._table import TraceError
+from .detect import FORMATS
 from .perrank import RankTrace, analyze_rank_times, analyze_ranks, rank_trace_from_times, read_rank_csv
 from .result import Analysis
 
@@ -109,105 +114,44 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-FORMATS = ("op-level", "per-rank", "torch-profiler", "flight-recorder", "straggler-log", "nccl-inspector")
-_PEEK = 1 << 16
+def _detection(path, format=None):
+    """What :func:`read_trace` reads at ``path``: a :class:`~straggle_edu.traces.detect.Detection`.
 
-
-def _peek(p):
-    """The first 64 KiB of a file, decompressed when it is gzip (b"" when unreadable)."""
-    import gzip
-    import zlib
-
-    try:
-        with open(p, "rb") as f:
-            head = f.read(_PEEK)
-        if head[:2] == b"\x1f\x8b":
-            with gzip.open(p, "rb") as f:
-                head = f.read(_PEEK)
-    except (OSError, EOFError, zlib.error):
-        return b""
-    return head
-
-
-def _sniff(p):
-    """The format of one file from its first bytes, or None."""
-    from .flight_recorder import is_flight_recorder
-    from .nccl_inspector import is_nccl_inspector
-    from .straggler_log import is_straggler_log
-
-    head = _peek(p)
-    if is_flight_recorder(head):
-        return "flight-recorder"
-    if is_nccl_inspector(head):
-        return "nccl-inspector"
-    if head.lstrip()[:1] in (b"{", b"["):
-        return "torch-profiler"
-    if is_straggler_log(head.decode("utf-8", errors="replace")):
-        return "straggler-log"
-    return None
-
-
-def _detect_folder(p):
-    files = sorted(f for f in p.iterdir() if f.is_file())
-    if any(f.name.lower().endswith((".pt.trace.json", ".pt.trace.json.gz")) for f in files):
-        return "torch-profiler"
-    for f in files:
-        fmt = _sniff(f)
-        if fmt in ("flight-recorder", "nccl-inspector"):
-            return fmt
-        if fmt == "torch-profiler":
-            return fmt
-    return "torch-profiler"
-
-
-def _detect(path):
-    """The format of ``path``: one of :data:`FORMATS`."""
+    The detection of :func:`~straggle_edu.traces.detect.detect`, plus the rules
+    of one analysis: op-level traces, per-rank CSVs and straggler logs are
+    read one file at a time.
+    """
     import os
     from pathlib import Path
 
-    if isinstance(path, (list, tuple)):
-        return "torch-profiler"
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"trace must be a path, a list of paths or a trace object, got {type(path).__name__}")
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{p}: no such file or folder")
-    if p.is_dir():
-        traces = op_traces_in(p)[0]
-        if traces and not any(f.name.lower().startswith("rank") for f in p.iterdir()):
-            raise ValueError(f"trace must be one file, got the folder {str(p)!r}, which holds {len(traces)} op-level "
-                             f"trace(s): {', '.join(f.name for f in traces[:6])}; read them one at a time "
-                             f"(straggle-edu analyze FOLDER reads each in turn)")
-        return _detect_folder(p)
-    name = p.name.lower()
-    if name.endswith((".parquet", ".pq")):
-        return "op-level"
-    if name.endswith(".csv"):
-        return _detect_csv(p)
-    if p.stat().st_size == 0:
-        raise column_error(p, problem="the file is empty")
-    fmt = _sniff(p)
-    if fmt is not None:
-        return fmt
-    if name.endswith((".json", ".json.gz")):
-        return "torch-profiler"  # its reader says what is wrong with it
-    if _csv_header(p):  # a CSV without the extension (straggle-edu barrier --out bar): its header says which
-        return _detect_csv(p)
-    raise column_error(
-        p, problem="unknown trace file type; expected .parquet or .csv (op-level), .csv (per-rank), .json or "
-        ".json.gz (PyTorch profiler), a Flight Recorder dump, NCCL Inspector JSON lines, a straggler-detector log, "
-        "or a folder of per-rank files",
-    )
+    from .detect import PER_RANK_FILES, detect
+
+    det = detect(path, format=format)
+    if det.format in PER_RANK_FILES:
+        return det
+    folder = not isinstance(path, (list, tuple)) and Path(path).is_dir()
+    if det.format == "op-level" and folder:
+        names = ", ".join(f.path.name for f in det.files[:6])
+        raise ValueError(f"trace must be one file, got the folder {os.fspath(path)!r}, which holds {len(det.files)} "
+                         f"op-level trace(s): {names}; read them one at a time (straggle-edu analyze FOLDER reads "
+                         f"each in turn)")
+    if len(det.files) > 1:
+        names = ", ".join(f.path.name for f in det.files[:6])
+        raise ValueError(f"trace must be one {det.format} file, got {len(det.files)}: {names}; analyse them one at a "
+                         f"time")
+    return det
 
 
-def _csv_header(p):
-    """The first line of ``p`` that is neither blank nor a ``#`` comment, when it reads as a CSV header; else ""."""
-    head = _peek(p).decode("utf-8", errors="replace")
-    for line in head.splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            cols = [c.strip() for c in line.split(",")]
-            return line if len(cols) > 1 and all(c.replace("_", "").isalnum() for c in cols) else ""
-    return ""
+def _detect(path):
+    """The format of ``path``: one of :data:`FORMATS`.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> _detect(public_trace_path())
+    'op-level'
+    """
+    return _detection(path).format
 
 
 def op_traces_in(folder):
@@ -229,50 +173,35 @@ def op_traces_in(folder):
     """
     from pathlib import Path
 
+    from .detect import sniff
+
     traces, layouts, others = [], [], []
     for f in sorted(p for p in Path(folder).iterdir() if p.is_file()):
         name = f.name.lower()
         if name.startswith("meta-") and name.endswith((".yaml", ".yml", ".json")):
             layouts.append(f)
             continue
-        is_op = name.endswith((".parquet", ".pq")) or (name.endswith(".csv") and "optype" in {
-            c.strip().lower() for c in _csv_header(f).split(",")})
-        (traces if is_op else others).append(f)
+        (traces if sniff(f).format == "op-level" else others).append(f)
     return traces, layouts, others
 
 
-def _detect_csv(p):
-    if p.stat().st_size == 0:
-        raise column_error(p, problem="the file is empty (expected a header line and rows)")
-    with open(p, encoding="utf-8", errors="replace") as f:
-        header = ""
-        for line in f:
-            if line.strip() and not line.lstrip().startswith("#"):
-                header = line[:500]
-                break
-    cols = {c.strip().lower() for c in header.split(",")}
-    if "optype" in cols:
-        return "op-level"
-    if "duration_s" in cols or "compute_s" in cols:
-        return "per-rank"
-    raise column_error(
-        p, problem=f"cannot tell the trace format from the header {header.strip()[:80]!r}: an op-level trace "
-        f"has an 'optype' column, a per-rank trace has 'step,rank,duration_s[,phase]'",
-    )
-
-
 def read_trace(path, *, format=None, meta=None):
-    """Read a trace file (or a folder / list of profiler traces).
+    """Read a trace file, or a folder or list of per-rank files.
+
+    The format is decided by :func:`~straggle_edu.traces.detect.detect` from
+    what the files hold, whatever their names.
 
     Parameters
     ----------
     path : str, os.PathLike, or list of them
         ``.parquet`` / ``.csv`` op-level trace, per-rank ``.csv``, PyTorch
-        profiler ``.json[.gz]``, a folder of ``rank-*`` profiler files, or a
-        list; a Flight Recorder dump or a folder of them; NCCL Inspector JSON
-        lines (a file or folder); a straggler-detector log.
+        profiler ``.json[.gz]`` (one file, a folder or a list of them, one or
+        more per rank); Flight Recorder dumps (a file, folder or list); NCCL
+        Inspector JSON lines or Prometheus files (a file, folder or list); a
+        straggler-detector log. A folder's other files are skipped.
     format : one of :data:`FORMATS`, optional
-        Skip the detection.
+        Skip the detection of one file; of a folder or list, read the files
+        of this format.
     meta : str or os.PathLike, optional
         Op-level only: the layout file (``meta-<name>.yaml`` or ``.json``);
         by default it is looked up beside the trace.
@@ -291,30 +220,33 @@ def read_trace(path, *, format=None, meta=None):
     >>> read_trace(p)
     RankTrace(format='per-rank', ranks=2, steps=1, source=...)
     """
-    fmt = format or _detect(path)
+    import warnings
+
+    det = _detection(path, format)
+    for line in det.warnings:
+        warnings.warn(line, stacklevel=2)
+    fmt, files = det.format, det.paths
     if fmt == "flight-recorder":
         from .flight_recorder import read_flight_recorder
 
-        return read_flight_recorder(path)
+        return read_flight_recorder(path, files=files)
     if fmt == "straggler-log":
         from .straggler_log import read_straggler_log
 
-        return read_straggler_log(path)
+        return read_straggler_log(files[0])
     if fmt == "nccl-inspector":
         from .nccl_inspector import read_nccl_inspector
 
-        return read_nccl_inspector(path)
+        return read_nccl_inspector(path, files=files)
     if fmt == "per-rank":
-        return read_rank_csv(path)
+        return read_rank_csv(files[0])
     if fmt == "op-level":
         from .optrace import read_op_trace
 
-        return read_op_trace(path, meta=meta)
-    if fmt == "torch-profiler":
-        from .profiler import read_profiler_traces
+        return read_op_trace(files[0], meta=meta)
+    from .profiler import read_profiler_traces
 
-        return read_profiler_traces(path)
-    raise ValueError(f"format must be one of {', '.join(map(repr, FORMATS))}, got {fmt!r}")
+    return read_profiler_traces(path)
 
 
 def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):

@@ -1,8 +1,9 @@
 """Opening files that someone else wrote, without trusting them.
 
-Every reader of JSON, JSON lines, text logs and pickles in this package reads
-its file through :func:`read_bytes` and parses it with :func:`load_json` or
-:func:`load_pickle`. Each refuses a hostile or broken file with one
+Every reader of JSON, JSON lines and pickles in this package reads its file
+through :func:`read_bytes` and parses it with :func:`load_json` or
+:func:`load_pickle`; text logs are streamed line by line (:func:`iter_lines`).
+Each refuses a hostile or broken file with one
 :class:`~straggle_edu.traces.TraceError` that names the file:
 
 - a file, or a gzip stream once decompressed, larger than the memory budget
@@ -31,7 +32,8 @@ import numpy as np
 from .._validate import memory_budget
 from ._table import column_error, display_path
 
-__all__ = ["MAX_DEPTH", "BYTES_PER_BYTE", "read_bytes", "read_text", "load_json", "load_pickle", "json_depth"]
+__all__ = ["MAX_DEPTH", "BYTES_PER_BYTE", "read_bytes", "iter_lines", "load_json", "load_pickle",
+           "json_depth"]
 
 #: The deepest JSON nesting a reader accepts (a Chrome trace needs about 4).
 MAX_DEPTH = 64
@@ -102,16 +104,53 @@ def read_bytes(path):
     return path.read_bytes()
 
 
-def read_text(path, what):
-    """The text of ``path`` (UTF-8, gzip allowed); binary data is an error naming ``what``."""
-    data = read_bytes(path)
+#: The longest line :func:`iter_lines` yields whole; a longer one comes in pieces of this size.
+MAX_LINE = 1 << 20
+
+
+def iter_lines(path, what):
+    """``(line number, text)`` of every line of ``path`` (UTF-8, gzip allowed), read as a stream.
+
+    Memory stays at one line (at most :data:`MAX_LINE` characters), whatever
+    the file's size. Binary data (a NUL byte in the first MiB) and a broken
+    gzip stream are errors that name the file and ``what`` was expected; a
+    byte that is not UTF-8 reads as U+FFFD.
+
+    Examples
+    --------
+    >>> import gzip, tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "train.log.gz"
+    >>> _ = p.write_bytes(gzip.compress(b"one\\ntwo\\n"))
+    >>> list(iter_lines(p, "a log"))
+    [(1, 'one'), (2, 'two')]
+    """
+    path = Path(path)
     shown = display_path(path)
-    if b"\x00" in data[:_CHUNK]:
-        raise column_error(shown, problem=f"a binary file, not text (expected {what})")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise column_error(shown, problem=f"not UTF-8 text (byte {exc.start}; expected {what})") from None
+    if not path.exists():
+        raise FileNotFoundError(f"{shown}: no such file")
+    if path.is_dir():
+        raise column_error(shown, problem="is a folder, expected a file")
+    if path.stat().st_size == 0:
+        raise column_error(shown, problem="the file is empty")
+    with open(path, "rb") as raw:
+        gz = raw.read(2) == _GZIP_MAGIC
+        try:
+            raw.seek(0)
+            src = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+            if b"\x00" in src.read(_CHUNK):
+                raise column_error(shown, problem=f"a binary file, not text (expected {what})")
+            raw.seek(0)
+            src = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+            text = io.TextIOWrapper(src, encoding="utf-8", errors="replace")
+            lineno = 1
+            while True:
+                piece = text.readline(MAX_LINE)
+                if not piece:
+                    return
+                yield lineno, piece.rstrip("\r\n")
+                lineno += piece.endswith("\n")
+        except (OSError, EOFError, zlib.error) as exc:
+            raise column_error(shown, problem=f"not a readable gzip file (truncated or corrupt: {exc})") from None
 
 
 def json_depth(data):

@@ -22,7 +22,7 @@ TABLES = {"by_rank": N_("by_rank"), "by_optype": N_("by_optype"), "by_stage": N_
           "by_dp_rank": N_("by_dp_rank"), "by_worker": N_("by_worker")}
 
 # The formats of straggle_edu.traces.FORMATS, spelled out so that the parser
-# needs no import of the readers.
+# needs no import of the readers (tests/test_traces_detect.py holds them equal).
 FORMATS = ("op-level", "per-rank", "torch-profiler", "flight-recorder", "straggler-log", "nccl-inspector")
 
 
@@ -42,9 +42,9 @@ def configure(parser):
         "trace",
         nargs="+",
         metavar="TRACE",
-        help="an op-level trace (.parquet or .csv), a per-rank .csv, a PyTorch profiler "
-        ".json[.gz], a folder of rank-* profiler traces, several profiler files, a folder of Flight "
-        "Recorder dumps, NCCL Inspector logs, or a straggler-detector log (see docs/trace-formats.md)",
+        help="an op-level trace (.parquet or .csv), a per-rank .csv, PyTorch profiler traces (a file, a "
+        "folder or several files, any names), Flight Recorder dumps, NCCL Inspector logs (JSON or "
+        "Prometheus), or a straggler-detector log; the format is read from the files (see docs/trace-formats.md)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument(
@@ -136,9 +136,10 @@ def _run(args):
     folder = _op_folder(paths, args.format)
     if folder is not None:
         return _run_folder(paths, *folder, args)
-    if isinstance(paths, list) and args.format not in (None, "torch-profiler"):
-        # several files are one profiler trace per rank; other formats take a folder
-        raise ValueError("several TRACE files are read as PyTorch profiler traces (one per rank)")
+    if isinstance(paths, list) and args.format not in (None, "torch-profiler", "flight-recorder", "nccl-inspector"):
+        # several files are the per-rank (or per-process) files of one job
+        raise ValueError(f"several TRACE files are the per-rank files of one job (profiler traces, Flight Recorder "
+                         f"dumps or NCCL Inspector logs), got --format {args.format}: analyse one file at a time")
     old = warnings.showwarning
     warnings.showwarning = _warning_to_stderr
     try:
@@ -193,11 +194,13 @@ def _op_folder(paths, fmt):
 
     from . import op_traces_in
 
+    from .detect import PER_RANK_FILES, sniff
+
     if isinstance(paths, list) or fmt not in (None, "op-level") or not os.path.isdir(paths):
         return None
     traces, layouts, others = op_traces_in(paths)
-    if not traces or (fmt is None and any(f.name.lower().startswith("rank") for f in others)):
-        return None  # a folder of per-rank profiler traces
+    if not traces or (fmt is None and any(sniff(f).format in PER_RANK_FILES for f in others)):
+        return None  # per-rank files beside them: the detection names both formats
     return traces, layouts, others
 
 
@@ -255,9 +258,14 @@ def _progress(items, show):
 
 def _op_file(paths, fmt):
     """An op-level .parquet or .csv file (analysed block by block when large)."""
-    from . import _detect
+    from . import TraceError, _detect
 
-    return not isinstance(paths, list) and (fmt or _detect(paths)) == "op-level"
+    if isinstance(paths, list) or fmt:
+        return fmt == "op-level" and not isinstance(paths, list)
+    try:
+        return _detect(paths) == "op-level"
+    except TraceError:
+        return False  # not a trace: read_trace names the problem, with a hint where one helps
 
 
 def _block_steps(text):
@@ -341,6 +349,14 @@ def _suspect_report(result):
         scores = ", ".join(_("rank {rank} {score}").format(rank=s["rank"], score=_share(s["score"])) for s in worst)
         lines.append("  " + _("{kind} scores (line {line}): {scores}").format(kind=rep["kind"], line=rep["line"],
                                                                             scores=scores))
+    for row in ev.get("last", [])[:5]:
+        lines.append("  " + _("{comm} {collective} {size}: {gpu} arrives last; the others wait {wait:.1f} us per "
+                              "collective, on average").format(comm=row["comm_name"], collective=row["collective"],
+                                                              size=row["message_size"], gpu=row["last"],
+                                                              wait=row["caused_wait_us"]))
+    for row in ev.get("cannot_tell", [])[:5]:
+        lines.append("  " + _("{comm} {collective} {size}: cannot tell ({reason})").format(
+            comm=row["comm_name"], collective=row["collective"], size=row["message_size"], reason=_note(row["reason"])))
     if ev.get("collectives"):
         lines.append("  " + _("{count} collectives; waiting = {share}% of their time").format(
             count=ev["collectives"], share=_share(100 * ev["wait_s"] / ev["exec_s"], 1)))

@@ -1,9 +1,10 @@
 """NCCL Inspector logs: each collective's execution time on each rank.
 
-The NCCL Inspector profiler plugin (NVIDIA/nccl ``ext-profiler/inspector``;
+The NCCL Inspector profiler plugin (NVIDIA/nccl ``plugins/profiler/inspector``;
 ``NCCL_PROFILER_PLUGIN=.../libnccl-profiler-inspector.so``,
 ``NCCL_INSPECTOR_ENABLE=1``) writes one JSON object per collective per
-communicator, per process, into ``NCCL_INSPECTOR_DUMP_DIR``::
+communicator, per process, into ``NCCL_INSPECTOR_DUMP_DIR``
+(``<host>-pid<pid>.log``)::
 
     {"header": {"id": "0x7f8c496ae9f661", "rank": 2, "n_ranks": 8, "nnodes": 1},
      "metadata": {"hostname": "...", "pid": 1639453, ...},
@@ -19,6 +20,10 @@ least :data:`SUSPECT_SHARE` of all the waiting and there is waiting worth
 naming: at least :data:`WAIT_SHARE` of all the execution time. The rank ids
 are the ranks in the communicator: plain ints when the log has one
 communicator, ``"<id>:<rank>"`` otherwise.
+
+With ``NCCL_INSPECTOR_PROM_DUMP=1`` the plugin writes Prometheus text files
+instead, aggregated per GPU; :func:`read_nccl_inspector` reads those with
+:mod:`~straggle_edu.traces.nccl_prometheus`.
 """
 
 from __future__ import annotations
@@ -27,23 +32,14 @@ import json
 
 from ..i18n import N_
 from ._safe import MAX_DEPTH, json_depth, read_bytes
-from ._table import column_error, display_path, folder_files
+from ._table import column_error, display_path
+from .detect import detect
 from .result import Note
-from .suspects import suspect_analysis
+from .suspects import SUSPECT_SHARE, WAIT_SHARE, suspect_analysis
 
-__all__ = ["read_nccl_inspector", "is_nccl_inspector", "SUSPECT_SHARE", "WAIT_SHARE"]
+__all__ = ["read_nccl_inspector", "SUSPECT_SHARE", "WAIT_SHARE"]
 
-#: A suspect causes at least this share of all the waiting.
-SUSPECT_SHARE = 0.2
-#: Waiting below this share of all the execution time names no suspect.
-WAIT_SHARE = 0.05
 _WHAT = "NCCL Inspector JSON lines ({'header': ..., 'coll_perf': ...} per collective)"
-_SUFFIXES = (".log", ".jsonl", ".json", ".log.gz", ".jsonl.gz", ".json.gz")
-
-
-def is_nccl_inspector(head):
-    """Whether the first bytes of a file look like NCCL Inspector output."""
-    return b'"coll_perf"' in head or (b'"header"' in head and b'"n_ranks"' in head)
 
 
 def _objects(path):
@@ -91,11 +87,6 @@ def _record(shown, row, obj):
     return str(header.get("id", "")), header["rank"], header["n_ranks"], perf["coll_sn"], str(perf.get("coll", "")), t * 1e-6
 
 
-def _files(path):
-    return folder_files(path, lambda f: f.name.lower().endswith(_SUFFIXES),
-                        "no NCCL Inspector logs in this folder (expected *.log, *.jsonl or *.json[.gz] files of JSON lines)")
-
-
 def _collect(files):
     groups = {}  # (comm, sn) -> {rank: seconds}
     for f in files:
@@ -111,8 +102,18 @@ def _collect(files):
     return groups
 
 
-def read_nccl_inspector(path):
-    """Who the others wait for, from NCCL Inspector logs (a file or a folder of them).
+def read_nccl_inspector(path, *, files=None):
+    """Who the others wait for, from NCCL Inspector logs (a file, a folder or a list of them).
+
+    Parameters
+    ----------
+    path : str, os.PathLike, or list of them
+        JSON-lines logs (``<host>-pid<pid>.log``) or Prometheus files
+        (``nccl_inspector_metrics_<uuid>.prom``), not both.
+    files : list of paths, optional
+        The logs to read, when the caller has detected them; by default the
+        files of ``path`` that :func:`~straggle_edu.traces.detect.detect`
+        finds to be Inspector output.
 
     Returns
     -------
@@ -136,8 +137,19 @@ def read_nccl_inspector(path):
     >>> a.suspects, a.evidence["caused_wait_s"]
     ((1,), {'1': 0.009})
     """
-    shown = display_path(path)
-    groups = _collect(_files(path))
+    if files is None:
+        files = detect(path, format="nccl-inspector").paths
+    prom = [f for f in files if _is_prometheus(f)]
+    if prom and len(prom) < len(files):
+        raise column_error(display_path(prom[0]), problem=f"Prometheus files ({len(prom)}) and JSON-lines logs "
+                           f"({len(files) - len(prom)}) of NCCL Inspector mixed; pass one kind")
+    if prom:
+        from .nccl_prometheus import read_nccl_prometheus
+
+        return read_nccl_prometheus(path, prom)
+    source = ", ".join(map(str, path)) if isinstance(path, (list, tuple)) else str(path)
+    shown = display_path(source) if not isinstance(path, (list, tuple)) else source
+    groups = _collect(files)
     comms = {c for c, _ in groups}
     caused, last, total, waited, count = {}, {}, 0.0, 0.0, 0
     for (comm, sn), times in groups.items():
@@ -158,14 +170,21 @@ def read_nccl_inspector(path):
     suspects = sorted((k for k in caused if worth and caused[k] >= SUSPECT_SHARE * waited),
                       key=lambda k: (-caused[k], str(k)))
     evidence = {
-        "collectives": count, "exec_s": round(total, 9), "wait_s": round(waited, 9),
+        "output": "json", "collectives": count, "exec_s": round(total, 9), "wait_s": round(waited, 9),
         "caused_wait_s": {str(k): round(v, 9) for k, v in sorted(caused.items(), key=lambda kv: -kv[1])},
         "last_share": {str(k): last[k] / count for k in sorted(last, key=str)}, "records": records,
         "suspect_share": SUSPECT_SHARE, "wait_share": WAIT_SHARE,
     }
-    notes = ["NCCL Inspector times collectives only: it shows who the others wait for, not each rank's compute, "
-             "so it gives no slowdown"]
+    notes = [Note(N_("NCCL Inspector times collectives only: it shows who the others wait for, not each rank's "
+                     "compute, so it gives no slowdown"))]
     if count == 0:
         notes.append(Note(N_("no collective was seen on two or more ranks ({records} record(s)); pass the logs of "
                              "every rank of a communicator to compare them"), records=records))
-    return suspect_analysis("nccl-inspector", path, suspects=suspects, evidence=evidence, notes=notes)
+    return suspect_analysis("nccl-inspector", source, suspects=suspects, evidence=evidence, notes=notes)
+
+
+def _is_prometheus(path):
+    """Whether an Inspector file is Prometheus text (its first non-blank, non-comment line is no JSON)."""
+    from .detect import sniff
+
+    return sniff(path).variant == "prometheus"

@@ -168,13 +168,9 @@ def _files(path):
     folder = Path(path)
     if folder.is_file():
         return [folder]
-    cands = sorted(p for p in folder.iterdir() if p.is_file() and p.name.lower().endswith((".json", ".json.gz")))
-    ranked = [p for p in cands if p.name.lower().startswith("rank")]
-    files = ranked or cands
-    if not files:
-        raise column_error(display_path(folder), problem="no profiler traces in this folder (expected rank-*.json "
-                           "or *.pt.trace.json[.gz] files)")
-    return files
+    from .detect import detect  # the folder's profiler traces by content, whatever their names
+
+    return detect(folder, format="torch-profiler").paths
 
 
 def read_profiler_traces(path):

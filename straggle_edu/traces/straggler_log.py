@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import re
 
-from ._safe import read_text
+from ._safe import iter_lines
 from ._table import column_error, display_path
+from ..i18n import N_
+from .result import Note
 from .suspects import suspect_analysis
 
-__all__ = ["read_straggler_log", "is_straggler_log", "STRAGGLING_SPREAD", "SCORE_THRESHOLD"]
+__all__ = ["read_straggler_log", "REPORT_LINE", "STRAGGLING_SPREAD", "SCORE_THRESHOLD"]
 
 #: The MxRtt / MnRtt bound from which an interval counts as straggling.
 STRAGGLING_SPREAD = 1.10
@@ -59,11 +61,8 @@ _SCORE = re.compile(r"Rank=(\d+)\s+Node=(\S+)\s+Score=([-+0-9.eE]+|nan)")
 _GROUP = re.compile(r"(Worst|Best) performing (\d+)/(\d+) ranks:")
 _WARN = re.compile(r"STRAGGLER DETECTION WARNING: Some GPUs (have worse relative performance|performance dropped)")
 _WARN_RANK = re.compile(r"StragglerId\(rank=(\d+)")
-
-
-def is_straggler_log(text):
-    """Whether ``text`` (the start of a file) holds straggler-detector lines."""
-    return bool(_METRIC.search(text) or _HEADER.search(text) or _WARN.search(text))
+#: A line of a straggler-detector report, whatever comes before it on the line (a date stamp, ``[default0]:``).
+REPORT_LINE = re.compile("|".join(f"(?:{r.pattern})" for r in (_METRIC, _HEADER, _WARN)))
 
 
 def _megatron(shown, lines):
@@ -134,7 +133,9 @@ def read_straggler_log(path):
     Parameters
     ----------
     path : str or os.PathLike
-        A training log (text, optionally gzipped); other lines are ignored.
+        A training log (text, optionally gzipped), read as a stream: only
+        the report lines are kept, so a log of any size fits in memory;
+        other lines are ignored.
 
     Returns
     -------
@@ -156,8 +157,7 @@ def read_straggler_log(path):
     ((5,), 1.5)
     """
     shown = display_path(path)
-    text = read_text(path, _WHAT)
-    lines = [(i + 1, line) for i, line in enumerate(text.splitlines()) if "/Rnk:" in line or "erform" in line
+    lines = [(i, line) for i, line in iter_lines(path, _WHAT) if "/Rnk:" in line or "erform" in line
              or "Rank=" in line or "Etpt(TF)" in line or "STRAGGLER" in line]
     intervals, lists = _megatron(shown, lines)
     reports, warned = _nvrx(shown, lines)
@@ -176,6 +176,6 @@ def read_straggler_log(path):
         "megatron": {"intervals": rows, "etpt_lists": lists, "straggling_spread": STRAGGLING_SPREAD},
         "nvrx": {"reports": reports, "warned_ranks": sorted(warned), "score_threshold": SCORE_THRESHOLD},
     }
-    notes = ["a straggler log summarises each interval (min/max or best/worst ranks), not every rank's step "
-             "times, so it names suspects but gives no slowdown"]
+    notes = [Note(N_("a straggler log summarises each interval (min/max or best/worst ranks), not every rank's step "
+                     "times, so it names suspects but gives no slowdown"))]
     return suspect_analysis("straggler-log", path, suspects=suspects, evidence=evidence, notes=notes)

@@ -24,7 +24,14 @@ import numpy as np
 
 from .result import Analysis
 
-__all__ = ["SuspectAnalysis", "suspect_analysis"]
+__all__ = ["SuspectAnalysis", "suspect_analysis", "SUSPECT_SHARE", "WAIT_SHARE"]
+
+# The rule of the formats that time collectives on every rank (NCCL Inspector's JSON lines and
+# Prometheus files): the last to arrive causes the others' waits.
+#: A suspect causes at least this share of all the waiting.
+SUSPECT_SHARE = 0.2
+#: Waiting below this share of all the execution time names no suspect.
+WAIT_SHARE = 0.05
 
 
 @dataclass(frozen=True, eq=False)
