@@ -19,6 +19,7 @@ from straggle_edu.models.barriers import (
     expert_load_normal,
     grid_waits,
     sample_barrier_overhead,
+    step_barriers,
 )
 
 E_M2 = 1 / math.sqrt(math.pi)  # E[max of 2 standard normals]
@@ -133,3 +134,35 @@ def test_grid_waits_no_slowdown_no_wait():
 def test_grid_waits_refuses_a_rank_outside_the_grid():
     with pytest.raises(ValueError, match=r"^slow stage must be a whole number in 0..3, got 4"):
         grid_waits(2, 4, 4, slow=(0, 4, 0))
+
+
+def test_step_barriers_counts_by_hand():
+    # Megatron-LM's TP: 4 collectives per layer and microbatch; 8 layers a stage, 8 microbatches
+    grid = step_barriers(2, 4, 4, microbatches=8, layers_per_stage=8)
+    assert (grid.tp_per_step, grid.pp_per_step, grid.dp_per_step) == (4 * 8 * 8, 2 * 8, 1)
+    assert [sum(grid.met_by(s).values()) for s in range(4)] == [256 + 16 + 1, 256 + 32 + 1, 256 + 32 + 1, 256 + 16 + 1]
+
+
+def test_step_barriers_groups_cover_every_rank():
+    grid = step_barriers(3, 2, 2)
+    groups = grid.groups()
+    ranks = {(d, s, t) for d in range(3) for s in range(2) for t in range(2)}
+    for kind in ("TP collective", "PP send/recv", "DP all-reduce"):
+        members = [m for g in groups if g["kind"] == kind for m in g["members"]]
+        assert set(members) == ranks, kind
+    # a DP group holds one rank of every replica, all at the same stage and TP rank
+    dp = [g["members"] for g in groups if g["kind"] == "DP all-reduce"]
+    assert all(len(m) == 3 and len({(s, t) for _d, s, t in m}) == 1 for m in dp)
+
+
+def test_step_barriers_without_a_dimension_has_no_such_barrier():
+    grid = step_barriers(1, 1, 1)
+    assert grid.met_by(0) == {"TP collective": 0, "PP send/recv": 0, "DP all-reduce": 0}
+    assert grid.groups() == []
+
+
+def test_step_barriers_refuses_bad_input():
+    with pytest.raises(ValueError, match=r"^tp must be a whole number >= 1, got 0"):
+        step_barriers(2, 4, 0)
+    with pytest.raises(ValueError, match=r"^stage must be"):
+        step_barriers(2, 4, 4).met_by(4)

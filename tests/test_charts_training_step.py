@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _chartdata import layer_rows
+from _chartdata import all_rows, layer_rows
 
 from straggle_edu.charts.training_step import (
     delay_response_chart,
@@ -98,3 +98,32 @@ def test_grid_chart_one_cell_per_rank_and_role_colours():
     assert len(rows) == 32 and sum(r["role"] == GRID_ROLES[0] for r in rows) == 1
     scale = spec["spec"]["layer"][0]["encoding"]["color"]["scale"]
     assert scale["domain"] == list(GRID_ROLES) and scale["range"] == GRID_COLORS
+
+
+def test_grid_barriers_chart_draws_every_rank_and_counts_the_kinds():
+    from straggle_edu.charts.training_step import BARRIER_COLORS, grid_barriers_chart
+    from straggle_edu.models.barriers import step_barriers
+
+    spec = grid_barriers_chart(step_barriers(2, 4, 4)).to_dict()
+    ranks, lines = layer_rows(spec, 0), layer_rows(spec, 1)
+    assert len(ranks) == 32 and {r["row"] for r in ranks} == set(range(8))
+    kinds = {r["legend"] for r in lines}
+    assert kinds == {"TP collective · 256 a step", "PP send/recv · 16 a step", "DP all-reduce · 1 a step"}
+    assert spec["layer"][1]["encoding"]["color"]["scale"]["range"] == BARRIER_COLORS
+    # a DP bracket joins stage s of replica 0 (row s) and of replica 1 (row 4 + s)
+    spans = sorted((r["y"], r["y2"]) for r in lines if r["kind"] == "DP all-reduce" and r["x"] == r["x2"])
+    assert spans == [(s, 4 + s) for s in range(4)]
+
+
+def test_grid_step_chart_sets_the_drawing_beside_the_gantt_row_for_row():
+    from straggle_edu.charts.training_step import grid_step_chart
+    from straggle_edu.models.barriers import step_barriers
+
+    run = simulate_pipeline(4, 8, forward=1.0, backward=2.0, dp=2, allreduce=1.0, optimizer=0.5)
+    spec = grid_step_chart(step_barriers(2, 4, 4), run, row_height=30).to_dict()
+    drawing, gantt = spec["hconcat"]
+    assert drawing["height"] == gantt["height"] == 30 * 8
+    workers = {r["worker"] for r in all_rows(spec) if "op" in r}
+    assert workers == {r["worker"] for r in all_rows(spec) if "tp" in r}
+    with pytest.raises(ValueError, match=r"^grid must be the run's replicas x stages, 2 x 4, got '1 x 4'"):
+        grid_step_chart(step_barriers(1, 4, 4), run)

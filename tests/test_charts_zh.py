@@ -177,6 +177,12 @@ def _grid():
     return charts.grid_chart(grid_waits(2, 2, 2, slow=(1, 0, 1), factor=2.0, microbatches=2))
 
 
+def _step_barriers():
+    from straggle_edu.models.barriers import step_barriers
+
+    return step_barriers(2, 2, 2, microbatches=2, layers_per_stage=2)
+
+
 def _barrier():
     from straggle_edu.models.restaurant import run_with_barrier
 
@@ -273,6 +279,8 @@ BUILDERS = {
     "tail_percentile_chart": _tail_percentile,
     "barrier_overhead_chart": _barrier_overhead,
     "grid_chart": _grid,
+    "grid_barriers_chart": lambda: charts.grid_barriers_chart(_step_barriers()),
+    "grid_step_chart": lambda: charts.grid_step_chart(_step_barriers(), _pipeline(dp=2, allreduce=1.0)),
     "delay_response_chart": lambda: charts.delay_response_chart([0.0, 1.0, 2.0], [0.0, 0.0, 0.5], slack=1.5),
     "dp_breakdown_chart": lambda: charts.dp_breakdown_chart(_scaling()),
     "dp_scaling_chart": lambda: charts.dp_scaling_chart({"5% jitter": _scaling(), "your setting": _scaling()}, n=8),

@@ -5,7 +5,7 @@ import math
 from scipy import stats
 
 from straggle_edu.exercises import ____
-from straggle_edu.exercises.mitigations import q1, q2, q3, q4, q5, q6, q7
+from straggle_edu.exercises.mitigations import q1, q2, q3, q4, q5, q6
 
 from _exercise_checks import assert_right, assert_wrong
 
@@ -89,11 +89,3 @@ def test_q6_choose_b_by_integration(capsys):
     best = max(range(13), key=lambda b: norm[b])
     assert_right(q6, best, capsys)
     assert_wrong(q6, 12, capsys)
-
-
-def test_q7_replace_or_keep_by_hand(capsys):
-    # Keep: 15 x 1.08 = 16.2 h. Replace: 0.5 + 1 + 15 = 16.5 h. Keeping finishes sooner.
-    assert 15 * 1.08 < 0.5 + 1 + 15
-    assert_right(q7, "keep running", capsys)
-    assert_right(q7, "Keep", capsys)
-    assert_wrong(q7, "replace", capsys)

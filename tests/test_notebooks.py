@@ -43,6 +43,7 @@ PLANNED = [
     "11_backup_workers_for_real.ipynb",
     "12_detector_thresholds.ipynb",
     "13_the_fleet.ipynb",
+    "A2_more_on_the_step.ipynb",
 ]
 
 _MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")

@@ -88,6 +88,7 @@ from .training_step import (
     PIPELINE_COLORS, GRID_COLORS, barrier_overhead_chart, grid_chart, delay_response_chart,
     delay_response_rows, dp_breakdown_chart, dp_breakdown_rows, dp_scaling_chart,
     dp_scaling_rows, gantt_colors, gantt_rows, gantt_size, pipeline_gantt_chart,
+    BARRIER_COLORS, grid_barriers_rows, grid_barriers_chart, grid_step_chart,
 )
 
 __all__ = [
@@ -114,5 +115,5 @@ __all__ = [
     "PIPELINE_COLORS", "GRID_COLORS", "barrier_overhead_chart", "grid_chart",
     "delay_response_chart", "delay_response_rows", "dp_breakdown_chart", "dp_breakdown_rows",
     "dp_scaling_chart", "dp_scaling_rows", "gantt_colors", "gantt_rows", "gantt_size",
-    "pipeline_gantt_chart",
+    "pipeline_gantt_chart", "BARRIER_COLORS", "grid_barriers_rows", "grid_barriers_chart", "grid_step_chart",
 ]

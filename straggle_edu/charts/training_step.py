@@ -14,6 +14,11 @@
   against how many there are (the sum of maxima against the maximum of sums).
 - :func:`grid_chart`: a DP x PP x TP grid of ranks, coloured by where each
   one waits for a single slow TP rank.
+- :func:`grid_barriers_chart`: a drawing of the grid, one row per worker
+  (replica x stage) with its TP ranks across, and one step's barriers
+  marked: the TP collectives of each row, the pipeline's sends between
+  rows, the DP all-reduce between replicas; :func:`grid_step_chart` sets it
+  beside the step's Gantt chart, row for row.
 
 Rows go in as plain ``{"values": rows}`` dicts rather than ``alt.Data``: the
 Vega-Lite spec is the same, but Altair wraps every row of an ``alt.Data`` in
@@ -28,7 +33,7 @@ import numpy as np
 
 from .._validate import require
 from ..i18n import N_, _
-from ..models.barriers import GRID_ROLES
+from ..models.barriers import BARRIER_KINDS, GRID_ROLES, StepBarriers
 from ..models.pipeline import PipelineRun
 from ..models.training_step import DataParallelScaling
 
@@ -37,6 +42,10 @@ __all__ = [
     "GRID_COLORS",
     "barrier_overhead_chart",
     "grid_chart",
+    "BARRIER_COLORS",
+    "grid_barriers_rows",
+    "grid_barriers_chart",
+    "grid_step_chart",
     "delay_response_chart",
     "delay_response_rows",
     "dp_breakdown_chart",
@@ -57,6 +66,10 @@ _MB_PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2",
 _OP_COLORS = {N_("forward"): "#9ecae9", N_("backward"): "#4c78a8"}
 #: One colour per role of :data:`~straggle_edu.models.barriers.GRID_ROLES`, in its order.
 GRID_COLORS = ["#d62728", "#ff9896", "#fdae6b", "#c6dbef"]
+#: One colour per kind of :data:`~straggle_edu.models.barriers.BARRIER_KINDS`: the DP all-reduce is the Gantt's grey.
+BARRIER_COLORS = ["#f58518", "#54a24b", "#7f7f7f"]
+# The barrier kinds (straggle_edu.models.barriers.BARRIER_KINDS), and their legend entries, for the catalog.
+_KINDS = (N_("TP collective"), N_("PP send/recv"), N_("DP all-reduce"))
 _PARTS = {N_("compute"): "#4c78a8", N_("wait"): "#e45756", N_("sync"): "#7f7f7f"}
 # The grid's roles (straggle_edu.models.barriers.GRID_ROLES), for the catalog.
 _ROLES = (N_("the slow rank"), N_("its TP group: every collective"), N_("its pipeline: the stage"),
@@ -447,3 +460,135 @@ def grid_chart(rows):
     text = base.mark_text(fontSize=11).encode(text="label:N")
     layered = alt.layer(cells, text, data={"values": data}).properties(width=150, height=150)
     return layered.facet(column=alt.Column("replica:N", title=None))
+
+
+def _segments(kind, per_step, what, lines):
+    return [{"kind": kind, "per_step": per_step, "what": what, "x": x, "x2": x2, "y": y, "y2": y2}
+            for x, x2, y, y2 in lines]
+
+
+def grid_barriers_rows(grid):
+    """``(ranks, segments)``: what :func:`grid_barriers_chart` draws, in grid units (one row per worker).
+
+    A worker is a replica's stage (the rows of :func:`pipeline_gantt_chart`,
+    row ``dp * pp + stage``); its TP ranks sit at x = 0 .. tp - 1. Each
+    segment is a line of one barrier kind: the outline of a TP group's box,
+    the link between a TP rank and its twin on the next stage, or the bracket
+    joining a stage's workers across the replicas.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.barriers import step_barriers
+    >>> ranks, lines = grid_barriers_rows(step_barriers(2, 4, 4))
+    >>> len(ranks), ranks[5]["worker"], ranks[5]["tp"]
+    (32, 'dp 0 · stage 1', 1)
+    >>> from collections import Counter
+    >>> Counter(r["kind"] for r in lines)   # 8 boxes of 4 sides; 24 links; 4 brackets of 1 + 2 lines
+    Counter({'TP collective': 32, 'PP send/recv': 24, 'DP all-reduce': 12})
+    """
+    require(isinstance(grid, StepBarriers), "grid", grid, "a StepBarriers from step_barriers()")
+    D, P, T = grid.dp, grid.pp, grid.tp
+    worker = lambda d, s: _("dp {dp} · stage {stage}").format(dp=d, stage=s)
+    ranks = [{"row": d * P + s, "tp": t, "worker": worker(d, s)} for d in range(D) for s in range(P) for t in range(T)]
+    kinds = [_(k) for k in BARRIER_KINDS]
+    lines = []
+    left, right = -0.45, T - 0.55
+    if grid.tp_per_step:
+        for row in range(D * P):
+            box = [(left, right, row - 0.4, row - 0.4), (left, right, row + 0.4, row + 0.4),
+                   (left, left, row - 0.4, row + 0.4), (right, right, row - 0.4, row + 0.4)]
+            lines += _segments(kinds[0], grid.tp_per_step, worker(row // P, row % P), box)
+    for d in range(D):
+        for s in range(P - 1):
+            links = [(t, t, d * P + s + 0.28, d * P + s + 0.72) for t in range(T)]
+            lines += _segments(kinds[1], grid.pp_per_step, f"{worker(d, s)} → {worker(d, s + 1)}", links)
+    for s in range(P if grid.dp_per_step else 0):
+        x = right + 0.35 * (s + 1)
+        rows = [d * P + s for d in range(D)]
+        bracket = [(x, x, rows[0], rows[-1])] + [(right, x, r, r) for r in rows]
+        lines += _segments(kinds[2], grid.dp_per_step, _("stage {stage}, every replica").format(stage=s), bracket)
+    return ranks, lines
+
+
+def grid_barriers_chart(grid, *, row_height=40):
+    """A drawing of a DP x PP x TP grid with one step's barriers marked.
+
+    One row per worker (a replica's stage), its TP ranks as squares across;
+    the TP collectives outline each row, the pipeline's sends link the rows
+    of a replica, and the DP all-reduce brackets each stage's rows across
+    the replicas. The legend says how many of each kind one step holds.
+
+    Parameters
+    ----------
+    grid : StepBarriers
+        From :func:`~straggle_edu.models.barriers.step_barriers`.
+    row_height : int
+        Pixels per row (:func:`grid_step_chart` matches the Gantt chart's rows).
+
+    Returns
+    -------
+    altair.LayerChart
+        The ranks, and a line per barrier segment coloured by kind.
+
+    Examples
+    --------
+    >>> from straggle_edu.models.barriers import step_barriers
+    >>> spec = grid_barriers_chart(step_barriers(2, 4, 4)).to_dict()
+    >>> spec["layer"][1]["encoding"]["color"]["scale"]["domain"]
+    ['TP collective · 256 a step', 'PP send/recv · 16 a step', 'DP all-reduce · 1 a step']
+    """
+    ranks, lines = grid_barriers_rows(grid)
+    rows = grid.dp * grid.pp
+    counts = (grid.tp_per_step, grid.pp_per_step, grid.dp_per_step)
+    legend = {_(k): _("{kind} · {n} a step").format(kind=_(k), n=n) for k, n in zip(BARRIER_KINDS, counts)}
+    lines = [dict(r, legend=legend[r["kind"]]) for r in lines]
+    x = alt.X("x:Q", axis=None, scale=alt.Scale(domain=[-0.6, grid.tp - 0.3 + 0.35 * grid.pp]))
+    y = alt.Y("y:Q", axis=None, scale=alt.Scale(domain=[-0.5, rows - 0.5], reverse=True))
+    squares = alt.Chart({"values": ranks}).transform_calculate(
+        x="datum.tp - 0.3", x2="datum.tp + 0.3", y="datum.row - 0.28", y2="datum.row + 0.28").mark_rect(
+        color="#4c78a8").encode(x=x, x2="x2:Q", y=y, y2="y2:Q", tooltip=[
+            alt.Tooltip("worker:N", title=_("worker")), alt.Tooltip("tp:O", title=_("TP rank"))])
+    color = alt.Color("legend:N", title=_("one step's barriers"), sort=list(legend.values()),
+                      scale=alt.Scale(domain=list(legend.values()), range=BARRIER_COLORS),
+                      legend=alt.Legend(orient="bottom", direction="vertical"))
+    links = alt.Chart({"values": lines}).mark_rule(strokeWidth=2.5).encode(
+        x=x, x2="x2:Q", y=y, y2="y2:Q", color=color,
+        tooltip=[alt.Tooltip("kind:N", title=_("barrier")), alt.Tooltip("what:N", title=_("between")),
+                 alt.Tooltip("per_step:Q", title=_("times a step"))])
+    width = int(34 * (grid.tp + 0.35 * grid.pp + 0.3))
+    return alt.layer(squares, links, view=alt.ViewBackground(stroke=None)).properties(
+        width=width, height=row_height * rows, title=_("{dp} × {pp} × {tp} GPUs").format(dp=grid.dp, pp=grid.pp, tp=grid.tp))
+
+
+def grid_step_chart(grid, run, *, row_height=40, width=520):
+    """The grid drawing of :func:`grid_barriers_chart` beside the step's Gantt chart, row for row.
+
+    Parameters
+    ----------
+    grid : StepBarriers
+        The grid; its replicas and stages must be ``run``'s.
+    run : PipelineRun
+        The step, from :func:`~straggle_edu.models.pipeline.simulate_pipeline`.
+    row_height, width : int
+        Pixels per worker row, and the Gantt chart's width.
+
+    Returns
+    -------
+    altair.HConcatChart
+
+    Examples
+    --------
+    >>> from straggle_edu.models.barriers import step_barriers
+    >>> from straggle_edu.models.pipeline import simulate_pipeline
+    >>> run = simulate_pipeline(4, 8, forward=1.0, backward=2.0, dp=2, allreduce=1.0, optimizer=0.5)
+    >>> spec = grid_step_chart(step_barriers(2, 4, 4), run).to_dict()
+    >>> [view.get("height") for view in spec["hconcat"]]
+    [320, 320]
+    """
+    require(isinstance(grid, StepBarriers), "grid", grid, "a StepBarriers from step_barriers()")
+    require(isinstance(run, PipelineRun), "run", run, "a PipelineRun from simulate_pipeline()")
+    require((grid.dp, grid.pp) == (run.dp, run.stages), "grid", f"{grid.dp} x {grid.pp}",
+            f"the run's replicas x stages, {run.dp} x {run.stages}")
+    gantt = pipeline_gantt_chart(run, width=width).properties(height=row_height * run.dp * run.stages)
+    drawing = grid_barriers_chart(grid, row_height=row_height)
+    return alt.hconcat(drawing, gantt, spacing=8).resolve_scale(color="independent")

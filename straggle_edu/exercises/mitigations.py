@@ -7,8 +7,8 @@
   backups for N = 200 when a backup costs 30% of a worker; ``q3``, the share of extra
   requests when hedging after 7 ms; ``q6`` (design), choose b for a job.
 - ``07c_relaxed_sync.ipynb``: ``q4``, samples per second, waiting for the
-  fastest 98 of 100 cards; ``q7`` (design), replace a persistently slow
-  worker or keep running.
+  fastest 98 of 100 cards. (Replace-or-keep, once posed here as ``q7``, is
+  06b's ``root_causes.q6``: the track teaches it once.)
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ from ..models.backup import backup_workers, inception_50_setup, wait_for_fastest
 from ..models.balance import greedy_lpt, partition_for_step
 from ..models.causes import stage_imbalance
 from ..models.hedging import tail_at_scale_latency
-from ..models.remedies import restart_or_keep
 from ..models.step_time import StepTime
 from . import Exercise
 
-__all__ = ["q1", "q2", "q3", "q4", "q5", "q6", "q7", "Q1_COSTS", "Q4_STEP", "Q5_JOB", "Q6_JOB", "Q7_JOB"]
+__all__ = ["q1", "q2", "q3", "q4", "q5", "q6", "Q1_COSTS", "Q4_STEP", "Q5_JOB", "Q6_JOB"]
 
 #: Seconds of work of seven sequences (q1).
 Q1_COSTS = (7.0, 6.0, 5.0, 4.0, 4.0, 3.0, 3.0)
@@ -33,8 +32,6 @@ Q5_JOB = {"layers": 24, "stages": 4, "microbatches": 4, "output_layers": 3.0}
 #: 0.1 s of communication plus 5 ms per worker, backups at half a worker's price.
 Q6_JOB = {"dist": StepTime(1.0, jitter=0.02, pause_prob=0.02, pause=0.8), "n": 100, "sync": 0.1,
           "sync_per_worker": 0.005, "price": 0.5}
-#: q7's job: one worker makes it 8% slower; 15 h of work left; a restart takes 0.5 h and redoes 1 h.
-Q7_JOB = {"remaining": 15.0, "speedup": 1.08, "restart": 0.5, "lost": 1.0}
 
 
 def _q5_step(split):
@@ -110,13 +107,4 @@ q6 = Exercise(
          "workers on a typical step first (p x N); then let backup_workers(...) weigh gains against traffic and price.",
     solution="backup_workers(Q6_JOB['dist'], 100, 12, sync=0.1, sync_per_worker=0.005, price=0.5).best_normalized"
              "  # 5: about two workers stall per step, and the 6th backup saves less than its traffic and price",
-)
-
-q7 = Exercise(
-    "q7", expected=lambda: restart_or_keep(**Q7_JOB).choice,
-    hint="A persistent straggler is a node to fix, not a gradient to drop: the only question is when. "
-         "Keeping it costs remaining x (speed-up - 1); replacing it costs the restart plus the lost work. "
-         "Answer 'replace' or 'keep running'.",
-    solution="restart_or_keep(**Q7_JOB).choice  # 'keep running': 15 x 1.08 = 16.2 h against "
-             "0.5 + 1 + 15 = 16.5 h; replacing pays beyond 1.5 / 0.08 = 18.75 h of work left",
 )

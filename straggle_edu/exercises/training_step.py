@@ -1,5 +1,8 @@
 """Exercises for ``05_training_step.ipynb``: the step as a mesh of barriers.
 
+05 poses q1-q4; q5, on gradient accumulation, is posed where accumulation is taught, in the appendix
+``A2_more_on_the_step.ipynb``.
+
 - ``q1``: 6 pipeline stages, 12 microbatches, forward 0.5 s and backward 1 s,
   free communication: how long is a 1F1B step?
 - ``q2``: 2 stages, 2 microbatches, forward 1 s, backward 2 s; the forward

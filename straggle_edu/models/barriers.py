@@ -37,11 +37,14 @@ barrier after every segment (the sum of maxima) pays ``jitter * E[M_n]``,
   mixture-of-experts layer under uniform top-1 routing.
 - :func:`grid_waits`: one slow TP rank in a DP x PP x TP grid, and where
   every other rank waits for it.
+- :func:`step_barriers`: the barriers one step puts between the ranks of a
+  DP x PP x TP grid, by kind, and how many of each a rank meets.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -61,6 +64,9 @@ __all__ = [
     "expert_load_normal",
     "GRID_ROLES",
     "grid_waits",
+    "BARRIER_KINDS",
+    "StepBarriers",
+    "step_barriers",
 ]
 
 
@@ -371,3 +377,103 @@ def _worker_times(run, d, s):
     """(seconds of F and B, end of the last backward) of one (replica, stage)."""
     ops = run.ops[run.select(["F", "B"], dp=d, stage=s)]
     return float(np.sum(ops["end"] - ops["start"])), float(ops["end"].max())
+
+
+#: The kinds of barrier in one step of a DP x PP x TP grid.
+BARRIER_KINDS = ("TP collective", "PP send/recv", "DP all-reduce")
+
+
+@dataclass(frozen=True)
+class StepBarriers:
+    """The barriers of one training step in a DP x PP x TP grid (from :func:`step_barriers`).
+
+    A rank is ``(replica, stage, TP rank)``. Every TP group (one per replica
+    and stage) meets in ``tp_per_step`` collectives; every pair of
+    neighbouring stages of a replica, TP rank by TP rank, meets in
+    ``pp_per_step`` sends and receives; every DP group (one per stage and TP
+    rank, across the replicas) meets once, in the gradient all-reduce.
+    """
+
+    dp: int
+    pp: int
+    tp: int
+    microbatches: int
+    layers_per_stage: int
+    tp_per_layer: int
+
+    @property
+    def tp_per_step(self):
+        """Collectives of one TP group in one step: per layer, per microbatch (0 without TP)."""
+        return self.tp_per_layer * self.layers_per_stage * self.microbatches if self.tp > 1 else 0
+
+    @property
+    def pp_per_step(self):
+        """Sends/receives between two neighbouring stages in one step: each microbatch forward, then back."""
+        return 2 * self.microbatches if self.pp > 1 else 0
+
+    @property
+    def dp_per_step(self):
+        """All-reduces of one DP group in one step (0 with one replica)."""
+        return 1 if self.dp > 1 else 0
+
+    def met_by(self, stage):
+        """``{kind: count}``: the barriers a rank of pipeline stage ``stage`` meets in one step.
+
+        Examples
+        --------
+        >>> grid = step_barriers(2, 4, 4)
+        >>> grid.met_by(0), sum(grid.met_by(1).values())   # a middle stage has two neighbours
+        ({'TP collective': 256, 'PP send/recv': 16, 'DP all-reduce': 1}, 289)
+        """
+        stage = whole("stage", stage, 0, self.pp - 1)
+        neighbours = int(stage > 0) + int(stage < self.pp - 1)
+        return dict(zip(BARRIER_KINDS, (self.tp_per_step, neighbours * self.pp_per_step, self.dp_per_step)))
+
+    def groups(self):
+        """Every barrier group: ``[{"kind", "members", "per_step"}]``, members as ``(replica, stage, TP rank)``.
+
+        Examples
+        --------
+        >>> from collections import Counter
+        >>> Counter(g["kind"] for g in step_barriers(2, 4, 4).groups())   # 2 x 4 TP groups, 2 x 3 x 4 links, 4 x 4
+        Counter({'PP send/recv': 24, 'DP all-reduce': 16, 'TP collective': 8})
+        """
+        D, P, T = range(self.dp), range(self.pp), range(self.tp)
+        tp = [[(d, s, t) for t in T] for d in D for s in P] if self.tp > 1 else []
+        pp = [[(d, s, t), (d, s + 1, t)] for d in D for s in P[:-1] for t in T]
+        dp = [[(d, s, t) for d in D] for s in P for t in T] if self.dp > 1 else []
+        counts = (self.tp_per_step, self.pp_per_step, self.dp_per_step)
+        return [{"kind": kind, "members": members, "per_step": n}
+                for kind, found, n in zip(BARRIER_KINDS, (tp, pp, dp), counts) for members in found]
+
+
+def step_barriers(dp, pp, tp, *, microbatches=8, layers_per_stage=8, tp_per_layer=4):
+    """The barriers one training step puts between the ranks of a DP x PP x TP grid.
+
+    Parameters
+    ----------
+    dp, pp, tp : int
+        Replicas, pipeline stages and TP ranks per stage.
+    microbatches : int
+        Microbatches per step.
+    layers_per_stage : int
+        Transformer layers on each stage.
+    tp_per_layer : int
+        TP collectives per layer and microbatch: 4 in Megatron-LM's tensor
+        parallelism (an all-reduce after attention and one after the MLP, in
+        the forward and again in the backward).
+
+    Returns
+    -------
+    StepBarriers
+
+    Examples
+    --------
+    2 replicas x 4 stages x 4 TP ranks, 8 microbatches of 8 layers a stage:
+
+    >>> grid = step_barriers(2, 4, 4)
+    >>> grid.tp_per_step, grid.pp_per_step, grid.dp_per_step   # 4 x 8 x 8; 2 x 8; one all-reduce
+    (256, 16, 1)
+    """
+    return StepBarriers(whole("dp", dp), whole("pp", pp), whole("tp", tp), whole("microbatches", microbatches),
+                        whole("layers_per_stage", layers_per_stage), whole("tp_per_layer", tp_per_layer))

@@ -189,7 +189,8 @@ def tail_at_scale_latency():
     Calibrated to: the 2% of extra requests, and the p99.9 of 1,800 ms
     plain and 74 ms hedged. They hold by construction, so a notebook shows
     them with ``calibrated(...)`` ("calibrated to ..."), never as an
-    independent ✓ (``07b_backup_workers_and_hedging.ipynb``, §2). What the
+    independent ✓ (``07b_backup_workers_and_hedging.ipynb``, §2, and the appendix
+    ``A2_more_on_the_step.ipynb``). What the
     model predicts beyond them (the 5 ms and 50 ms delays, tied requests)
     is its own, not the paper's.
 

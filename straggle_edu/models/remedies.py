@@ -112,7 +112,7 @@ REMEDIES = RemedyTable((
     Remedy("gc-pauses",
            N_("Transient: a few steps spike, on a different worker each time; the `gc` op."),
            N_("Planned GC: turn automatic GC off and collect on every worker at the same step."),
-           "06_root_causes.ipynb"),
+           "06b_diagnose_and_act.ipynb"),
     Remedy("slow-communication",
            N_("Communication: a send/receive or a collective explains the slowdown, in one group."),
            N_("Placement: put the group's ranks on healthy, nearby links (one host or switch), away from the slow one."),
