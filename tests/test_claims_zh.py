@@ -11,7 +11,7 @@ import pytest
 
 import _notebook_runs
 from straggle_edu.i18n import set_language
-from straggle_edu.notebook import calibrated, cite, claim, say
+from straggle_edu.notebook import calibrated, cite, claim, say, timing
 from straggle_edu.notebook.factcheck import verdict_table
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -48,6 +48,14 @@ def test_claim_template_is_translated_then_filled(capsys):
     set_language("zh")
     claim("layers on stage {stage}", 8, 8, values={"stage": 2})
     assert capsys.readouterr().out == "✓ 阶段 2 上的层数 = 8（文中：8）\n"
+
+
+def test_timing_that_strays_says_why_in_chinese(capsys):
+    set_language("zh")
+    timing("layers on stage {stage}", 7, 8, abs_tol=0.5, values={"stage": 3})
+    out = capsys.readouterr().out
+    assert out.startswith("⚠ 阶段 3 上的层数 = 7，本次运行超出 8 ± 0.5。\n  ")
+    assert CJK.search(out.splitlines()[1]) and "busy" not in out
 
 
 def test_claim_failure_stays_english_with_the_label_filled():

@@ -43,7 +43,7 @@ KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 # (also of dicts assigned to ``figures`` or ``readings`` before the call),
 # and the ``precise=``, ``where=`` and ``source`` strings. ``say(template,
 # **values)`` is a code cell's translated print.
-NOTEBOOK_CALLS = ("claim", "cite", "calibrated", "demo_figure", "reveal", "say")
+NOTEBOOK_CALLS = ("claim", "timing", "cite", "calibrated", "demo_figure", "reveal", "say")
 _NOTEBOOK_KEYWORDS = ("precise", "where", "source", "text")
 
 
