@@ -25,7 +25,7 @@ NOTEBOOKS = ROOT / "notebooks"
 PENDING = {
     "00_start_here", "01_restaurant", "02_tail_probability", "03_expected_maximum", "04_cost_accounting",
     "09_debug_a_real_job",
-    "09b_questions_and_remedies", "10_live_barrier_lab", "11_backup_workers_for_real", "12_detector_thresholds",
+    "09b_questions_and_remedies", "12_detector_thresholds",
 }
 _WORD = re.compile(r"[A-Za-z0-9']+")
 _EXPLORER = re.compile(r"\b\w+_explorer\(")

@@ -44,6 +44,7 @@ PLANNED = [
     "12_detector_thresholds.ipynb",
     "13_the_fleet.ipynb",
     "A2_more_on_the_step.ipynb",
+    "A4_labs_in_depth.ipynb",
 ]
 
 _MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
