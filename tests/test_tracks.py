@@ -138,6 +138,29 @@ def test_next_leads_through_your_own_job(lang):
     assert next_link(load(_path(YOUR_JOB[-1], lang)), _NEXT[lang]) is not None, f"{lang}: the track ends without a Next"
 
 
+# The labs, 10 → 11 (11 says what to read after them), and the extras, 03b and 08, each ending with a Next that says
+# where to go; their word budgets (issue 26 §2: the labs at most 2,000 English words, the extras at most 1,800).
+LABS = ["10_live_barrier_lab", "11_backup_workers_for_real"]
+EXTRAS = ["03b_independence_and_your_numbers", "08_fact_check"]
+BUDGETS = {"labs": (LABS, 2000), "extras": (EXTRAS, 1800)}
+
+
+@_LANGS
+def test_next_leads_through_the_labs_and_out_of_them_and_out_of_the_extras(lang):
+    got = next_link(load(_path(LABS[0], lang)), _NEXT[lang])
+    assert got == LABS[1], f"{lang}: {LABS[0]}'s Next leads to {got}, not {LABS[1]}"
+    for stem in LABS[1:] + EXTRAS:
+        got = next_link(load(_path(stem, lang)), _NEXT[lang])
+        assert got not in (None, stem) and _path(got, lang).exists(), f"{lang}: {stem}'s Next leads to {got}"
+
+
+@pytest.mark.parametrize("track", BUDGETS)
+def test_the_labs_and_the_extras_keep_their_word_budgets(track):
+    stems, budget = BUDGETS[track]
+    total = sum(words(load(_path(stem, "en"))) for stem in stems)
+    assert total <= budget, f"the {track} ({', '.join(stems)}) have {total} words, more than {budget}"
+
+
 @pytest.mark.parametrize("stem", APPENDICES)
 @_LANGS
 def test_an_appendix_ends_with_next(stem, lang):
