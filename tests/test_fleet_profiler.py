@@ -16,6 +16,7 @@ from straggle_edu.fleet.engine import job_row, run_fleet
 from straggle_edu.fleet.figures import analysis_row
 from straggle_edu.fleet.store import read_rows
 from straggle_edu.traces import analyze
+from straggle_edu.traces.optrace import public_trace_path
 
 DATA = pathlib.Path(__file__).parent / "data"
 JOBS = [DATA / "ddp-gloo" / "2r-late", DATA / "ddp-gloo" / "4r-slow", DATA / "param-dlrm"]
@@ -32,7 +33,7 @@ def test_a_folder_of_profiler_traces_is_planned_as_one_task_per_file(tmp_path):
         "profiler": [str(DATA / "ddp-gloo" / "4r-slow" / f"rank{r}.pt.trace.json.gz") for r in range(4)]}
     shutil.copy(DATA / "ddp-gloo" / "2r-late" / "rank0.pt.trace.json.gz", tmp_path)
     assert _split.plan(tmp_path, "auto", None) is None  # one file: read in the one task
-    assert _split.plan(DATA / "osdi2025", "auto", None) is None  # not profiler traces
+    assert _split.plan(public_trace_path().parent, "auto", None) is None  # not profiler traces
 
 
 def test_serial_fleet_rows_of_profiler_jobs_are_analyzes(tmp_path):
