@@ -18,17 +18,23 @@ as plain text elsewhere.
 The card speaks the reader's language: the notebook's English texts (the
 claim, the figures' and readings' labels, the precise statement) are the
 catalog's keys, translated when the card is shown; ``values=`` fills the
-named placeholders of ``precise`` after translation.
+named placeholders of ``precise`` after translation (with
+:func:`straggle_edu.i18n.fill`: a grouped field, ``{usd:,.0f}``, follows the
+Chinese rule for numbers, no separator below 10,000 and 万 from it up). A
+figure may carry its unit, ``{"the bill": (196_608, "$")}``, shown as
+:func:`straggle_edu.notebook.claim` shows it ("$196,608", "19.66万美元（196,608
+美元）"). In Chinese the card quotes the claim in 「」 (a quote inside it in 『』).
 """
 
 from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass, field
 
 from .._validate import require, whole
-from ..i18n import N_, _, format_count_exact
+from ..i18n import N_, _, fill, format_count_exact, get_language
 
 __all__ = ["VERDICTS", "ClaimCheck", "VerdictTable", "verdict_from_readings", "verdict_table"]
 
@@ -71,26 +77,56 @@ def _text(template, values=None):
     """
     if not values:
         return _t(template)
-    return _t(template).format(**{k: _t(v) if isinstance(v, str) else v for k, v in values.items()})
+    return fill(_t(template), **{k: _t(v) if isinstance(v, str) else v for k, v in values.items()})
 
 
 def _fmt(x):
+    """A figure of a card: 983,040 (98.3万（983,040） in Chinese), 0.634, yes; a ``(value, unit)`` pair in its unit.
+
+    Examples
+    --------
+    >>> from straggle_edu.i18n import set_language
+    >>> set_language("zh"); _fmt(983_040), _fmt(4096), _fmt(2048.0), _fmt((196_608, "$")), _fmt(0.634)
+    ('98.3万（983,040）', '4096', '2048', '19.66万美元（196,608 美元）', '0.634')
+    >>> set_language("en"); _fmt(4096), _fmt((196_608, "$"))
+    ('4,096', '$196,608')
+    """
+    if isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], str):
+        from .claims import _show  # claims imports this module
+
+        return _show(x[0], x[1])
     if isinstance(x, bool):
         return _("yes") if x else _("no")
+    group = get_language() != "zh" or abs(x) >= 1e4 if isinstance(x, (int, float)) else True
     if isinstance(x, int):
-        text = f"{x:,}"
+        text = f"{x:,}" if group else f"{x}"
     elif isinstance(x, float):
         if x == 0 or not math.isfinite(x):
             return f"{x}"
         if abs(x) >= 1e4 or (abs(x) >= 1e3 and x == round(x)):
-            text = f"{x:,.0f}"
+            text = f"{x:,.0f}" if group else f"{x:.0f}"
         elif abs(x) >= 1e-3:
-            return f"{x:,.4g}"
+            return f"{x:,.4g}" if group else f"{x:.4g}"
         else:
             return f"{x:.3g}"
     else:
         return _t(x) if isinstance(x, str) else str(x)
     return format_count_exact(x, text)
+
+
+def _quote(text):
+    """The claim in the language's quotation marks: “...” in English; 「...」 in Chinese, a quote inside it in 『』."""
+    if get_language() == "zh":
+        return "「" + text.replace("「", "『").replace("」", "』") + "」"
+    return f"“{text}”"
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def _html_code(escaped):
+    """An escaped text's `code` spans as <code> (a precise statement names a scheme: `drop`)."""
+    return _CODE.sub(r"<code>\1</code>", escaped)
 
 
 @dataclass(frozen=True)
@@ -157,11 +193,11 @@ class ClaimCheck:
         return (
             # The claims quote dollars: keep JupyterLab's MathJax from typesetting "$2 ... $5".
             f"<div class='tex2jax_ignore mathjax_ignore' style='border-left:6px solid {color};padding:6px 12px;margin:4px 0'>"
-            f"<div><b>{title}</b>{colon}“{e(_t(self.claim))}”</div>"
+            f"<div><b>{title}</b>{colon}{e(_quote(_t(self.claim)))}</div>"
             f"<table style='margin:4px 0'>{figures}</table>"
             f"<ul style='margin:2px 0 4px 0;list-style:none;padding-left:0'>{readings}</ul>"
             f"<div><span style='background:{color};color:white;padding:1px 8px;border-radius:3px'>"
-            f"{e(_(self.verdict).upper())}</span> {e(self.precise_text)}</div></div>"
+            f"{e(_(self.verdict).upper())}</span> {_html_code(e(self.precise_text))}</div></div>"
         )
 
 
