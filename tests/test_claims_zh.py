@@ -62,7 +62,7 @@ def test_cite_and_calibrated_in_chinese(capsys):
     calibrated("p99.9 of 1,000 requests, hedged (ms)", 74.2, 74, "The Tail at Scale")
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "引用：DistBelief，机器数 = 数千台（Dean et al., NIPS 2012, 摘要）"
-    assert out[1] == "≈ 1,000 个请求的 p99.9，对冲（ms） = 74.2，校准到 74（The Tail at Scale）"
+    assert out[1] == "≈ 1000 个请求的 p99.9，对冲（ms） = 74.2，校准到 74（The Tail at Scale）"
 
 
 def test_say_translates_then_formats(capsys):

@@ -176,7 +176,7 @@ def milestones_chart(days=10.0, lost_fraction=0.10, stages=DOWNSTREAM, *, width=
         x=alt.X("p0:Q", title=_("days from the start of the run")), x2=alt.X2("p1:Q"), y=y)
     actual = base.mark_bar(color="#1f4e79", height=7).encode(
         x=alt.X("a0:Q"), x2=alt.X2("a1:Q"), y=y,
-        tooltip=[alt.Tooltip("stage:N", title=_("stage")), alt.Tooltip("a1:Q", format=".2f", title=_("ends on day"))])
+        tooltip=[alt.Tooltip("stage:N", title=_("part of the plan")), alt.Tooltip("a1:Q", format=".2f", title=_("ends on day"))])
     text = base.mark_text(align="left", dx=4, color="#d62728").encode(x=alt.X("a1:Q"), y=y, text=alt.Text("text:N"))
     chart = alt.layer(planned, actual, text).add_params(*_params(days=days, lost_fraction=lost_fraction))
     return chart.properties(width=width, height=34 * len(rows))

@@ -25,7 +25,7 @@ import altair as alt
 import numpy as np
 
 from .._validate import require
-from ..i18n import N_, _, get_language
+from ..i18n import N_, _, fill, get_language
 
 __all__ = ["trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart", "cause_gallery_chart",
            "collective_tell_chart",
@@ -180,7 +180,8 @@ def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
     return (bars + job).properties(width=width, height=18 * len(rows) + 10, title=title)
 
 
-_OP_KINDS = (N_("compute"), N_("send/recv"), N_("collective"), N_("local"), N_("ran long"))
+# "local op", not "local": the SGD schemes' legend has a "local" (local SGD) of its own (zh review M2)
+_OP_KINDS = (N_("compute"), N_("send/recv"), N_("collective"), N_("local op"), N_("ran long"))
 _OP_RANGE = ["#4c78a8", "#9ecae9", "#7f7f7f", "#bab0ac", "#d62728"]
 
 
@@ -190,7 +191,7 @@ def _op_kind(op):
     if "send" in op or "recv" in op:
         return "send/recv"
     if op.startswith(("optimizer", "gc", "layernorm")) and "clip" not in op:
-        return "local"
+        return "local op"
     return "collective"
 
 
@@ -316,7 +317,7 @@ def collective_tell_chart(tell, *, culprit=None, by=N_("DP rank"), optype="colle
     rows = [{"id": f"{by} {k}", "ms": 1000 * v, "culprit": k == culprit} for k, v in sorted(tell.items())]
     return alt.Chart({"values": rows}).mark_bar().encode(
         y=alt.Y("id:N", title=None, sort=None),
-        x=alt.X("ms:Q", title=_("mean recorded {optype} (ms), waits included").format(optype=optype)),
+        x=alt.X("ms:Q", title=fill(_("mean recorded {optype} (ms), waits included"), optype=optype)),
         color=alt.Color("culprit:N", scale=alt.Scale(domain=[False, True], range=["#bbbbbb", "#d62728"]),
                         legend=None),
         tooltip=[alt.Tooltip("id:N", title=by),

@@ -60,7 +60,7 @@ import string
 
 __all__ = [
     "LANGUAGES", "LANG_ENV", "WAN", "set_language", "get_language", "_", "N_", "ngettext",
-    "format_count", "format_count_exact", "format_int", "format_number", "format_money", "fill", "FONT",
+    "format_count", "format_count_exact", "format_int", "format_number", "format_money", "fill", "join_list", "FONT",
 ]
 
 LANGUAGES = ("en", "zh")
@@ -338,8 +338,9 @@ class _Formatter(string.Formatter):
 
 
 _FORMATTER = _Formatter()
-# A space the template puts between a number and a Chinese word goes where the number ends in 万 or 亿: 17万卡时.
-_WAN_SPACE = re.compile(r"(?<=\d[万亿]) (?=[\u4e00-\u9fff])")
+# A space the template puts before a Chinese word goes where what precedes it is Chinese too: a number that ends
+# in 万 or 亿 (17万卡时), a translated name filled in ({optype} 的 -> 梯度裁剪的).
+_CJK_SPACE = re.compile(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])")
 
 
 def fill(template, /, **values):
@@ -348,8 +349,8 @@ def fill(template, /, **values):
     A field whose spec groups thousands (``{n:,}``, ``{x:,.0f}``) is a
     quantity: English groups it ("983,040"); Chinese writes it with no
     separator below 10,000 ("4096") and from 10,000 up exactly in 万 or 亿
-    ("98.304万"), and a space the template puts between such a number and
-    a Chinese word goes ("17万卡时", not "17万 卡时"). Other fields (an id,
+    ("98.304万"), and a space between two Chinese characters goes ("17万卡时",
+    not "17万 卡时"; "梯度裁剪的", not "梯度裁剪 的"). Other fields (an id,
     a step, a seed) are formatted as ``str.format`` does.
 
     Examples
@@ -360,4 +361,17 @@ def fill(template, /, **values):
     '4,096 GPUs, 983,040 GPU-hours'
     """
     text = _FORMATTER.vformat(template, (), values)
-    return _WAN_SPACE.sub("", text) if get_language() == "zh" else text
+    return _CJK_SPACE.sub("", text) if get_language() == "zh" else text
+
+
+def join_list(items):
+    """Items of an enumeration joined as the language joins them: "a, b, c"; Chinese "a、b、c".
+
+    Examples
+    --------
+    >>> set_language("zh"); join_list(["osdi-AR", "osdi-SE"])
+    'osdi-AR、osdi-SE'
+    >>> set_language("en"); join_list(["osdi-AR", "osdi-SE"])
+    'osdi-AR, osdi-SE'
+    """
+    return ("、" if get_language() == "zh" else ", ").join(map(str, items))
