@@ -5,6 +5,7 @@ traces, nvidia-resiliency-ext's Flight Recorder dumps, documented log examples).
 """
 
 import itertools
+import json
 import os
 import pathlib
 import shutil
@@ -153,3 +154,83 @@ def test_empty_directory_is_a_clear_error_and_exit_2(tmp_path, capsys):
 def test_missing_source_is_an_error():
     with pytest.raises(ValueError, match="SOURCE must be a directory, a glob, a manifest or a trace file"):
         list(expand(["/no/such/folder"]))
+
+
+def test_link_loops_named_like_traces_are_rows_and_directory_loops_are_walked_once(fleet_dir):
+    # real links: a self-link and a loop of two, named like traces; a directory loop; a loop with another name
+    (fleet_dir / "self.parquet").symlink_to("self.parquet")
+    (fleet_dir / "a.csv").symlink_to("b.csv")
+    (fleet_dir / "b.csv").symlink_to("a.csv")
+    (fleet_dir / "notes").symlink_to("notes")
+    (fleet_dir / "sub" / "deeper").mkdir(parents=True)
+    shutil.copy(OSDI / "trace-SE.parquet", fleet_dir / "sub")
+    (fleet_dir / "loop").symlink_to(".", target_is_directory=True)
+    (fleet_dir / "sub" / "deeper" / "up").symlink_to("../../sub", target_is_directory=True)
+    jobs = list(expand([fleet_dir]))
+    errors = {j.job_id: j.error for j in jobs if j.error}
+    assert errors == {str(fleet_dir / n): f"{fleet_dir / n}: cannot be opened (Too many levels of symbolic links)"
+                      for n in ("a.csv", "b.csv", "self.parquet")}
+    assert sorted(j.job_id for j in jobs if not j.error) == [str(fleet_dir / n) for n in
+                                                            ("sub/trace-SE.parquet", "trace-AR.parquet", "trace-ST.parquet")]
+    # the same links given as a SOURCE: one line that says what the path is
+    for name, why in (("self.parquet", "cannot be opened: Too many levels of symbolic links"),
+                      ("gone.parquet", "a symbolic link to a missing path")):
+        if name == "gone.parquet":
+            (fleet_dir / name).symlink_to("no-such-target.parquet")
+        with pytest.raises(ValueError, match=f"got '{fleet_dir / name}' \\({why}\\)"):
+            list(expand([fleet_dir / name]))
+
+
+_UNREADABLE = """
+import json, sys
+from straggle_edu.fleet.sources import expand
+print(json.dumps({j.job_id: j.error for j in expand([sys.argv[1]])}))
+"""
+
+
+def _without_dac_override(cmd):
+    """``cmd`` run so that file permissions bind: as is for a user, under setpriv without CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH for root (who reads a chmod 000 file otherwise); None when that cannot be done."""
+    if os.geteuid() != 0:
+        return cmd
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", "--ambient-caps=-all", *cmd]
+
+
+def test_unreadable_file_and_folder_are_rows(fleet_dir):
+    import subprocess
+    import sys
+
+    for name in ("trace-gone.csv", "trace-gone.json", "results.txt"):
+        (fleet_dir / name).write_text("step,rank,duration_s\n0,0,1.0\n")
+        (fleet_dir / name).chmod(0)
+    (fleet_dir / "locked").mkdir()
+    (fleet_dir / "locked").chmod(0)
+    cmd = _without_dac_override([sys.executable, "-c", _UNREADABLE, str(fleet_dir)])
+    if cmd is None:
+        pytest.skip("running as root without setpriv (util-linux): a chmod 000 file stays readable to root")
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    finally:
+        (fleet_dir / "locked").chmod(0o755)
+    if done.returncode and "setpriv" in done.stderr:
+        pytest.skip(f"setpriv cannot drop CAP_DAC_OVERRIDE here: {done.stderr.strip()}")
+    errors = {k: v for k, v in json.loads(done.stdout).items() if v}
+    assert errors == {str(fleet_dir / "locked"): f"{fleet_dir / 'locked'}: cannot be read (Permission denied)",
+                      **{str(fleet_dir / n): f"{fleet_dir / n}: cannot be read (Permission denied)"
+                         for n in ("results.txt", "trace-gone.csv", "trace-gone.json")}}
+
+
+def test_bad_source_is_one_line_before_any_work_and_creates_nothing(fleet_dir, tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["fleet", str(fleet_dir), str(tmp_path / "no-such-dir"), "--out", str(out), "--workers", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert err == (f"straggle-edu fleet: error: SOURCE must be a directory, a glob, a manifest or a trace file, "
+                   f"got '{tmp_path / 'no-such-dir'}' (no such file or folder)\n")
+    os.mkfifo(tmp_path / "trace.csv")
+    assert main(["fleet", str(tmp_path / "trace.csv"), "--out", str(out), "--workers", "0"]) == 2
+    assert "(neither a file nor a folder (a FIFO, a socket or a device))" in capsys.readouterr().err
+    assert not out.exists()

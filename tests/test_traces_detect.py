@@ -45,6 +45,9 @@ DATA_FORMATS = [
     ("documented-examples/nccl_inspector_example.log", "nccl-inspector"),
     ("documented-examples/*straggler*.log", "straggler-log"),
     ("savanna/hsd_line.log", "straggler-log"),
+    ("ddp-gloo/*/rank*.pt.trace.json.gz", "torch-profiler"),  # runs.json beside them is the sidecar, not a trace
+    ("param-dlrm/*.pt.trace.json.gz", "torch-profiler"),
+    ("hta-small/*.json.gz", "torch-profiler"),
     ("*", None),  # READMEs, licences, scripts, fault_injection.log, reference outputs
 ]
 

@@ -153,6 +153,7 @@ def speaking(lang):
 
 
 def _dispatch(parser, args):
+    from ..fleet.cluster import Terminated
     from ..i18n import _
 
     if not getattr(args, "command", None):
@@ -167,6 +168,9 @@ def _dispatch(parser, args):
     except KeyboardInterrupt:
         print(_("interrupted"), file=sys.stderr)
         return 130
+    except Terminated:  # SIGTERM, where a command turned it into an exception (the fleet: after its tables)
+        print(_("terminated"), file=sys.stderr)
+        return 143
     except BrokenPipeError:
         # The reader closed the pipe (``straggle-edu analyze t.csv | head``):
         # stop quietly, as Unix tools do.

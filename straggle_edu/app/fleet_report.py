@@ -314,10 +314,14 @@ def run_fleet(args):
     (0, True, True)
     """
     from ..fleet.cli import run
+    from ..fleet.cluster import stopping_signals
     from ..fleet.store import read_rows
 
-    code = run(args)
-    figures = json.loads((Path(args.out) / "fleet.json").read_text(encoding="utf-8"))
-    path = write_report(args.out, read_rows(args.out), figures, lang=get_language())
+    with stopping_signals():  # SIGTERM: the tables of the jobs finished, "terminated", exit status 143
+        code = run(args)
+        if code:
+            return code
+        figures = json.loads((Path(args.out) / "fleet.json").read_text(encoding="utf-8"))
+        path = write_report(args.out, read_rows(args.out), figures, lang=get_language())
     print(_("Report: {path}").format(path=path))
     return code

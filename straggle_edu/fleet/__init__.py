@@ -8,6 +8,13 @@ Map of the room
     one job -> its row (the same functions as ``straggle-edu analyze``);
     a fleet on a ``distributed`` cluster (a LocalCluster by default), large
     jobs cut into blocks of steps run as tasks of their own.
+:mod:`~straggle_edu.fleet.cluster`
+    which cluster (``--scheduler``, ``--scheduler-file``,
+    ``DASK_SCHEDULER_ADDRESS``, a LocalCluster), the connection and its
+    timeout, and each failure as one line; SIGINT kept from the
+    LocalCluster's workers, SIGTERM turned into an exception.
+:mod:`~straggle_edu.fleet._progress`
+    a progress bar on a terminal, log lines elsewhere.
 :mod:`~straggle_edu.fleet.store`
     rows written as each job finishes, resume by content hash,
     ``jobs.parquet`` and ``jobs.csv``.

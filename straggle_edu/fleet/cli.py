@@ -18,6 +18,8 @@ from __future__ import annotations
 import sys
 
 from ..i18n import _, fill, format_int, join_list
+from ._progress import LOG_SECONDS
+from .cluster import NOTICE_SECONDS, REFUSED_SECONDS, TIMEOUT_SECONDS
 
 __all__ = ["configure", "run", "summary", "configure_demo", "run_demo"]
 
@@ -39,13 +41,24 @@ def configure(parser):
                         "(.csv or .parquet with job_id,path[,gpus,hours]) or a trace file; each job is any trace "
                         "that 'straggle-edu analyze' reads")
     parser.add_argument("--out", required=True, metavar="DIR",
-                        help="output folder: jobs.parquet, jobs.csv, fleet.json, and parts/ (one file per finished "
-                        "job, so that a rerun resumes)")
+                        help="output folder (made once SOURCE is walked and the cluster is there): jobs.parquet, "
+                        "jobs.csv, fleet.json, report.html (report.zh.html with --lang zh), and parts/ (one file per "
+                        "finished job, so that a rerun resumes)")
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                        help="run on this running Dask scheduler instead of a new LocalCluster")
+                        help="run on this running Dask scheduler instead of a new LocalCluster; first of all the "
+                        "ways to name a cluster")
+    parser.add_argument("--scheduler-file", metavar="PATH",
+                        help="run on the scheduler whose address this JSON file holds (dask scheduler "
+                        "--scheduler-file PATH, dask-mpi), waiting for the file to appear; without --scheduler or "
+                        "--scheduler-file, $DASK_SCHEDULER_ADDRESS, else a new LocalCluster")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_SECONDS, metavar="SECONDS",
+                        help="seconds (default %(default)g) for the connection to a running scheduler and the wait "
+                        f"for its first worker, together (after {NOTICE_SECONDS:g} s: '0 workers on ...; waiting'); "
+                        "and how long the cluster may stay without workers mid-run. A refused connection fails after "
+                        f"{REFUSED_SECONDS:g} s; the failures are one line, exit status 1")
     parser.add_argument("--workers", type=int, metavar="N",
-                        help="worker processes of the LocalCluster on 127.0.0.1 (default: one per core); 0 runs "
-                        "every job in this process, without Dask")
+                        help="worker processes of the LocalCluster on 127.0.0.1 (default: one per core; given, it "
+                        "also overrides $DASK_SCHEDULER_ADDRESS); 0 runs every job in this process, without Dask")
     parser.add_argument("--follow-links", action="store_true",
                         help="analyse paths that leave their SOURCE (through '..', an absolute path in a manifest, "
                         "or a symbolic link); refused by default")
@@ -54,8 +67,13 @@ def configure(parser):
                         "(default) as analyze does, and also for a job too large for a worker's memory; 0 reads "
                         "every trace whole")
     parser.add_argument("--refresh", type=float, metavar="SECONDS",
-                        help="during the run, rewrite jobs.parquet and jobs.csv from the jobs finished so far at most "
-                        "every SECONDS, the first time after that long (default 30); they are written at the end too")
+                        help="during the run, rewrite jobs.parquet and jobs.csv from the jobs finished so far every "
+                        "SECONDS, the first time after that long (default 30), or ten times as long as the last "
+                        "rewrite took when that is longer; they are written at the end too")
+    parser.add_argument("--log-every", type=float, default=LOG_SECONDS, metavar="SECONDS",
+                        help="when stderr is not a terminal (a batch log, nohup, CI): a progress line every SECONDS "
+                        "(default %(default)g), 'fleet progress: done=N total=N errors=N elapsed_s=S jobs_per_s=R "
+                        "eta_s=S', and one at the end")
     parser.add_argument("--top", type=int, default=5, metavar="N", help="worst jobs listed in the summary (default 5)")
 
 
@@ -136,7 +154,8 @@ def summary(run, top=5):
 
 
 def run(args):
-    """Run the fleet of ``args``; print the summary; return 0 (a job's error is in its row, not the exit code).
+    """Run the fleet of ``args``; print the summary; return 0 (a job's error is in its row, not the exit code), or 1
+    when the cluster failed (refused, no answer, no worker, lost), after one line on stderr.
 
     Examples
     --------
@@ -151,14 +170,21 @@ def run(args):
     (0, True)
     """
     from ..traces.cli import _block_steps
+    from .cluster import ClusterError
     from .engine import run_fleet
     from .store import REFRESH_SECONDS
 
     if args.top < 1:
         raise ValueError(f"--top must be a whole number >= 1, got {args.top}")
-    result = run_fleet(args.source, args.out, scheduler=args.scheduler, workers=args.workers,
-                       follow_links=args.follow_links, block_steps=_block_steps(args.block_steps),
-                       progress=sys.stderr.isatty(), refresh=REFRESH_SECONDS if args.refresh is None else args.refresh)
+    try:
+        result = run_fleet(args.source, args.out, scheduler=args.scheduler, scheduler_file=args.scheduler_file,
+                           workers=args.workers, follow_links=args.follow_links,
+                           block_steps=_block_steps(args.block_steps), progress="bar" if sys.stderr.isatty() else "log",
+                           refresh=REFRESH_SECONDS if args.refresh is None else args.refresh, timeout=args.timeout,
+                           log_every=args.log_every)
+    except ClusterError as exc:
+        print(f"straggle-edu fleet: error: {exc}", file=sys.stderr)
+        return 1
     print(summary(result, top=args.top))
     return 0
 

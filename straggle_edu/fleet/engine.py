@@ -14,9 +14,12 @@ Where it runs
 -------------
 ``workers=None`` (default) starts a ``distributed.LocalCluster`` on
 127.0.0.1, one single-threaded worker process per core; ``workers=N``, N of
-them; ``scheduler="tcp://HOST:PORT"`` uses a running cluster (its workers
-need straggle-edu installed and must see the traces at the same paths);
-``workers=0`` runs every job here, one after another, without Dask.
+them; ``scheduler="tcp://HOST:PORT"``, ``scheduler_file=PATH`` or
+``$DASK_SCHEDULER_ADDRESS`` use a running cluster (its workers need
+straggle-edu installed and must see the traces at the same paths; see
+:mod:`~straggle_edu.fleet.cluster` for the precedence, the ``timeout`` and
+the failures); ``workers=0`` runs every job here, one after another,
+without Dask.
 
 Small jobs share a task (up to :data:`CHUNK_JOBS` of them, so that Dask's
 cost per task, a few milliseconds, is spread), and two tasks per worker
@@ -28,23 +31,28 @@ A job larger than a worker's memory budget is cut into blocks of steps,
 analysed as the block-by-block ``analyze`` does (:data:`BYTES_PER_OP`).
 
 Errors: a job's trace that ``analyze`` refuses gets the same one-line
-message in its row's ``error``, and the fleet goes on.
+message in its row's ``error`` (led by the path when the message does not
+name the file), and the fleet goes on. A cluster that fails (lost, no
+workers) or a SIGTERM stops the run after the tables of the jobs finished;
+a task the cluster cancelled gives no row.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import math
 import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import _validate
-from ..i18n import _
 from . import _split
+from ._progress import LOG_SECONDS, progress as _progress
+from .cluster import (TIMEOUT_SECONDS, ClusterError, Terminated, Watch, check_signals, close_local, connect,
+                      local_cluster, scheduler_address)
 from .demo import demo_of
 from .figures import analysis_row, fleet_figures
 from .sources import count_jobs, expand
@@ -196,13 +204,33 @@ def job_row(path, *, block_steps="auto", done=frozenset(), split=False):
                 row.update(analysis_row(a), ops=ops, blocks=blocks)
             row["budget"] = budget.nbytes
     except _ANALYZE_ERRORS as exc:
-        row["error"] = " ".join(str(exc).split())
+        row["error"] = _named(path, exc)
+    except OSError as exc:  # a link loop, a file gone while read: the file's fault, kept like analyze's errors
+        row["error"] = _named(path, exc)
     except MemoryError:
         row.update(error="MemoryError: the job needs more memory than this worker has", cache=False)
     except Exception as exc:  # a defect, not the trace's fault: say so, keep going, retry next run
         row.update(error=f"{type(exc).__name__}: {' '.join(str(exc).split())}", cache=False)
     row["seconds"] = time.perf_counter() - t0
     return row
+
+
+def _named(path, exc):
+    """The one-line error of ``exc``, led by the trace's path unless it names the file already (pyarrow's "Parquet
+    file size is 0 bytes" does not).
+
+    Examples
+    --------
+    >>> _named("runs/a.parquet", ValueError("Parquet file size is 0 bytes"))
+    'runs/a.parquet: Parquet file size is 0 bytes'
+    >>> _named("runs/a.csv", PermissionError(13, "Permission denied", "runs/a.csv"))
+    "[Errno 13] Permission denied: 'runs/a.csv'"
+    """
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    names = {str(path), os.path.basename(str(path))}
+    if isinstance(exc, OSError) and exc.filename is not None:
+        names.add(str(exc.filename))
+    return text if any(n and n in text for n in names) else f"{path}: {text}"
 
 
 def _finish(job, row):
@@ -243,7 +271,7 @@ def _source_error(job):
     return {"error": job.error, "cache": False}
 
 
-def _serial_rows(jobs, block_steps, done, total=None):
+def _serial_rows(jobs, block_steps, done, total=None, tick=None):
     """``(job, row)`` for every job, analysed here one after another."""
     for job in jobs:
         yield job, _source_error(job) if job.error is not None else job_row(job.path, block_steps=block_steps, done=done)
@@ -293,7 +321,21 @@ def _chunks(jobs, total, threads):
         yield chunk
 
 
-def _dask_rows(client, jobs, block_steps, done, total):
+def _next_done(ac, watch, tick):
+    """The next finished task of ``ac``; meanwhile, about every 10 ms, ``watch.check()`` (a lost scheduler, no
+    workers) and ``tick()`` (the progress lines)."""
+    while not ac.has_ready():
+        watch.check()
+        tick()
+        time.sleep(0.01)
+    watch.finished()
+    fut = next(ac)
+    if fut.status == "cancelled":  # not the job's doing: the scheduler went away or dropped it; no row
+        raise watch.lost()
+    return fut
+
+
+def _dask_rows(client, jobs, block_steps, done, total, watch, tick):
     """``(job, row)`` for every job, as their tasks finish; two chunks of jobs per worker thread in flight."""
     import uuid
 
@@ -318,7 +360,7 @@ def _dask_rows(client, jobs, block_steps, done, total):
             ac.add(fut)
         if not pending:
             return
-        fut = next(ac)
+        fut = _next_done(ac, watch, tick)
         chunk = pending.pop(fut.key)
         if isinstance(chunk, tuple):  # a job's blocks, done
             yield chunk[0], _split_row(fut, chunk[1])
@@ -359,57 +401,51 @@ def _split_row(fut, row):
         fut.release()
 
 
-def _connect(scheduler, workers):
-    """A ``distributed`` client: to ``scheduler``, or to a new LocalCluster on 127.0.0.1 (one process per worker)."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise missing_dask() from None
-    if scheduler is not None:
-        return Client(scheduler, timeout="30s"), None
-    import dask
-
-    n = workers if workers is not None else (os.cpu_count() or 1)
-    # distributed gives its workers MALLOC_TRIM_THRESHOLD_=65536, which also stops glibc from raising its mmap
-    # threshold: every large array is then mapped and unmapped anew, and the 16,384-rank job spent 19 s of system
-    # time in page faults (10 s without it). The fleet's memory is short-lived arrays, which glibc's default reuses.
-    # dashboard_address=None still asks for port 8787 and warns when another cluster holds it; a free port does not.
-    # The workers' statistical profiler (a stack sample every 10 ms, for the dashboard) costs CPU the jobs need.
-    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
-                          "distributed.worker.profile.enabled": False}):
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
-    return Client(cluster), cluster
-
-
 class _Rows:
-    """Where the rows come from: this process (``workers=0``) or a cluster, closed on exit."""
+    """Where the rows come from: this process (``workers=0``), a running cluster (``address``, or the address in
+    ``scheduler_file``; :func:`~straggle_edu.fleet.cluster.connect`), or a new LocalCluster; closed on exit."""
 
-    def __init__(self, scheduler, workers):
-        self.scheduler, self.workers = scheduler, workers
+    def __init__(self, address, origin, workers, timeout, scheduler_file=None):
+        self.address, self.origin, self.workers, self.timeout = address, origin, workers, timeout
+        self.scheduler_file = scheduler_file
         self.client = self.cluster = None
 
     def __enter__(self):
-        if self.scheduler is None and self.workers == 0:
+        if self.origin is None and self.workers == 0:
             return _serial_rows
-        self.client, self.cluster = _connect(self.scheduler, self.workers)
-        return lambda jobs, block_steps, done, total: _dask_rows(self.client, jobs, block_steps, done, total)
+        if importlib.util.find_spec("distributed") is None:
+            raise missing_dask()
+        if self.origin is None:
+            self.client, self.cluster = local_cluster(self.workers)
+            self.address = self.cluster.scheduler_address
+            try:
+                check_signals()  # a Ctrl-C that distributed dropped while the cluster started
+            except BaseException:
+                self.client.close()
+                close_local(self.cluster, hurry=True)
+                raise
+        else:
+            self.client, self.address = connect(self.address, self.origin, self.timeout, self.scheduler_file)
+        watch = Watch(self.client, self.address, self.timeout)
 
-    def __exit__(self, *exc):
-        if self.client is not None:
+        def rows(jobs, block_steps, done, total, tick):
+            return _dask_rows(self.client, jobs, block_steps, done, total, watch, tick)
+
+        return rows
+
+    def __exit__(self, kind, value, tb):
+        if self.client is not None and self.client.status == "running":
             self.client.close()
+        elif self.client is not None:  # it lost its scheduler: stop its attempts to reconnect, without their traceback
+            dask_log = logging.getLogger("distributed.client")
+            level = dask_log.level
+            dask_log.setLevel(logging.CRITICAL + 1)
+            try:
+                self.client.close(timeout=2)
+            finally:
+                dask_log.setLevel(level)
         if self.cluster is not None:
-            self.cluster.close()
-
-
-def _bar(show, total):
-    if not show:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover
-        return None
-    return tqdm(total=total, unit=_("jobs"), desc=_("fleet"), file=sys.stderr, smoothing=0.05)
+            close_local(self.cluster, hurry=kind is not None)
 
 
 def _resolve(store, job, row):
@@ -420,11 +456,13 @@ def _resolve(store, job, row):
     return _finish(job, row)
 
 
-def _check(scheduler, workers, block_steps, refresh):
+def _check(scheduler, scheduler_file, workers, block_steps, refresh, timeout):
     if refresh is not None:
         _validate.nonnegative("refresh", refresh)
-    if scheduler is not None and workers is not None:
-        raise ValueError(f"workers must not be given with a scheduler (its cluster has its workers), got {workers}")
+    _validate.positive("timeout", timeout)
+    given = "scheduler" if scheduler is not None else "scheduler_file" if scheduler_file is not None else None
+    if given and workers is not None:
+        raise ValueError(f"workers must not be given with a {given} (its cluster has its workers), got {workers}")
     if workers is not None:
         _validate.whole("workers", workers, low=0)
     if block_steps not in ("auto", None):
@@ -433,8 +471,9 @@ def _check(scheduler, workers, block_steps, refresh):
         raise ValueError(f"scheduler must be an address like tcp://HOST:PORT, got {scheduler!r}")
 
 
-def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False, block_steps="auto", progress=True,
-              refresh=REFRESH_SECONDS):
+def run_fleet(sources, out, *, scheduler=None, scheduler_file=None, workers=None, follow_links=False,
+              block_steps="auto", progress=True, refresh=REFRESH_SECONDS, timeout=TIMEOUT_SECONDS,
+              log_every=LOG_SECONDS):
     """Analyse every job of ``sources`` into the folder ``out``; resume what a previous run there finished.
 
     Parameters
@@ -442,24 +481,43 @@ def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False,
     sources : iterable of str or os.PathLike
         Directories, globs, manifests, trace files (see :mod:`~straggle_edu.fleet.sources`).
     out : str or os.PathLike
-        The output folder (made when missing).
+        The output folder (made when missing, once the sources are walked and the cluster is there).
     scheduler : str, optional
         ``tcp://HOST:PORT`` of a running Dask scheduler.
+    scheduler_file : str or os.PathLike, optional
+        The JSON file a scheduler wrote (``dask scheduler --scheduler-file``); used when ``scheduler`` is not
+        given. Without either, ``$DASK_SCHEDULER_ADDRESS``, unless ``workers`` is given
+        (:func:`~straggle_edu.fleet.cluster.scheduler_address`).
     workers : int, optional
         Worker processes of the LocalCluster (default: one per core); 0 runs in this process, without Dask.
     follow_links : bool
         Analyse paths that leave their SOURCE.
     block_steps : "auto", int or None
         As ``analyze --block-steps``; ``"auto"`` also cuts a job that would not fit a worker's memory.
-    progress : bool
-        Show a progress bar (tqdm) of jobs done, with the ETA.
+    progress : bool or str
+        ``True`` (or ``"bar"``): a progress bar (tqdm) of jobs done, with the ETA; ``"log"``: a line every
+        ``log_every`` seconds (:mod:`~straggle_edu.fleet._progress`); ``False``: nothing.
     refresh : float or None
         Seconds between rewrites of ``DIR/jobs.parquet`` and ``DIR/jobs.csv`` from the jobs finished so far
         (the first one after that long; see :class:`~straggle_edu.fleet.store.Refresh`); None: at the end only.
+    timeout : float
+        Seconds for the connection to a running scheduler and the wait for its first worker, together; and how
+        long a cluster may stay without workers during the run.
+    log_every : float
+        Seconds between progress lines with ``progress="log"``.
 
     Returns
     -------
     FleetRun
+
+    Raises
+    ------
+    ValueError
+        Bad options or SOURCE, before any work and before ``out`` is made.
+    ~straggle_edu.fleet.cluster.ClusterError
+        The cluster refused, did not answer, had no worker, or was lost; the tables then hold the jobs finished.
+    ~straggle_edu.fleet.cluster.Terminated
+        SIGTERM, under :func:`~straggle_edu.fleet.cluster.terminating`; the tables then hold the jobs finished.
 
     Examples
     --------
@@ -469,24 +527,26 @@ def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False,
     >>> run.jobs, run.analysed, run.errors, round(run.figures["slowdown_quantiles"]["max"], 4)
     (1, 1, 0, 1.1796)
     """
-    _check(scheduler, workers, block_steps, refresh)
+    _check(scheduler, scheduler_file, workers, block_steps, refresh, timeout)
+    _validate.positive("log_every", log_every)
     t0 = time.perf_counter()
-    store = Store(out)
-    total = count_jobs(expand(sources, follow_links=follow_links, skip=[store.out]))
-    done = frozenset(store.done())
-    spool, counts, bar = Spool(store.out), {"analysed": 0, "cached": 0}, _bar(progress, total)
+    address, origin = scheduler_address(scheduler, scheduler_file, workers)
+    if Path(out).exists() and not Path(out).is_dir():
+        raise NotADirectoryError(f"--out must be a folder, got {str(out)!r} (a file)")
+    total = count_jobs(expand(sources, follow_links=follow_links, skip=[out]))  # creates nothing
+    counts = {"analysed": 0, "cached": 0}
+    with _Rows(address, origin, workers, timeout, scheduler_file) as rows_of:
+        store = Store(out)
+        spool, shown = Spool(store.out), _progress(progress, total, log_every)
+        try:
+            _rows(store, spool, counts, shown, rows_of, sources, follow_links, block_steps, total, refresh)
+            tables = tuple(str(p) for p in store.write_tables(spool))
+        except (ClusterError, Terminated) as exc:
+            _stopped(store, spool, exc, total)
+        except BaseException:
+            spool.close()
+            raise
     try:
-        tables_so_far = Refresh(store, spool, refresh)
-        with _Rows(scheduler, workers) as rows_of:
-            jobs = expand(sources, follow_links=follow_links, skip=[store.out])
-            for job, row in rows_of(jobs, block_steps, done, total):
-                _record(store, spool, counts, job, row)
-                tables_so_far()
-                if bar is not None:
-                    bar.update(1)
-        if bar is not None:
-            bar.close()
-        tables = tuple(str(p) for p in store.write_tables(spool))
         figures = fleet_figures(list(spool), demo=demo_of(sources))
         atomic_write(store.out / "fleet.json", json.dumps(figures, indent=1).encode())
     finally:
@@ -495,8 +555,36 @@ def run_fleet(sources, out, *, scheduler=None, workers=None, follow_links=False,
                     errors=figures["errors"], seconds=time.perf_counter() - t0, tables=tables, figures=figures)
 
 
+def _rows(store, spool, counts, shown, rows_of, sources, follow_links, block_steps, total, refresh):
+    """Analyse (or reuse) every job, keep its row, rewrite the tables now and then, show the progress."""
+    done = frozenset(store.done())
+    tables_so_far = Refresh(store, spool, refresh)
+    jobs = expand(sources, follow_links=follow_links, skip=[store.out])
+    for job, row in rows_of(jobs, block_steps, done, total, shown.tick):
+        check_signals()
+        error = _record(store, spool, counts, job, row)
+        tables_so_far()
+        shown.update(error=error)
+    shown.close()
+
+
+def _stopped(store, spool, exc, total):
+    """The cluster failed or SIGTERM came: write the tables of the jobs that finished, close, and raise again
+    (a ClusterError with what was kept added to its one line)."""
+    try:
+        written = store.write_tables(spool) if len(spool) else []
+    finally:
+        spool.close()
+    if isinstance(exc, ClusterError):
+        kept = (f"; the {len(spool)} of {total} jobs finished are in {' and '.join(map(str, written))}" if written
+                else "; no job finished")
+        raise ClusterError(f"{exc}{kept}; run the same command again to analyse the rest") from None
+    raise exc
+
+
 def _record(store, spool, counts, job, row):
-    """Keep one finished job: its part file (for resume) first, then its line in this run's rows."""
+    """Keep one finished job: its part file (for resume) first, then its line in this run's rows; return whether
+    the row holds an error."""
     resolved = _resolve(store, job, row)
     if resolved is None:  # its stored row vanished since the run began (or an older version wrote it): analyse it
         resolved = row = _finish(job, job_row(job.path))
@@ -507,3 +595,4 @@ def _record(store, spool, counts, job, row):
             store.put(resolved)
         counts["analysed"] += resolved.get("error") is None
     spool.append(clean_row(resolved))
+    return resolved.get("error") is not None

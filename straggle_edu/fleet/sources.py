@@ -191,16 +191,60 @@ def _folder_jobs(folder, entries, root, follow_links):
         path = Path(folder) / e.name
         if e.is_symlink() and not follow_links and not _inside(path, root):
             refused.append(Job(str(path), str(path), error=_refused(path, root)))
-        elif e.is_dir():
+            continue
+        try:
+            is_dir, is_file = e.is_dir(), e.is_file()
+        except OSError as exc:  # a link to itself, or a loop of links: nothing behind it can be opened
+            if _trace_name(e.name):
+                refused.append(Job(str(path), str(path), error=f"{path}: cannot be opened ({exc.strerror})"))
+            continue
+        if is_dir:
             subdirs.append(path)
-        elif e.is_file():
-            kind = trace_kind(path)
-            if kind is not None:
+        elif is_file:
+            kind, error = _kind(path)
+            if error is not None:
+                refused.append(Job(str(path), str(path), error=error))
+            elif kind is not None:
                 traces.append((path, kind))
     kinds = {kind for _, kind in traces}
     if len(kinds) == 1 and kinds <= set(PER_RANK_FILES):
         return subdirs, refused + [Job(str(folder), str(folder))]
     return subdirs, refused + [Job(str(p), str(p)) for p, _ in traces]
+
+
+# What a trace file may be called, for a path that cannot be opened to look inside (a link loop): the suffixes of
+# trace-formats.md, and the names Flight Recorder gives its dumps.
+_TRACE_SUFFIXES = (".parquet", ".pq", ".csv", ".json", ".json.gz", ".gz", ".log", ".txt", ".pkl", ".pickle")
+_TRACE_PREFIXES = ("_dump_", "rank_", "rank-", "trace")
+
+
+def _trace_name(name):
+    """Whether a file called ``name`` could be a trace (judged by its name alone).
+
+    Examples
+    --------
+    >>> _trace_name("self.parquet"), _trace_name("_dump_3"), _trace_name("notes.md")
+    (True, True, False)
+    """
+    low = name.lower()
+    return low.endswith(_TRACE_SUFFIXES) or low.startswith(_TRACE_PREFIXES)
+
+
+def _kind(path):
+    """``(trace_kind, None)``, or ``(None, error)`` for a file that cannot be read: it may be a trace, and one
+    that cannot be read is a row, never a silent gap (a layout file's trace reports it when it reads it)."""
+    try:
+        kind = trace_kind(path)
+    except OSError as exc:
+        return None, f"{path}: cannot be read ({exc.strerror})"
+    if kind is not None or Path(path).name.lower().startswith("meta"):
+        return kind, None
+    try:
+        with open(path, "rb") as f:
+            f.read(1)
+    except OSError as exc:
+        return None, f"{path}: cannot be read ({exc.strerror})"
+    return None, None
 
 
 def _glob_root(pattern):
@@ -293,6 +337,23 @@ def _manifest(path, follow_links):
             yield Job(job_id, str(full), gpus, hours)
 
 
+def _why_not(path):
+    """Why ``path`` is neither a file nor a folder: missing, a dangling link, a link loop, a FIFO or a device.
+
+    Examples
+    --------
+    >>> _why_not("no-such-dir")
+    'no such file or folder'
+    """
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return "a symbolic link to a missing path" if os.path.islink(path) else "no such file or folder"
+    except OSError as exc:
+        return f"cannot be opened: {exc.strerror}"
+    return "neither a file nor a folder (a FIFO, a socket or a device)"
+
+
 def expand(sources, *, follow_links=False, skip=()):
     """Every job of the SOURCE arguments, one at a time (see the module docstring for the rules).
 
@@ -326,7 +387,7 @@ def expand(sources, *, follow_links=False, skip=()):
             yield from _glob(str(source), follow_links, skip)
         else:
             raise ValueError(f"SOURCE must be a directory, a glob, a manifest or a trace file, got {str(source)!r} "
-                             f"(no such file or folder)")
+                             f"({_why_not(p)})")
 
 
 def count_jobs(jobs):

@@ -339,6 +339,8 @@ class Refresh:
         self.store, self.rows, self.clock = store, rows, clock
         self.every = math.inf if every is None else every
         self.due, self.written = clock() + self.every, 0
+        if every is not None:  # paid now, not in the first rewrite, whose time sets the wait after it
+            _warm_parquet()
 
     def __call__(self):
         """Rewrite the tables if a rewrite is due and rows came since the last; return whether it did."""
@@ -380,6 +382,18 @@ def _arrow_schema():
 
     kinds = {"str": pa.string(), "int": pa.int64(), "float": pa.float64()}
     return pa.schema([(name, kinds[kind]) for name, kind in COLUMNS])
+
+
+def _warm_parquet():
+    """Write an empty table to memory: the first Parquet write of a process imports pyarrow's parts and pandas
+    (about 1 s), which the final tables pay anyway."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return
+    with pq.ParquetWriter(pa.BufferOutputStream(), _arrow_schema()) as writer:
+        writer.write_table(pa.Table.from_pylist([], schema=_arrow_schema()))
 
 
 def _write_parquet(path, rows, batch=10_000):

@@ -1,0 +1,459 @@
+"""Which cluster the fleet runs on, how it connects, and how it fails: one line a platform engineer can act on.
+
+Where the scheduler's address comes from (:func:`scheduler_address`), the first that is given:
+
+1. ``--scheduler tcp://HOST:PORT`` (``scheduler=``);
+2. ``--scheduler-file PATH`` (``scheduler_file=``): the JSON file that
+   ``dask scheduler --scheduler-file``, dask-mpi and batch scripts write, its
+   ``"address"``; waited for until it appears, within the timeout;
+3. the environment variable ``DASK_SCHEDULER_ADDRESS``, unless ``--workers``
+   asks for a LocalCluster (or 0: this process) in so many words;
+4. else a new ``distributed.LocalCluster`` on 127.0.0.1.
+
+Connecting (:func:`connect`) has one budget, ``timeout`` seconds
+(``--timeout``, default :data:`TIMEOUT_SECONDS`), for the connection and the
+wait for the first worker. Each failure is a :class:`ClusterError`, one
+line that the command prints as it is (exit status 1):
+
+- a refused connection: tried again for :data:`REFUSED_SECONDS` (a
+  scheduler that is starting), then "connection refused";
+- a host that does not resolve, or that does not answer: at once, or when
+  the timeout runs out;
+- a scheduler with no worker: "0 workers on tcp://...; waiting" after
+  :data:`NOTICE_SECONDS`, again every :data:`REPEAT_SECONDS`, and the error
+  when the timeout runs out;
+- a scheduler lost during the run (:class:`Watch`): at once, with no row
+  for the jobs it was running.
+
+:func:`local_cluster` starts the LocalCluster's worker processes with
+SIGINT blocked, so that a terminal's Ctrl-C (sent to the whole process
+group) stops the fleet, which closes its cluster, instead of printing each
+worker's traceback. :func:`stopping_signals` turns SIGTERM (Slurm's ``scancel``
+and time limit, ``kill``, a container's stop) into :class:`Terminated`, so
+the fleet writes the tables of the jobs that finished before it exits, and
+makes sure neither it nor a Ctrl-C is lost (:func:`check_signals`).
+
+Dask is imported only inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+__all__ = ["ClusterError", "Terminated", "scheduler_address", "read_scheduler_file", "connect", "local_cluster",
+           "close_local", "Watch", "stopping_signals", "check_signals", "say", "TIMEOUT_SECONDS", "REFUSED_SECONDS",
+           "NOTICE_SECONDS", "REPEAT_SECONDS", "HURRY_SECONDS", "ENV_ADDRESS"]
+
+TIMEOUT_SECONDS = 60.0  # connection and the wait for the first worker, together
+REFUSED_SECONDS = 1.0  # a refused connection is tried again this long: a scheduler may be starting
+NOTICE_SECONDS = 3.0  # a wait (for a worker, a scheduler file) says so after this long
+REPEAT_SECONDS = 30.0  # and again this often
+HURRY_SECONDS = 0.5  # a LocalCluster's worker, on Ctrl-C or SIGTERM, stops within this or is terminated
+LOCAL_START_SECONDS = 300.0  # a LocalCluster's workers start within this (about 2 s on 2 idle cores)
+ENV_ADDRESS = "DASK_SCHEDULER_ADDRESS"
+_POLL = 0.25
+
+
+class ClusterError(RuntimeError):
+    """The cluster failed: refused, unreachable, no worker, lost. Its text is one line naming the address.
+
+    Examples
+    --------
+    >>> str(ClusterError("0 workers on tcp://10.0.0.5:8786 after 60 s (--timeout)"))
+    '0 workers on tcp://10.0.0.5:8786 after 60 s (--timeout)'
+    """
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (:func:`stopping_signals`). A BaseException, like KeyboardInterrupt: no ``except Exception``
+    that keeps a job's error as its row swallows it."""
+
+
+def say(text):
+    """Print one status line on stderr at once (the progress bar's stream; stdout holds the results)."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def _seconds(x):
+    return f"{x:g}"
+
+
+def scheduler_address(scheduler=None, scheduler_file=None, workers=None, environ=None):
+    """``(address or None, where it came from)``, by the precedence of the module docstring.
+
+    With ``scheduler_file`` the address is read later (:func:`read_scheduler_file`): the address is None and the
+    origin names the file. ``(None, None)``: a LocalCluster (or this process, ``workers=0``).
+
+    Examples
+    --------
+    >>> scheduler_address("tcp://a:8786", "f.json", environ={"DASK_SCHEDULER_ADDRESS": "tcp://c:8786"})
+    ('tcp://a:8786', '--scheduler')
+    >>> scheduler_address(None, "f.json", environ={"DASK_SCHEDULER_ADDRESS": "tcp://c:8786"})
+    (None, '--scheduler-file f.json')
+    >>> scheduler_address(environ={"DASK_SCHEDULER_ADDRESS": "tcp://c:8786"})
+    ('tcp://c:8786', 'DASK_SCHEDULER_ADDRESS')
+    >>> scheduler_address(workers=2, environ={"DASK_SCHEDULER_ADDRESS": "tcp://c:8786"})
+    (None, None)
+    """
+    environ = os.environ if environ is None else environ
+    if scheduler is not None:
+        return str(scheduler), "--scheduler"
+    if scheduler_file is not None:
+        return None, f"--scheduler-file {scheduler_file}"
+    env = environ.get(ENV_ADDRESS, "").strip()
+    if env and workers is None:
+        return env, ENV_ADDRESS
+    return None, None
+
+
+def read_scheduler_file(path, deadline, timeout):
+    """The ``"address"`` in the scheduler file ``path``; waits for the file until ``deadline`` (``time.monotonic``).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, time
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "scheduler.json"
+    >>> _ = p.write_text('{"type": "Scheduler", "address": "tcp://10.0.0.5:8786"}')
+    >>> read_scheduler_file(p, time.monotonic() + 1, 1)
+    'tcp://10.0.0.5:8786'
+    """
+    p = Path(path)
+    _wait(p.exists, deadline, lambda waited: f"waiting for the scheduler file {p} ({waited:.0f} s of "
+                                             f"{_seconds(timeout)}, --timeout)",
+          f"the scheduler file {p} did not appear within {_seconds(timeout)} s (--timeout); start the scheduler with: "
+          f"dask scheduler --scheduler-file {p}")
+    for _ in range(40):  # half written as it is read: a moment later it is whole
+        try:
+            info = json.loads(p.read_text(encoding="utf-8"))
+            break
+        except ValueError:
+            info = None
+            time.sleep(0.05)
+        except OSError as exc:
+            raise ValueError(f"--scheduler-file {p}: cannot be read ({exc.strerror})") from None
+    address = info.get("address") if isinstance(info, dict) else None
+    if isinstance(address, str) and address:
+        return address
+    raise ValueError(f"--scheduler-file {p} must be JSON with an \"address\" (as 'dask scheduler --scheduler-file' "
+                     f"writes it), got {p.read_text(encoding='utf-8', errors='replace')[:80]!r}")
+
+
+def _host_port(address):
+    """``(host, port)`` of a tcp/tls/ws/wss address (Dask's default port 8786), or None for another scheme."""
+    parts = urlsplit(address)
+    if parts.scheme not in ("tcp", "tls", "ws", "wss") or not parts.hostname:
+        return None
+    try:
+        return parts.hostname, parts.port or 8786
+    except ValueError:
+        raise ValueError(f"scheduler must be an address like tcp://HOST:PORT, got {address!r}") from None
+
+
+def _try_connect(host, port, seconds):
+    """``None`` when a TCP connection to ``host:port`` opens, else the exception; in a thread of its own, so that a
+    slow name lookup cannot outlast the deadline."""
+    box = {}
+
+    def attempt():
+        try:
+            socket.create_connection((host, port), timeout=max(0.05, seconds)).close()
+            box["error"] = None
+        except OSError as exc:
+            box["error"] = exc
+
+    worker = threading.Thread(target=attempt, daemon=True, name="straggle-edu fleet: scheduler probe")
+    worker.start()
+    worker.join(seconds)
+    return box.get("error", TimeoutError())
+
+
+def _probe(address, deadline, timeout, shown):
+    """Open and close a TCP connection to the scheduler: a refused, unresolvable or silent address fails here, in
+    one line, instead of in Dask's retries and traceback. ``shown``: the address as the messages name it."""
+    target = _host_port(address)
+    if target is None:
+        return
+    host, port = target
+    refused_until = min(deadline, time.monotonic() + REFUSED_SECONDS)
+    while True:
+        error = _try_connect(host, port, deadline - time.monotonic())
+        if error is None:
+            return
+        if isinstance(error, ConnectionRefusedError):
+            if time.monotonic() < refused_until:
+                time.sleep(_POLL)
+                continue
+            raise ClusterError(f"cannot connect to the scheduler {shown}: connection refused (nothing listens on "
+                               f"{host}:{port}; is 'dask scheduler' running there?)")
+        if isinstance(error, socket.gaierror):
+            raise ClusterError(f"cannot connect to the scheduler {shown}: the host {host!r} does not resolve "
+                               f"({error.strerror})")
+        if isinstance(error, (TimeoutError, socket.timeout)):
+            raise ClusterError(f"no answer from the scheduler {shown} within {_seconds(timeout)} s (--timeout): "
+                               f"the host is unreachable, or a firewall drops the connection")
+        raise ClusterError(f"cannot connect to the scheduler {shown}: {error.strerror or error}")
+
+
+def _one_line(exc):
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def connect(address, origin, timeout=TIMEOUT_SECONDS, scheduler_file=None):
+    """``(client, shown)``: a ``distributed.Client`` of the running scheduler at ``address`` (or in
+    ``scheduler_file``), with at least one worker, and the address as messages name it (with its origin, unless
+    ``--scheduler``); :class:`ClusterError` when that is not so within ``timeout`` seconds."""
+    from distributed import Client
+
+    deadline = time.monotonic() + timeout
+    if address is None:
+        address = read_scheduler_file(scheduler_file, deadline, timeout)
+    if not address.startswith(("tcp://", "tls://", "inproc://", "ws://", "wss://")):
+        raise ValueError(f"scheduler must be an address like tcp://HOST:PORT, got {address!r} (from {origin})")
+    shown = address if origin == "--scheduler" else f"{address} (from {origin})"
+    _probe(address, deadline, timeout, shown)
+    client = _client(Client, address, deadline, timeout, shown)
+    try:
+        workers = _wait_for_workers(client, address, shown, deadline, timeout)
+    except BaseException:
+        client.close()
+        raise
+    say(f"fleet: on the scheduler {shown}, {workers} worker{'' if workers == 1 else 's'}")
+    return client, shown
+
+
+def _client(Client, address, deadline, timeout, shown):
+    """``Client(address)``, made in a thread of its own and waited for until ``deadline``: a server that accepts
+    the connection and never speaks Dask's protocol holds ``Client()`` past its own timeout."""
+    box = {}
+
+    def make():
+        try:
+            box["client"] = Client(address, timeout=max(1.0, deadline - time.monotonic()))
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    maker = threading.Thread(target=make, daemon=True, name="straggle-edu fleet: client")
+    maker.start()
+    while maker.is_alive() and time.monotonic() < deadline + 1:
+        maker.join(0.1)
+    if "client" in box:
+        return box["client"]
+    error = box.get("error")
+    if error is not None and not isinstance(error, (OSError, TimeoutError)):
+        raise error
+    why = "no answer in Dask's protocol" if error is None else _one_line(error)
+    raise ClusterError(f"no answer from the scheduler {shown} within {_seconds(timeout)} s (--timeout): {why}")
+
+
+def _workers(client, address):
+    try:
+        return len(client.nthreads())
+    except Exception as exc:  # the scheduler went away while we asked
+        raise ClusterError(f"lost the scheduler {address}: {_one_line(exc)}") from None
+
+
+def _wait_for_workers(client, address, shown, deadline, timeout):
+    """The number of workers, once there is one."""
+    return _wait(lambda: _workers(client, shown), deadline,
+                 lambda waited: f"0 workers on {shown}; waiting ({waited:.0f} s of {_seconds(timeout)}, --timeout)",
+                 f"0 workers on {shown} after {_seconds(timeout)} s (--timeout); start some with: dask worker {address}")
+
+
+def _wait(ready, deadline, waiting, failed):
+    """``ready()``'s first true value, asked every :data:`_POLL` s; the line ``waiting(seconds so far)`` after
+    :data:`NOTICE_SECONDS` and every :data:`REPEAT_SECONDS`; ClusterError(``failed``) at the deadline."""
+    start = time.monotonic()
+    notice = start + NOTICE_SECONDS
+    while not (value := ready()):
+        check_signals()
+        now = time.monotonic()
+        if now >= deadline:
+            raise ClusterError(failed)
+        if now >= notice:
+            say(waiting(now - start))
+            notice = now + REPEAT_SECONDS
+        time.sleep(min(_POLL, deadline - now))
+    return value
+
+
+@contextlib.contextmanager
+def _threads_block_sigint():
+    """The threads started inside the block, and the processes they spawn, block SIGINT for life.
+
+    A signal mask is kept by the threads a thread starts and across fork and
+    exec, so the LocalCluster's loop thread, the threads that spawn its
+    worker processes (a worker the nanny restarts too), and those processes
+    never receive SIGINT. The resource tracker is started first: starting it
+    unblocks SIGINT in the thread that does. This thread gets its mask back
+    after the block; a Ctrl-C meanwhile still reaches it through its other
+    threads (Python runs the handler in the main thread).
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover (Windows)
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def local_cluster(workers):
+    """``(client, cluster)``: a ``distributed.LocalCluster`` on 127.0.0.1 with one single-threaded worker process
+    per core (or ``workers``), no dashboard beyond 127.0.0.1, its workers started; its processes block SIGINT
+    (the fleet closes them). Interrupted while it starts, it is closed at once."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    # distributed gives its workers MALLOC_TRIM_THRESHOLD_=65536, which also stops glibc from raising its mmap
+    # threshold: every large array is then mapped and unmapped anew, and the 16,384-rank job spent 19 s of system
+    # time in page faults (10 s without it). The fleet's memory is short-lived arrays, which glibc's default reuses.
+    # dashboard_address=None still asks for port 8787 and warns when another cluster holds it; a free port does not.
+    # The workers' statistical profiler (a stack sample every 10 ms, for the dashboard) costs CPU the jobs need.
+    with _threads_block_sigint(), dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+                                                   "distributed.worker.profile.enabled": False}):
+        cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
+    client = None
+    try:  # the workers are spawned by the cluster's loop thread, which blocks SIGINT
+        client = Client(cluster)
+        cluster.scale(n)
+        client.wait_for_workers(n, timeout=LOCAL_START_SECONDS)
+    except BaseException as exc:
+        if client is not None:
+            client.close()
+        close_local(cluster, hurry=True)
+        if isinstance(exc, (TimeoutError, OSError)):
+            raise ClusterError(f"the LocalCluster's {n} worker processes did not start within "
+                               f"{_seconds(LOCAL_START_SECONDS)} s") from None
+        raise
+    return client, cluster
+
+
+def close_local(cluster, hurry=False):
+    """Close a LocalCluster of :func:`local_cluster`. ``hurry`` (Ctrl-C, SIGTERM, a failure): each worker gets
+    :data:`HURRY_SECONDS` to stop, then SIGTERM, since a running task cannot be interrupted; a worker left to
+    finish its task would hold the exit for seconds."""
+    import asyncio
+
+    if hurry:
+        async def stop_workers():
+            await asyncio.gather(*(w.close(timeout=HURRY_SECONDS) for w in list(cluster.workers.values())),
+                                 return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            cluster.sync(stop_workers)
+    cluster.close()
+
+
+class Watch:
+    """Checks, while the fleet waits for its tasks, that the scheduler is there and has workers.
+
+    ``check()`` raises :class:`ClusterError` at once when the client lost its
+    scheduler; when no task has finished for :data:`NOTICE_SECONDS` and the
+    scheduler has 0 workers, it says so, and raises once ``timeout`` seconds
+    have passed without a worker. ``finished()`` is called when a task ends.
+    """
+
+    def __init__(self, client, address, timeout=TIMEOUT_SECONDS, *, clock=time.monotonic):
+        self.client, self.address, self.timeout, self.clock = client, address, timeout, clock
+        self.last = self.asked = clock()
+        self.empty_since = self.notice = None
+
+    def finished(self):
+        self.last = self.clock()
+        self.empty_since = None
+
+    def lost(self, what="the fleet's tasks"):
+        """The error for a task that was cancelled: the scheduler is gone, or it dropped ``what``."""
+        if getattr(self.client, "status", "running") != "running":
+            return ClusterError(f"lost the connection to the scheduler {self.address}; {what} were not finished")
+        return ClusterError(f"the scheduler {self.address} cancelled {what} (was it restarted, or the tasks "
+                            f"cancelled by another client?)")
+
+    def check(self):
+        check_signals()
+        if getattr(self.client, "status", "running") != "running":
+            raise self.lost()
+        now = self.clock()
+        if now - self.last < NOTICE_SECONDS or now - self.asked < 1.0:
+            return
+        self.asked = now
+        if _workers(self.client, self.address):
+            self.empty_since = None
+            return
+        if self.empty_since is None:
+            self.empty_since, self.notice = now, now
+        if now - self.empty_since >= self.timeout:
+            raise ClusterError(f"0 workers on {self.address} for {_seconds(self.timeout)} s (--timeout); the jobs "
+                               f"left were not analysed")
+        if now >= self.notice:
+            say(f"0 workers on {self.address}; waiting ({now - self.empty_since:.0f} s of "
+                f"{_seconds(self.timeout)}, --timeout)")
+            self.notice = now + REPEAT_SECONDS
+
+
+_CAUGHT = []  # the stop signals caught inside stopping_signals(), as the exceptions they raise
+
+
+@contextlib.contextmanager
+def stopping_signals():
+    """Inside the block (in the main thread), SIGINT raises KeyboardInterrupt and SIGTERM :class:`Terminated`
+    (once: a second SIGTERM ends the process as the default does), and :func:`check_signals` raises them again.
+
+    Python runs a signal's handler wherever the main thread is, also inside
+    a garbage-collection callback (distributed's GC diagnosis has one) or a
+    ``__del__``, where an exception is printed as "Exception ignored in ..."
+    and dropped: Ctrl-C would print a traceback and the fleet go on. So the
+    exceptions are remembered, such a print is left out, and the fleet's
+    loops call :func:`check_signals`.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_int(signum, frame):
+        _CAUGHT.append(KeyboardInterrupt)
+        raise KeyboardInterrupt
+
+    def on_term(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _CAUGHT.append(Terminated)
+        raise Terminated()
+
+    def unraisable(info):
+        if not (isinstance(info.exc_type, type) and issubclass(info.exc_type, (KeyboardInterrupt, Terminated))):
+            hook(info)
+
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_int),
+                signal.SIGTERM: signal.signal(signal.SIGTERM, on_term)}
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable
+    _CAUGHT.clear()
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        sys.unraisablehook = hook
+        _CAUGHT.clear()
+
+
+def check_signals():
+    """Raise the exception of a stop signal caught in :func:`stopping_signals` (again: where it was raised, it may
+    have been dropped). Nothing when none came."""
+    if _CAUGHT:
+        raise _CAUGHT[0]()
