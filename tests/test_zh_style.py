@@ -45,6 +45,7 @@ ALLOWED = {
     "独立任务": "task, not job: the restaurant's 独立任务看平均 (the article)",
     "每个任务": "task, not job: 08's workers each run 1,000 tasks",
     "1,000 个任务": "task, not job: the same tasks (08, claim 12)",
+    "1000 个任务": "task, not job: the same tasks, as the rule for numbers writes them (08, claim 12)",
     "一组任务": "task: the makespan of a set of tasks",
     "备用任务": "task: MapReduce's backup tasks (07b)",
     "期待的最大值随节点数往上涨": "a verbatim quote of the article (08, claim 4)",

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._validate import require, whole
 from ..charts.cost import bill_chart, delay_framings_chart, lost_dollars_chart, lost_fraction_chart, milestones_chart
-from ..i18n import N_, _, format_count, format_money
+from ..i18n import N_, _, fill, format_count, format_money
 from ..math.cost import cost_of_stragglers
 from ..math.delay import planned_delay
 from ..models.cluster import Cluster
@@ -99,9 +99,9 @@ def cost_explorer(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0
 
     def readout(change=None):
         b = ex.bill()
-        ex.readout.value = _("<b>{lost}</b> GPU-hours lost of {total} · <b>{usd}</b> · a run that held {days:g} days "
-                             "waited {delay:.2f} of them · a run planned at {days:g} days ends <b>{late:.2f}</b> days "
-                             "late").format(lost=format_count(round(b.gpu_hours_lost)), total=format_count(round(b.gpu_hours)),
+        ex.readout.value = fill(_("<b>{lost}</b> GPU-hours lost of {total} · <b>{usd}</b> · a run that held {days:g} days "
+                                  "waited {delay:.2f} of them · a run planned at {days:g} days ends <b>{late:.2f}</b> days "
+                                  "late"), lost=format_count(round(b.gpu_hours_lost)), total=format_count(round(b.gpu_hours)),
                                             usd=format_money(round(b.usd_lost)), days=b.days, delay=b.days_delay,
                                             late=planned_delay(b.days, b.lost_fraction))
 
@@ -208,7 +208,7 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
         if values is None:
             mean, whose = step_time().mean(), _("mean worker")
         else:
-            mean, whose = values.mean(), _("mean of your {count}").format(count=format_count(values.size))
+            mean, whose = values.mean(), fill(_("mean of your {count}"), count=format_count(values.size))
         ex.charts["bill"].params.lost_fraction = row["lost"]
         ex.readout.value = _("lost fraction <b>{lost:.2%}</b> = (E[slowest] {slowest:.4f} s − {whose} {mean:.4f} s) / "
                              "E[step] {step:.4f} s").format(lost=row["lost"], slowest=row["slowest"], whose=whose,

@@ -143,16 +143,16 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
         mc = sample_max(d, m, c["size"].value, rng=c["seed"].value).mean()
         gumbel = float(d.mean()) if m == 1 else gumbel_max_approx(d, m)
         z = (exact - 1.0) / c["jitter"].value
-        ex.readout.value = _("slowest of {n}: exact <b>{exact:.4f} s</b> (mean + <b>{z:.2f} σ</b>) · Monte Carlo "
-                             "{mc:.4f} s · Gumbel {gumbel:.4f} s · mean + σ√(2 ln n) {bound:.4f} s").format(
+        ex.readout.value = fill(_("slowest of {n}: exact <b>{exact:.4f} s</b> (mean + <b>{z:.2f} σ</b>) · Monte Carlo "
+                                  "{mc:.4f} s · Gumbel {gumbel:.4f} s · mean + σ√(2 ln n) {bound:.4f} s"),
             n=format_int(m), exact=exact, z=z, mc=mc, gumbel=gumbel, bound=1.0 + c["jitter"].value * sqrt_2_ln_n(m))
 
     def your_readout(values, m):
         g = ex.growth
         i = int(np.argmin(np.abs(g.n - m)))
-        ex.readout.value = _("your {count} step times, slowest of {n}: resampled <b>{exact:.4f} s</b> · Monte Carlo "
-                             "{mc:.4f} s · normal fit: Gumbel {gumbel:.4f} s · your largest <b>{largest:.4f} s</b>: "
-                             "resampling never goes past it, the fitted lines do").format(
+        ex.readout.value = fill(_("your {count} step times, slowest of {n}: resampled <b>{exact:.4f} s</b> · Monte Carlo "
+                                  "{mc:.4f} s · normal fit: Gumbel {gumbel:.4f} s · your largest <b>{largest:.4f} s</b>: "
+                                  "resampling never goes past it, the fitted lines do"),
             count=format_count(values.size), n=format_int(g.n[i]), exact=g.exact[i], mc=g.monte_carlo[i],
             gumbel=g.gumbel[i], largest=values.max())
 
@@ -216,8 +216,8 @@ def max_histogram_explorer(shape="normal", jitter=0.1, n=256, size=20_000, seed=
     def readout(change=None):
         h, m = ex.hist, c["n"].value
         i = ns.index(m)
-        ex.readout.value = _("slowest of {n}: mean <b>{mean:.3f} s</b> (exact E[max] {exact:.3f} s) · spread σ "
-                             "<b>{std:.3f} s</b>, {share:.0%} of one worker's").format(
+        ex.readout.value = fill(_("slowest of {n}: mean <b>{mean:.3f} s</b> (exact E[max] {exact:.3f} s) · spread σ "
+                                  "<b>{std:.3f} s</b>, {share:.0%} of one worker's"),
             n=format_int(m), mean=h.mean[i], exact=expected_max(dist(), m), std=h.std[i], share=h.std[i] / h.std[0])
 
     def redraw(change=None):

@@ -73,8 +73,8 @@ def tail_explorer(p=0.01, n=100, target=0.5):
     def update(change=None):
         c = ex.controls
         p_, m, level = c["p"].value, _workers(c["n"].value), c["target"].value
-        readout.value = _("P(at least one slow) = <b>{p_any:.1%}</b> at n = {n} · {level:.0%} at <b>{until}</b> "
-                          "workers").format(p_any=p_any_slow(p_, m), n=format_int(m), level=level,
+        readout.value = fill(_("P(at least one slow) = <b>{p_any:.1%}</b> at n = {n} · {level:.0%} at <b>{until}</b> "
+                               "workers"), p_any=p_any_slow(p_, m), n=format_int(m), level=level,
                                             until=format_int(workers_until(p_, level)))
 
     return ex.on_change(update)

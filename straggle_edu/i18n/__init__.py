@@ -340,7 +340,8 @@ class _Formatter(string.Formatter):
 _FORMATTER = _Formatter()
 # A space the template puts before a Chinese word goes where what precedes it is Chinese too: a number that ends
 # in 万 or 亿 (17万卡时), a translated name filled in ({optype} 的 -> 梯度裁剪的).
-_CJK_SPACE = re.compile(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])")
+# An HTML tag between them does not count (<b>6.9315万</b> 个 worker).
+_CJK_SPACE = re.compile(r"([\u4e00-\u9fff](?:</?\w+>)*) (?=(?:</?\w+>)*[\u4e00-\u9fff])")
 
 
 def fill(template, /, **values):
@@ -357,11 +358,13 @@ def fill(template, /, **values):
     --------
     >>> set_language("zh"); fill("{n:,} 块卡，{h:,.0f} 卡时，第 {step} 步", n=4096, h=983_040.0, step=12345)
     '4096 块卡，98.304万卡时，第 12345 步'
+    >>> fill("<b>{n}</b> 个 worker", n="1.2万")
+    '<b>1.2万</b>个 worker'
     >>> set_language("en"); fill("{n:,} GPUs, {h:,.0f} GPU-hours", n=4096, h=983_040.0)
     '4,096 GPUs, 983,040 GPU-hours'
     """
     text = _FORMATTER.vformat(template, (), values)
-    return _CJK_SPACE.sub("", text) if get_language() == "zh" else text
+    return _CJK_SPACE.sub(r"\1", text) if get_language() == "zh" else text
 
 
 def join_list(items):
