@@ -253,3 +253,15 @@ def test_the_ops_table_header_is_chinese():
     assert head.split() == ["op", "类型", "mb", "开始（s）", "时长（s）"]
     # the columns stay aligned: a CJK character takes two terminal columns
     assert len(head) + sum(ord(c) >= 0x1100 for c in head) == len(first)
+
+
+def test_the_fleet_progress_bar_reads_as_chinese(capsys):
+    # S5: 「集群: 100%」 with a half-width colon and 「37.81个作业/s」
+    from straggle_edu.fleet._progress import _Bar
+
+    bar = _Bar(2)
+    bar.update()
+    bar.update()
+    bar.close()
+    err = capsys.readouterr().err
+    assert "作业集：100%" in err and " 个作业/s]" in err and "作业集: " not in err
