@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 from .._validate import require, whole
 from ..i18n import N_, _, fill, format_count_exact, get_language
+from ._shown import _show, _t
 
 __all__ = ["VERDICTS", "ClaimCheck", "VerdictTable", "verdict_from_readings", "verdict_table"]
 
@@ -58,11 +59,6 @@ def verdict_from_readings(readings):
     if all(values):
         return "right"
     return "right but loose" if any(values) else "wrong"
-
-
-def _t(text):
-    """``text`` translated, when it is a non-empty string (``_("")`` would give the catalog's header)."""
-    return _(text) if isinstance(text, str) and text else text
 
 
 def _text(template, values=None):
@@ -92,8 +88,6 @@ def _fmt(x):
     ('4,096', '$196,608')
     """
     if isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], str):
-        from .claims import _show  # claims imports this module
-
         return _show(x[0], x[1])
     if isinstance(x, bool):
         return _("yes") if x else _("no")

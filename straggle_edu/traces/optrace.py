@@ -582,9 +582,9 @@ def _check_duplicates(shown, dp, stage, step, step_codes, code, seq, rows):
                        f"(rows {rows[min(a, b)]} and {rows[max(a, b)]})")
 
 
-def _cjk(text):
-    """How many wide (CJK) characters ``text`` holds: each takes two terminal columns."""
-    return sum(ord(ch) >= 0x1100 for ch in text)
+def _columns(text):
+    """The terminal columns ``text`` takes: two for a wide (CJK) character."""
+    return len(text) + sum(ord(ch) >= 0x1100 for ch in text)
 
 
 def ops_table(trace, dp_rank, stage, step, rows=10):
@@ -603,11 +603,10 @@ def ops_table(trace, dp_rank, stage, step, rows=10):
     if len(ops["step"]) == 0:
         raise ValueError(f"no ops for worker (dp_rank {dp_rank}, stage {stage}) in step {step}")
     t0 = trace.start_ts[trace.step == step].min()
-    from .cli import _pad  # the header in the reader's language: a CJK character takes two columns
-
-    start, duration = _("start (s)"), _("duration (s)")
-    lines = [_pad(_("optype"), 28) + "  mb" + _pad("", 13 - len(start) - _cjk(start)) + start
-             + _pad("", 16 - len(duration) - _cjk(duration)) + duration]
+    # the header in the reader's language: a CJK character takes two terminal columns
+    optype, start, duration = _("optype"), _("start (s)"), _("duration (s)")
+    lines = [optype + " " * (28 - _columns(optype)) + "  mb" + " " * (13 - _columns(start)) + start
+             + " " * (16 - _columns(duration)) + duration]
     for i in range(min(rows, len(ops["step"]))):
         lines.append(f"{ops['optype'][i]:<28}{int(ops['mb_id'][i]):>4}{ops['start_ts'][i] - t0:>13.6f}"
                      f"{ops['duration'][i]:>16.6f}")
