@@ -104,6 +104,22 @@ def test_collective_tell_chart_marks_the_culprit():
     assert rows[1]["ms"] == pytest.approx(54.0)
 
 
+def test_collective_tell_chart_names_its_statistic():
+    from straggle_edu.charts.debug_job import collective_tell_chart
+
+    median = collective_tell_chart({0: 0.008, 3: 0.0065}, culprit=3, by="stage", stat="median").to_dict()
+    assert median["encoding"]["x"]["title"].startswith("median recorded collective")
+    with pytest.raises(ValueError, match="stat must be 'mean' or 'median', got 'max'"):
+        collective_tell_chart({0: 0.008}, stat="max")
+
+
+def test_worker_ops_chart_calls_non_communicating_ops_local_ops(slow):
+    # "local" alone is 11's local-SGD scheme in the catalog; here it is an op that does not communicate
+    ops = worker_timeline(slow, 0, 0, int(slow.steps[0]))
+    kinds = {r["kind"] for r in data_of(worker_ops_chart(ops, long_factor=1e9).to_dict())}
+    assert "local op" in kinds and "local" not in kinds
+
+
 def test_collective_tell_chart_empty():
     from straggle_edu.charts.debug_job import collective_tell_chart
 

@@ -28,7 +28,8 @@ from straggle_edu.charts._data import rows_of
 from straggle_edu.charts.barrier_lab import fixed_work_chart
 from straggle_edu.i18n import FONT, _, set_language
 from straggle_edu.models.hedging import tail_at_scale_latency
-from straggle_edu.models.max_growth import normal_max_sigmas
+from straggle_edu.models.max_growth import normal_max_sigmas, step_time_dist
+from straggle_edu.models.step_draws import draw_steps
 from straggle_edu.traces.synthetic import cause_gallery
 
 # Words that stay as they are in a Chinese chart: symbols, units, proper names
@@ -250,6 +251,8 @@ BUILDERS = {
     "max_histograms_chart": lambda: charts.max_histograms_chart(_hist()),
     "max_vs_one_chart": lambda: charts.max_vs_one_chart(_hist(), n=64),
     "speedup_chart": lambda: charts.speedup_chart(np.array([1, 2, 4]), normal_max_sigmas(np.array([1, 2, 4, 2, 4, 8])), n_mark=2),
+    "step_draws_chart": lambda: charts.step_draws_chart(draw_steps(step_time_dist("normal", 1.0, 0.1), 64, 5, bins=10, rng=0), k=3),
+    "bill_sentence_chart": lambda: charts.bill_sentence_chart(),
     "slow_card_chart": lambda: charts.slow_card_chart(
         [{"n": n, "jitter": j, "job_slowdown": 0.05 / (1 + 10 * j * n)} for n in (1, 2) for j in (0.0, 0.02)], n_mark=2),
     "independence_chart": lambda: charts.independence_chart(

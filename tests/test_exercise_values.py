@@ -105,7 +105,9 @@ def _output_text(cell):
 
 
 def _exercise_modules(sources):
-    """``{name: module}`` for every ``from straggle_edu.exercises.<topic> import ...`` in the code."""
+    """``{name: module}`` for every ``from straggle_edu.exercises.<topic> import ...`` in the code, and for every
+    module imported whole, ``from straggle_edu.exercises import <topic>`` (an appendix poses several notebooks'
+    exercises as ``<topic>.qN``): ``{"<topic>.": "straggle_edu.exercises.<topic>"}``."""
     found = {}
     for source in sources:
         try:
@@ -115,7 +117,29 @@ def _exercise_modules(sources):
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("straggle_edu.exercises."):
                 found.update({a.asname or a.name: node.module for a in node.names})
+            elif isinstance(node, ast.ImportFrom) and node.module == "straggle_edu.exercises":
+                found.update({f"{a.asname or a.name}.": f"straggle_edu.exercises.{a.name}" for a in node.names
+                              if a.name != "____"})
     return found
+
+
+def qualified_posed_at(cells, modules):
+    """``{(module, qN): index of the code cell that checks it}`` for exercises checked as ``<topic>.qN.check(``.
+
+    Examples
+    --------
+    >>> qualified_posed_at([{"cell_type": "code", "source": "tail.q3.check(____)\\ncost.q3.check(____)"}],
+    ...                    {"tail.": "straggle_edu.exercises.tail", "cost.": "straggle_edu.exercises.cost"})
+    {('straggle_edu.exercises.tail', 'q3'): 0, ('straggle_edu.exercises.cost', 'q3'): 0}
+    """
+    first = {}
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        for alias, name in re.findall(r"\b(\w+)\.(q\d+)\.check\(", "".join(cell["source"])):
+            if f"{alias}." in modules:
+                first.setdefault((modules[f"{alias}."], name), i)
+    return first
 
 
 def posed_at(cells):
@@ -160,19 +184,21 @@ def test_no_answer_above_its_question(path):
 
     raw = json.loads(path.read_text(encoding="utf-8"))["cells"]
     modules = _exercise_modules("".join(c["source"]) for c in raw if c["cell_type"] == "code")
-    posed = {name: i for name, i in posed_at(raw).items() if name in modules}
+    posed = {(modules[name], name): i for name, i in posed_at(raw).items() if name in modules}
+    posed.update(qualified_posed_at(raw, modules))
     if not posed:
         pytest.skip(f"{path.name} poses no exercise")
     cells = _executed(path)
     found = []
-    for name, index in sorted(posed.items(), key=lambda kv: kv[1]):
-        answer = _checkable(getattr(importlib.import_module(modules[name]), name).expected())
+    for (module, name), index in sorted(posed.items(), key=lambda kv: kv[1]):
+        answer = _checkable(getattr(importlib.import_module(module), name).expected())
         if answer is None:
             continue
         for i in range(index):
             shown = gives_away(_output_text(cells[i]), answer)
             if shown:
-                found.append(f"{name} (answer {answer:.6g}, posed in cell {index}) appears in cell {i}'s output as {shown}")
+                found.append(f"{module.rsplit('.', 1)[-1]} {name} (answer {answer:.6g}, posed in cell {index}) appears in "
+                             f"cell {i}'s output as {shown}")
     assert not found, f"{path.name}: exercise answers printed above their questions:\n" + "\n".join(found)
 
 
@@ -485,14 +511,15 @@ def test_no_exercise_copies_a_worked_example(path):
 
     raw = json.loads(path.read_text(encoding="utf-8"))["cells"]
     modules = _exercise_modules("".join(c["source"]) for c in raw if c["cell_type"] == "code")
-    posed = {name: i for name, i in posed_at(raw).items() if name in modules}
+    posed = {(modules[name], name): i for name, i in posed_at(raw).items() if name in modules}
+    posed.update(qualified_posed_at(raw, modules))
     if not posed:
         pytest.skip(f"{path.name} poses no exercise")
     cells = _executed(path)
     found = []
-    for name, index in sorted(posed.items(), key=lambda kv: kv[1]):
+    for (module, name), index in sorted(posed.items(), key=lambda kv: kv[1]):
         found += [f"{name} (posed in cell {index}): the same data: {m}" for m in same_data_above(cells, index)]
-        answer = _numeric(getattr(importlib.import_module(modules[name]), name).expected())
+        answer = _numeric(getattr(importlib.import_module(module), name).expected())
         if answer is not None:
             found += [f"{name} (answer {answer:g}, posed in cell {index}) is answered by {m}"
                       for m in answered_by_a_check(cells, index, answer)]

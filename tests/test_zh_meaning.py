@@ -96,17 +96,20 @@ LABELS = {
     "next experiment on the same GPUs": "同一批卡上的下一轮实验",
     # 07's split of the layers: DP is data parallel everywhere else
     "linear-partition DP": "线性划分（动态规划）",
+    # 01's counter is the bar the twin's prose sits at (吧台), not a service window (窗口, the zh review's M4)
+    "average wait at a counter (min)": "坐吧台的平均等待（分钟）",
+    # the jitter at which the slow card is the slowest on half the steps: 领先 (runs ahead) said it backwards (M3)
+    "jitter where the slow card is the slowest on half the steps, 4096 GPUs": "慢卡恰在一半的步里最慢时的抖动，4096 块卡",
+    # 04's milestones: the run is deployed (部署, as the prose and the chart say), and what waits for it is a 环节;
+    # 阶段 is a pipeline stage (the review's T7)
+    "deployment, planned end (day)": "部署，计划结束（第几天）",
+    "what waits": "环节",
+    # one name for the Pareto tail in the prose, the menu and the charts (the review's T8)
+    "pareto": "帕累托",
     # the zh review of 2026-12-05 (issue 26 §7)
     # M2: 09's op legend: the optimizer, GC and layernorm ops are local ops, not local SGD (the SGD legend's "local")
     "local op": "本地 op（不通信）",
     "local": "本地 SGD（local）",
-    # M3: the slow card is the slowest in half the steps; 「领先」 said it runs ahead
-    "jitter where the slow card leads half the steps, 4096 GPUs": "慢卡恰在一半的步里最慢时的抖动，4096 块卡",
-    # M4: 01 sits at the bar (坐吧台), a 窗口 reads as a canteen's window
-    "average wait at a counter (min)": "坐吧台的平均等待（分钟）",
-    # T7: 04 calls it 部署 in the prose and the chart; 阶段 is a pipeline stage
-    "deployment, planned end (day)": "部署，计划结束（第几天）",
-    "part of the plan": "计划中的事项",
     # T11: analyze's first line names the format in words, not by its key
     "op-level": "op 级",
     "per-rank": "按 rank",
@@ -131,9 +134,9 @@ def test_the_partition_readout_names_the_split_as_the_chart_does():
 
 def test_no_claim_line_or_twin_says_one_server_in_n_is_slow():
     one_server_in_n = re.compile(r"每\s*[\d,]+\s*台服务器")
-    twin = zh_markdown("02_tail_probability.ipynb")
-    assert not one_server_in_n.search(twin)
-    assert "一台服务器每 100 次有 1 次响应慢" in zh_cell_beside("02_tail_probability.ipynb", "A server answers slowly")
+    for name in ("02_tail_probability.ipynb", "A1_core_in_depth.ipynb"):
+        assert not one_server_in_n.search(zh_markdown(name))
+    assert "一台服务器每 100 次有 1 次响应慢" in zh_cell_beside("A1_core_in_depth.ipynb", "A server answers slowly")
     catalog = (ROOT / "straggle_edu" / "i18n" / "zh" / "notebooks.po").read_text(encoding="utf-8")
     assert not one_server_in_n.search(catalog)
 
@@ -145,9 +148,30 @@ def test_no_claim_line_or_twin_says_one_server_in_n_is_slow():
 def test_09_the_practitioner_s_tell_is_a_giveaway_sign_not_an_opinion():
     heading = zh_cell_beside("09_debug_a_real_job.ipynb", "### The practitioner's tell")
     assert heading.startswith("### 老手的门道：一眼认出掉队者"), heading[:40]
-    after = zh_cell_beside("09_debug_a_real_job.ipynb", "The tell narrows the suspects")
-    assert "这个迹象把嫌疑缩小到阶段 0 和 3" in after
+    after = zh_cell_beside("09_debug_a_real_job.ipynb", "The tell points at stage 3")
+    assert "这个迹象指向阶段 3" in after
     assert "看法" not in zh_markdown("09_debug_a_real_job.ipynb")
+    means = zh_cell_beside("A3_your_job_in_depth.ipynb", "the tell narrows the suspects to stages 0 and 3")
+    assert "这个迹象只能把嫌疑缩小到阶段 0 和 3" in means
+
+
+def test_09_the_op_legend_calls_the_optimizer_and_gc_local_ops_not_local_sgd():
+    # the review's M2: the msgid "local" is also 11's local-SGD scheme, so the legend read 「本地 SGD」
+    from straggle_edu.charts.debug_job import _OP_KINDS
+
+    assert "local" not in _OP_KINDS and "local op" in _OP_KINDS
+    assert _("local op") == "本地 op（不通信）"
+    assert "SGD" not in _("local op")
+
+
+def test_09_and_12_say_one_word_and_one_unit_for_one_thing():
+    # the zh review: 09's prose and chart say 重放 and its claim line said 回放 (T4); 12's axis named "symlog" and its
+    # interval menu went from "600 s" to "1 小时" (S7, S10)
+    assert "重放" in _("replay error with the recorded durations") and "回放" not in zh_markdown("09_debug_a_real_job.ipynb")
+    assert _("ranks (symlog scale)") == "rank 数（对称对数刻度）"
+    from straggle_edu.explorers.detector import _INTERVALS
+
+    assert all(_(label).endswith(" s") for label, _seconds in _INTERVALS)
 
 
 def test_09_the_study_s_script_and_its_result_are_two_files_of_one_trace():
@@ -172,16 +196,16 @@ def test_00_the_legend_names_the_marks_as_the_claim_lines_print_them():
 
 
 def test_01_the_sandbox_names_the_button_and_the_slider_by_their_chinese_labels():
-    cell = zh_cell_beside("01_restaurant.ipynb", "press *new random draw*")
+    cell = zh_cell_beside("A1_core_in_depth.ipynb", "press *new random draw*")
     assert f"多按几次「{_('new random draw')}」" in cell
     assert f"把{_('spread')}调大" in cell
 
 
 def test_02_the_sandbox_names_p_and_the_marked_line_as_the_sliders_show_them():
     cell = zh_cell_beside("02_tail_probability.ipynb", "Set p to 1 in 100,000")
-    assert f"p = {_('1 in 100,000')}时" in cell and f"把 p 设成{_('1 in 100,000')}" in cell
+    assert f"把 p 设成{_('1 in 100,000')}" in cell
     assert f"把{_('mark level')}挪到 90%" in cell
-    q5 = zh_cell_beside("02_tail_probability.ipynb", "**q5")
+    q5 = zh_cell_beside("A1_core_in_depth.ipynb", "**q5 (design).** You run a 2,048-GPU job")
     assert "、".join(_(f"1 in {n}") for n in ("1,000", "10,000", "100,000")) in q5
 
 
@@ -202,6 +226,19 @@ def test_12_counts_false_alarms_per_report():
                for p in (ROOT / "straggle_edu" / "i18n" / "zh").glob("*.po"))]
     assert not [s for s in sources if "每份报告" in s]
     assert "每次报告" in zh_markdown("12_detector_thresholds.ipynb")
+
+
+def test_03_the_slow_card_is_the_slowest_never_the_leader():
+    # 领先 (to lead, run ahead) and 领慢 (not a word) said the slow card's crossover backwards (the review's M3)
+    for name in ("03_expected_maximum.ipynb", "A1_core_in_depth.ipynb"):
+        assert not re.search(r"领先|领慢", zh_markdown(name))
+    cell = zh_cell_beside("A1_core_in_depth.ipynb", "### The slow card, and where it hides")
+    assert "低于这个抖动，多数步里最慢的就是这块慢卡；高于它，最慢的是其他卡偶尔的尖峰" in cell
+
+
+def test_01_the_counter_is_the_bar_in_prose_and_check_line():
+    assert "坐吧台" in zh_cell_beside("01_restaurant.ipynb", "At a counter the average diner waits")
+    assert not re.search(r"窗口", zh_markdown("01_restaurant.ipynb"))
 
 
 def test_fleet_the_one_worker_share_is_a_share_of_the_slowed_jobs():

@@ -41,7 +41,7 @@ from .barrier_lab import (
     lab_gantt_chart, lab_prediction_chart, LAB_COLORS,
 )
 from .cost import (
-    BILL_LINES, bill_chart, lost_dollars_chart, delay_framings_chart, milestones_chart,
+    BILL_LINES, bill_chart, bill_sentence_chart, lost_dollars_chart, delay_framings_chart, milestones_chart,
     lost_fraction_chart,
 )
 from .debug_job import (
@@ -54,7 +54,7 @@ from .detector import (
 )
 from .expected_max import (
     METHOD_LABELS, expected_max_chart, max_histograms_chart, max_vs_one_chart, speedup_chart,
-    slow_card_chart,
+    slow_card_chart, step_draws_chart,
 )
 from .fleet import (
     SLOWED, CULPRIT_CLASSES, CULPRIT_WHERE, cdf_rows, study_waste_rows, culprit_rows, slowdown_cdf_chart,
@@ -93,12 +93,12 @@ from .training_step import (
 
 __all__ = [
     "skip_slow_optional_imports", "sgd_curves_chart", "lab_gantt_chart", "lab_prediction_chart",
-    "LAB_COLORS", "BILL_LINES", "bill_chart", "lost_dollars_chart", "delay_framings_chart",
+    "LAB_COLORS", "BILL_LINES", "bill_chart", "bill_sentence_chart", "lost_dollars_chart", "delay_framings_chart",
     "milestones_chart", "lost_fraction_chart", "trace_heatmap_chart", "trace_attribution_chart",
     "worker_ops_chart", "cause_gallery_chart", "collective_tell_chart", "TRACE_MAX_ROWS",
     "report_scores_chart", "alarms_vs_n_chart", "alarms_vs_threshold_chart", "alarm_rows",
     "threshold_rows", "simulated_rows", "ALARM_FLOOR", "METHOD_LABELS", "expected_max_chart",
-    "max_histograms_chart", "max_vs_one_chart", "speedup_chart", "slow_card_chart",
+    "max_histograms_chart", "max_vs_one_chart", "speedup_chart", "slow_card_chart", "step_draws_chart",
     "SLOWED", "CULPRIT_CLASSES", "CULPRIT_WHERE", "cdf_rows", "study_waste_rows", "culprit_rows",
     "slowdown_cdf_chart", "waste_cdf_chart", "lost_by_culprit_chart", "worst_jobs_chart", "remedy_chart", "line_rows",
     "lost_curve_chart", "lost_curve_rows", "short_labels",

@@ -180,7 +180,6 @@ def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
     return (bars + job).properties(width=width, height=18 * len(rows) + 10, title=title)
 
 
-# "local op", not "local": the SGD schemes' legend has a "local" (local SGD) of its own (zh review M2)
 _OP_KINDS = (N_("compute"), N_("send/recv"), N_("collective"), N_("local op"), N_("ran long"))
 _OP_RANGE = ["#4c78a8", "#9ecae9", "#7f7f7f", "#bab0ac", "#d62728"]
 
@@ -191,7 +190,7 @@ def _op_kind(op):
     if "send" in op or "recv" in op:
         return "send/recv"
     if op.startswith(("optimizer", "gc", "layernorm")) and "clip" not in op:
-        return "local op"
+        return "local op"  # no communication (optimizer, GC, layernorm); not 11's "local" SGD scheme
     return "collective"
 
 
@@ -299,12 +298,16 @@ def cause_gallery_chart(rows, *, width=360):
 # What collective_tell_chart's bars are per, and the ops it names (notebook 09), for the catalog.
 _TELL_BY = (N_("DP rank"), N_("stage"))
 _TELL_OPS = (N_("collective"), N_("gradient clipping"))
+# The statistic of each rank's times: the axis title and the tooltip.
+_TELL_STATS = {"mean": (N_("mean recorded {optype} (ms), waits included"), N_("mean (ms)")),
+               "median": (N_("median recorded {optype} (ms), waits included"), N_("median (ms)"))}
 
 
-def collective_tell_chart(tell, *, culprit=None, by=N_("DP rank"), optype="collective", width=360):
-    """Bars of the mean recorded time in one collective per DP rank (or stage), in milliseconds.
+def collective_tell_chart(tell, *, culprit=None, by=N_("DP rank"), optype="collective", stat="mean", width=360):
+    """Bars of the mean (or median) recorded time in one collective per DP rank (or stage), in milliseconds.
 
-    ``tell`` is :func:`~straggle_edu.traces.diagnose.collective_tell`'s dict;
+    ``tell`` is :func:`~straggle_edu.traces.diagnose.collective_tell`'s dict,
+    ``stat`` the statistic it took (``"mean"`` or ``"median"``);
     ``culprit`` (an id) is drawn in red: the straggler waits least.
 
     Examples
@@ -313,13 +316,15 @@ def collective_tell_chart(tell, *, culprit=None, by=N_("DP rank"), optype="colle
     'bar'
     """
     require(len(tell) > 0, "tell", tell, "a non-empty dict of id -> seconds")
+    require(stat in _TELL_STATS, "stat", stat, "'mean' or 'median'")
     by, optype = (_(by) if by in _TELL_BY else by), (_(optype) if optype in _TELL_OPS else optype)
+    axis, tip = _TELL_STATS[stat]
     rows = [{"id": f"{by} {k}", "ms": 1000 * v, "culprit": k == culprit} for k, v in sorted(tell.items())]
     return alt.Chart({"values": rows}).mark_bar().encode(
         y=alt.Y("id:N", title=None, sort=None),
-        x=alt.X("ms:Q", title=fill(_("mean recorded {optype} (ms), waits included"), optype=optype)),
+        x=alt.X("ms:Q", title=fill(_(axis), optype=optype)),
         color=alt.Color("culprit:N", scale=alt.Scale(domain=[False, True], range=["#bbbbbb", "#d62728"]),
                         legend=None),
         tooltip=[alt.Tooltip("id:N", title=by),
-                 alt.Tooltip("ms:Q", format=".1f", title=_("mean (ms)"))],
+                 alt.Tooltip("ms:Q", format=".1f", title=_(tip))],
     ).properties(width=width)

@@ -12,22 +12,30 @@
   peers: the job's slowdown and the GPU-hours the others waste.
 - :func:`speedup_explorer`: throughput = 1/E[step], so doubling the GPUs
   does not halve the time. Closed form: both sliders drive params.
+- :func:`step_draw_explorer`: "draw one step" and "play": n workers draw
+  their times, the slowest lights up red and drops into a histogram of
+  maxima that builds up step by step. The steps are drawn once (seeded);
+  the buttons move the "steps drawn" slider, which drives the chart's param
+  ``k``, so on the static site the slider alone replays the draws.
 """
 
 from __future__ import annotations
 
 
+import time
+
 import ipywidgets as widgets
 import numpy as np
 
-from .._validate import require, whole
-from ..charts.expected_max import expected_max_chart, max_vs_one_chart, slow_card_chart, speedup_chart
+from .._validate import in_range, require, whole
+from ..charts.expected_max import expected_max_chart, max_vs_one_chart, slow_card_chart, speedup_chart, step_draws_chart
 from ..i18n import N_, _, fill, format_count, format_int
 from ..math.order_stats import expected_max, gumbel_max_approx, sqrt_2_ln_n
 from ..models.cluster import Cluster, expected_step_time, scaling_efficiency
 from ..models.empirical import empirical_growth
 from ..models.max_growth import STEP_TIME_SHAPES, log_grid, max_growth, max_histograms, normal_max_sigmas, step_time_dist
 from ..models.samplers import sample_max
+from ..models.step_draws import draw_steps
 from ..models.step_time import StepTime
 from ..models.waste import slow_card, slow_card_curves
 from ._base import Explorer
@@ -35,9 +43,12 @@ from ._controls import STYLE, choices, float_slider, int_slider, n_slider
 from ._patch import patch_rows, replace_spec
 from .independence import step_times_from
 
-__all__ = ["expected_max_explorer", "max_histogram_explorer", "slow_card_explorer", "speedup_explorer"]
+__all__ = ["expected_max_explorer", "max_histogram_explorer", "slow_card_explorer", "speedup_explorer",
+           "step_draw_explorer", "DRAW_WORKERS"]
 
 POWERS_OF_TWO = tuple(2**k for k in range(15))  # 1 .. 16,384 workers
+#: The worker counts the "draw one step" explorer offers.
+DRAW_WORKERS = (8, 64, 512, 4096)
 N_("normal"), N_("log-normal"), N_("exponential"), N_("pareto")  # the step-time shapes, shown translated
 
 
@@ -345,3 +356,94 @@ def speedup_explorer(jitter=0.05, n=1024):
                                 n=format_int(m), speedup=m * eff, eff=eff, doubled=format_int(2 * m), ratio=ratio)
 
     return ex.on_change(readout)
+
+
+def step_draw_explorer(n=4096, jitter=0.1, steps=300, seed=0, play=50, delay=0.03):
+    """Draw steps one by one: n workers' times, the slowest in red, and the maxima piling up.
+
+    One worker's step time is normal with mean 1 s and standard deviation
+    ``jitter`` s. ``steps`` steps are drawn once, seeded
+    (:func:`~straggle_edu.models.step_draws.draw_steps`); "draw one step"
+    shows the next, "play" the next ``play`` ones, ``delay`` seconds apart.
+    Both buttons move the "steps drawn" slider, which drives the chart's
+    param ``k``; the workers slider draws a new sequence for that n.
+
+    Parameters
+    ----------
+    n : int
+        Workers per step, one of :data:`DRAW_WORKERS`.
+    jitter : float
+        Standard deviation over mean, in [0.01, 0.5].
+    steps : int
+        Steps drawn in all, in [10, 1000].
+    seed : int
+        Seed of the draws, >= 0.
+    play : int
+        Steps one press of "play" draws, in [1, 1000].
+    delay : float
+        Seconds between two steps while playing, in [0, 1] (0 in tests).
+
+    Returns
+    -------
+    Explorer
+        Controls ``n``, ``k`` (steps drawn), ``draw`` and ``play`` (buttons);
+        chart ``draws``; ``readout``; ``draws`` (the current
+        :class:`~straggle_edu.models.step_draws.StepDraws`).
+
+    Examples
+    --------
+    >>> ex = step_draw_explorer(n=64, steps=100, delay=0)
+    >>> ex.controls["draw"].click(); ex.controls["k"].value, ex.charts["draws"].params.k
+    (2, 2.0)
+    >>> ex.controls["play"].click(); ex.controls["k"].value
+    52
+    """
+    jitter = in_range("jitter", jitter, 0.01, 0.5)
+    steps = whole("steps", steps, low=10, high=1000)
+    seed, play = whole("seed", seed, low=0), whole("play", play, low=1, high=1000)
+    delay = in_range("delay", delay, 0.0, 1.0)
+    controls = {
+        "n": n_slider(n, DRAW_WORKERS),
+        "k": int_slider("k", 1, 1, steps, _("steps drawn")),
+        "draw": widgets.Button(description=_("draw one step"), button_style="primary"),
+        "play": widgets.Button(description=_("play"), icon="play"),
+    }
+    c = controls
+    dist = step_time_dist("normal", 1.0, jitter)
+    draw = lambda: draw_steps(dist, c["n"].value, steps, bins=40, rng=seed)
+    ex = Explorer(controls, {"draws": step_draws_chart(first := draw(), k=1)}, extra=[widgets.HTML()])
+    ex.readout, ex.draws = ex.extra[0], first
+    ex.link("k", "draws", "k")
+
+    def readout(change=None):
+        d, k = ex.draws, c["k"].value
+        text = _("step {k}: the slowest of {n} workers took <b>{t:.3f} s</b> (one worker's mean: {mean:.3f} s)").format(
+            k=k, n=format_count(d.n), t=d.slowest[k - 1], mean=d.mean)
+        if k > 1:
+            maxima = d.so_far(k)
+            text += _(" · the slowest of the {k} steps so far: mean <b>{avg:.3f} s</b>, spread <b>{std:.3f} s</b>, "
+                      "{share:.0%} of one worker's").format(k=k, avg=maxima.mean(), std=maxima.std(ddof=1),
+                                                             share=maxima.std(ddof=1) / jitter)
+        ex.readout.value = text
+        c["draw"].disabled = c["play"].disabled = k >= steps
+
+    def redraw(change=None):
+        ex.draws = draw()
+        replace_spec(ex.charts["draws"], step_draws_chart(ex.draws, k=c["k"].value))
+        readout()
+
+    def one(button=None):
+        c["k"].value = min(steps, c["k"].value + 1)
+
+    def many(button=None):
+        for _step in range(play):
+            if c["k"].value >= steps:
+                break
+            one()
+            if delay:
+                time.sleep(delay)
+
+    c["draw"].on_click(one)
+    c["play"].on_click(many)
+    ex.on_change(redraw, "n", now=False)
+    return ex.on_change(readout, "k")

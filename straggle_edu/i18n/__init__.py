@@ -59,7 +59,7 @@ import re
 import string
 
 __all__ = [
-    "LANGUAGES", "LANG_ENV", "WAN", "set_language", "get_language", "_", "N_", "ngettext",
+    "LANGUAGES", "LANG_ENV", "WAN", "set_language", "get_language", "_", "N_", "ngettext", "translate",
     "format_count", "format_count_exact", "format_int", "format_number", "format_money", "fill", "join_list", "FONT",
 ]
 
@@ -146,8 +146,8 @@ def get_language():
     return _check(env)
 
 
-def _translations():
-    lang = get_language()
+def _translations(lang=None):
+    lang = get_language() if lang is None else _check(lang)
     cached = _state["translations"].get(lang)
     if cached is None:
         if lang == "en":
@@ -167,6 +167,22 @@ def _(message):
     'workers'
     """
     return _translations().gettext(message)
+
+
+def translate(message, lang):
+    """``message`` in ``lang``, whatever the current language: for a file written in another language (a student
+    copy of a Chinese twin, say).
+
+    Examples
+    --------
+    >>> set_language("en"); translate("workers", "en")
+    'workers'
+    >>> translate("workers", "fr")
+    Traceback (most recent call last):
+    ...
+    ValueError: lang must be one of 'en', 'zh', got 'fr'
+    """
+    return _translations(lang).gettext(message)
 
 
 def N_(message):
