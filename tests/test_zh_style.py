@@ -469,3 +469,44 @@ def test_zh_docs_and_the_readme_follow_the_rule_for_numbers():
     bad = [f"{where}: {number!r}: {why}" for where, markdown in zh_docs()
            for number, why in number_slips(reader_text(markdown))]
     assert not bad, f"{len(bad)} number(s) in docs/zh and the README's 中文版 against the rule:\n" + "\n".join(bad[:80])
+
+
+# --------------------------------------------------------------------------
+# One paragraph per line (the glossary's typography): a browser shows a line break inside a Chinese paragraph as a
+# space, so a break after a sentence (「。⏎下一句」) is one too.
+
+_SENTENCE_BREAK = re.compile(rf"[。！？](?:[」』）)]|\*\*)*\n[ \t]*(?:>[ \t]*)?(?=[{CJK}「『（*A-Za-z0-9`$\[])")
+_STARTS_BLOCK = re.compile(r"^\s*(?:>\s*)?(?:[-*+]\s|\d+[.)]\s|#|\||<|```|\$\$)")
+
+
+def sentence_breaks(markdown):
+    """The line breaks after a sentence inside a paragraph of ``markdown``: [excerpt].
+
+    A break before a list item, a heading, a table row, a tag, a code block or display math starts a new
+    block, not a new sentence of the same paragraph; a line that ends in two spaces asks for the break.
+
+    Examples
+    --------
+    >>> sentence_breaks("同步的一步，要等最慢的卡。\\n所以一步的耗时是最大值。\\n\\n- 一条。\\n- 两条。\\n> 引文。\\n> 接着。")
+    ['卡。⏎所以', '文。⏎> 接着']
+    >>> sentence_breaks("一段话写成一行。\\n\\n下一段。\\n## 标题\\n```\\n代码。\\n```")
+    []
+    """
+    found = []
+    for m in _SENTENCE_BREAK.finditer(markdown):
+        line_start = markdown.rfind("\n", 0, m.start()) + 1
+        prev = markdown[line_start:m.end()].split("\n")[0]
+        nxt = markdown[m.end() - len(m.group(0).split("\n")[1]):].split("\n")[0]
+        if prev.endswith("  ") or _STARTS_BLOCK.match(nxt) or prev.lstrip().startswith(("#", "|", "<")):
+            continue
+        if prev.lstrip().startswith(">") != nxt.lstrip().startswith(">"):
+            continue
+        found.append(markdown[m.start() - 1:m.end() + 2].replace("\n", "⏎"))
+    return found
+
+
+def test_zh_twins_write_one_paragraph_a_line():
+    bad = [f"{where}: {excerpt!r}" for where, markdown in zh_cells()
+           for excerpt in sentence_breaks(_CODE_BLOCK.sub("", markdown))]
+    assert not bad, (f"{len(bad)} line break(s) inside a paragraph of the zh twins (a browser shows them as spaces; "
+                     "/work/tools/zh_words.py joins them):\n" + "\n".join(bad[:80]))
