@@ -11,7 +11,7 @@ import pytest
 
 import _notebook_runs
 from straggle_edu.i18n import set_language
-from straggle_edu.notebook import calibrated, cite, claim, say
+from straggle_edu.notebook import calibrated, cite, claim, say, timing
 from straggle_edu.notebook.factcheck import verdict_table
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -50,6 +50,14 @@ def test_claim_template_is_translated_then_filled(capsys):
     assert capsys.readouterr().out == "✓ 阶段 2 上的层数 = 8（文中：8）\n"
 
 
+def test_timing_that_strays_says_why_in_chinese(capsys):
+    set_language("zh")
+    timing("layers on stage {stage}", 7, 8, abs_tol=0.5, values={"stage": 3})
+    out = capsys.readouterr().out
+    assert out.startswith("⚠ 阶段 3 上的层数 = 7，本次运行超出 8 ± 0.5。\n  ")
+    assert CJK.search(out.splitlines()[1]) and "busy" not in out
+
+
 def test_claim_failure_stays_english_with_the_label_filled():
     set_language("zh")
     with pytest.raises(AssertionError, match=r"✗ layers on stage 3: computed 7, but the text says 8"):
@@ -66,11 +74,13 @@ def test_cite_and_calibrated_in_chinese(capsys):
 
 
 def test_say_translates_then_formats(capsys):
-    say("accuracy on the long samples: sync {sync:.2f}, backup {backup:.2f}", sync=0.91, backup=0.12)
+    say("planned steps in all: sync {sync:.2f} s, backup {backup:.2f} s, local {local:.2f} s", sync=12.061, backup=5.12,
+        local=12.06)
     set_language("zh")
-    say("accuracy on the long samples: sync {sync:.2f}, backup {backup:.2f}", sync=0.91, backup=0.12)
-    assert capsys.readouterr().out.splitlines() == ["accuracy on the long samples: sync 0.91, backup 0.12",
-                                                    "长样本上的准确率：sync 0.91，backup 0.12"]
+    say("planned steps in all: sync {sync:.2f} s, backup {backup:.2f} s, local {local:.2f} s", sync=12.061, backup=5.12,
+        local=12.06)
+    assert capsys.readouterr().out.splitlines() == ["planned steps in all: sync 12.06 s, backup 5.12 s, local 12.06 s",
+                                                    "计划的各步耗时合计：sync 12.06 s，backup 5.12 s，local 12.06 s"]
 
 
 def _card():

@@ -1,6 +1,6 @@
 """The fleet engine in this process (fleet.engine, workers=0): each row is analyze's answer.
 
-Real data: the OSDI 2025 artifact's AR, SE and ST traces (tests/data/osdi2025, Apache-2.0), and a
+Real data: the OSDI 2025 artifact's AR, SE and ST traces (straggle_edu/traces/data/osdi2025, Apache-2.0), and a
 job of each other format with a public sample under tests/data: PyTorch profiler traces
 (HolisticTraceAnalysis), Flight Recorder dumps (nvidia-resiliency-ext), an NCCL Inspector log and
 straggler logs (the tools' documented examples). The answers they are checked against come from
@@ -24,9 +24,10 @@ from straggle_edu.fleet.engine import BYTES_PER_OP, job_row, run_fleet
 from straggle_edu.fleet.figures import analysis_row
 from straggle_edu.fleet.store import read_rows
 from straggle_edu.traces.blocks import analyze_op_file
+from straggle_edu.traces.optrace import ARTIFACT_DATA
 
 DATA = pathlib.Path(__file__).parent / "data"
-OSDI = DATA / "osdi2025"
+OSDI = ARTIFACT_DATA
 
 
 def analyze_cli(*args):

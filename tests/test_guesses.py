@@ -12,7 +12,7 @@ Static rules (every notebook not in :data:`PENDING`):
 
 - a markdown cell with a prompt ("Guess first", 先猜) is tagged ``guess``, and a cell tagged ``guess`` has one;
 - the cell right after it is its ``reveal``: a code cell tagged ``reveal``, not hidden;
-- every code cell that checks or cites a figure (``claim(``, ``calibrated(``, ``cite(``) is a hidden check cell;
+- every code cell that checks or cites a figure (``claim(``, ``timing(``, ``calibrated(``, ``cite(``) is a hidden check cell;
 - no more than 50 cells that are not hidden check cells;
 - a Chinese twin tags its prompts as the English notebook does.
 
@@ -51,7 +51,7 @@ CAP = 50
 
 PROMPT = re.compile(r"\bGuess first\b|\bGuess\s*:|先猜")
 _PROMPT_SENTENCE = re.compile(r"(?:\bGuess first\b|\bGuess\s*:|先猜)[^?？\n]*[?？]?")
-_CHECKS = re.compile(r"\b(?:claim|calibrated|cite|demo_figure)\(")
+_CHECKS = re.compile(r"\b(?:claim|timing|calibrated|cite|demo_figure)\(")
 _REVEALED = re.compile(r"^→ (?P<label>.*)[:：] ?(?P<value>[^\n:：]*)$", re.M)
 _CALIBRATED_TO = re.compile(r"^≈ .*?, calibrated to (?P<target>[^\n(]*)", re.M)
 _CALIBRATED_ZH = re.compile(r"^≈ .*?，校准到 (?P<target>[^\n（(]*)", re.M)

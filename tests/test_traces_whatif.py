@@ -1,7 +1,7 @@
 """The what-if engine against the OSDI 2025 artifact's own results on its public traces.
 
 The traces, layouts and recorded results are the artifact's files, unchanged
-(tests/data/osdi2025/README.md; Apache-2.0). Tolerances are the issue's: S within
+(straggle_edu/traces/data/osdi2025/README.md; Apache-2.0). Tolerances are the issue's: S within
 0.5% of ``blocking_slowdown``, each S_X within 0.01 of the artifact's decomposition,
 and M_S / M_W within 0.01. Our replay is a dependency model of its own (one chain
 per worker with a side stream for DP collectives; the artifact keeps four p2p streams),
@@ -10,18 +10,18 @@ so the figures agree closely but not to the last digit.
 
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from straggle_edu.traces import analyze, read_trace
+from straggle_edu.traces.optrace import ARTIFACT_DATA
 from straggle_edu.traces.replay import build_model
 from straggle_edu.traces.whatif import analyze_ops, ideal_work, optype_groups
 
 pytest.importorskip("pyarrow")
 
-DATA = Path(__file__).parent / "data" / "osdi2025"
+DATA = ARTIFACT_DATA
 TRACES = ("AR", "SE", "ST")
 
 

@@ -17,6 +17,7 @@ from straggle_edu.models.osdi2025 import FINDINGS, STUDY
 from straggle_edu.models.remedies import REMEDIES, remedy_for, restart_or_keep
 from straggle_edu.traces import analyze, analyze_rank_times, example_trace
 from straggle_edu.traces.diagnose import OP_QUESTIONS, QUESTIONS, answer, diagnose, diagnose_job
+from straggle_edu.traces.optrace import ARTIFACT_DATA
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -122,7 +123,7 @@ def test_a_note_is_english_in_the_analysis_and_with_json_and_chinese_in_the_zh_r
     from straggle_edu.app import cli
     from straggle_edu.traces.cli import report
 
-    trace = str(Path(__file__).resolve().parent / "data" / "osdi2025" / "trace-SE.parquet")
+    trace = str(ARTIFACT_DATA / "trace-SE.parquet")
     a = analyze(trace)
     note = a.notes[0]
     assert note.startswith("8 collective or send/recv ops end before")

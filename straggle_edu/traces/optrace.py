@@ -57,7 +57,7 @@ from ._table import (
 from ._table import column_error
 
 __all__ = ["OPTYPES", "OpTrace", "Layout", "read_op_trace", "write_trace", "op_trace_from_columns", "ops_table",
-           "public_trace_path", "public_result", "PUBLIC_TRACES", "find_meta"]
+           "public_trace_path", "public_result", "PUBLIC_TRACES", "ARTIFACT_DATA", "find_meta"]
 
 COMPUTE = ("forward-compute", "backward-compute")
 P2P = ("forward-send", "forward-recv", "backward-send", "backward-recv")
@@ -616,8 +616,12 @@ def ops_table(trace, dp_rank, stage, step, rows=10):
 # ---------------------------------------------------------------------------
 # the public trace shipped with the package
 
-PUBLIC_TRACES = ("ST",)  # the OSDI 2025 artifact's traces inside the package (AR and SE: tests/data/osdi2025)
+PUBLIC_TRACES = ("ST",)  # the OSDI 2025 artifact's trace as CSV, readable without pyarrow
 _DATA = Path(__file__).parent / "data"
+#: The OSDI 2025 artifact's ``data/`` folder, unchanged (AR, SE and ST as Parquet, their layouts and the
+#: artifact's results; Apache-2.0, see its README.md and LICENSE): package data, so that an installed
+#: wheel has it too (the demo fleet's public jobs; the tests' real traces).
+ARTIFACT_DATA = _DATA / "osdi2025"
 
 
 def public_trace_path(name="ST"):
