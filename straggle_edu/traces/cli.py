@@ -24,6 +24,8 @@ TABLES = {"by_rank": N_("by_rank"), "by_optype": N_("by_optype"), "by_stage": N_
 # The formats of straggle_edu.traces.FORMATS, spelled out so that the parser
 # needs no import of the readers (tests/test_traces_detect.py holds them equal).
 FORMATS = ("op-level", "per-rank", "torch-profiler", "flight-recorder", "straggler-log", "nccl-inspector")
+# TRANSLATORS: a format as the report's first line names it (op-level: op 级).
+FORMAT_NAMES = {"op-level": N_("op-level"), "per-rank": N_("per-rank")}
 
 
 def configure(parser):
@@ -372,7 +374,7 @@ def _share(x, digits=2):
 
 def _suspect_report(result):
     """The report of a format without step times: its suspects and their evidence."""
-    lines = [_("Trace: {source} ({format})").format(source=result.source, format=result.format)]
+    lines = [_("Trace: {source} ({format})").format(source=result.source, format=_format_name(result.format))]
     if result.suspects:
         lines.append(_("Suspects (most suspicious first): {ranks}").format(ranks=", ".join(map(str, result.suspects))))
     else:
@@ -439,6 +441,11 @@ def _profiler_lines(result):
     return lines
 
 
+def _format_name(fmt):
+    """A format as the report names it, in the reader's language ("op 级" for op-level); the key elsewhere."""
+    return _(FORMAT_NAMES[fmt]) if fmt in FORMAT_NAMES else fmt
+
+
 def _note(note):
     """A note in the current language (a :class:`~straggle_edu.traces.result.Note` keeps its template)."""
     return note.translated() if hasattr(note, "translated") else _(note)
@@ -475,7 +482,8 @@ def report(result, top=5):
     S = result.slowdown
     lines = [
         _("Trace: {source} ({format}, {steps} steps, {workers} workers)").format(
-            source=result.source, format=result.format, steps=len(result.steps), workers=len(result.workers)),
+            source=result.source, format=_format_name(result.format), steps=len(result.steps),
+            workers=len(result.workers)),
         _("Slowdown S = {S:.3f}: the job ran {S:.2f}x as long as it would without stragglers;").format(S=S),
         "  " + _("waste = 1 - 1/S = {waste}% of its time and GPU-hours.").format(waste=_share(100 * result.waste, 1)),
         _("Replay check: the replay of the recorded durations is off by {error:.2f}% from the recorded step times "
