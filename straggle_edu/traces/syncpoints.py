@@ -640,7 +640,8 @@ def rank_table(analysis):
     work = d["work"].mean(axis=0)
     spans = d.get("step_spans", {})
     return [{"rank": r, "step_s": spans.get(r, float("nan")), "work_s": float(work[i]),
-             "collective_s": float(c["recorded_s"][:, i].sum() / steps), "wait_s": float(c["wait_s"][:, i].sum() / steps), "caused_wait_s": d["caused_wait"][r],
+             "collective_s": float(c["recorded_s"][:, i].sum() / steps),
+             "wait_s": float(c["wait_s"][:, i].sum() / steps), "caused_wait_s": d["caused_wait"][r],
              "last_share": float(np.mean(c["last_rank"] == r)), "s_x": analysis.by_rank[r]}
             for i, r in enumerate(c["ranks"])]
 
