@@ -358,7 +358,7 @@ def arrival_chart(analysis, *, width=420, max_rows=TRACE_MAX_ROWS):
     title = _("each rank's arrival at each collective") if keep == n else \
         _("each rank's arrival at the first {n} collectives").format(n=keep)
     return alt.Chart({"values": rows}).mark_line(point=True).encode(
-        x=alt.X("n:Q", title=_("collective, in order"), axis=alt.Axis(tickMinStep=1)),
+        x=alt.X("n:Q", title=_("collective, in order"), axis=alt.Axis(tickMinStep=1, tickCount=5)),
         y=alt.Y("ms:Q", title=_("arrival after the first rank (ms)")),
         color=alt.Color("rank:N", title=None, sort=[_worker_label(r) for r in ranks]),
         tooltip=[alt.Tooltip("rank:N", title=_("rank")), alt.Tooltip("step:Q", title=_("step")),
