@@ -460,3 +460,18 @@ def test_english_words_allows_symbols_units_and_optypes():
     assert _english_words("forward-compute") == _english_words("backward-pp-comm") == []
     assert _expression_texts("""datum.key == 'job' ? "整个作业" : format(datum.x, '.1f') + ' ms'""") == ["整个作业", ".1f", " ms"]
     assert _english_words("slowest of n") == ["slowest", "of"]
+
+
+def test_chinese_charts_write_numbers_as_the_prose_does():
+    # README 中文版 (the zh review's S3, S4): no separator below 10,000, 万 from 10,000 up, in what a chart draws
+    from _vega import drawn_texts
+
+    set_language("zh")
+    bill = drawn_texts(charts.bill_chart(gpus=4096, days=10, lost_fraction=0.1, usd_per_gpu_hour=2.0))
+    assert ["98.3万", "9.83万", "19.66万美元"] == [t for t in bill if "万" in t]
+    dollars = drawn_texts(charts.lost_dollars_chart(gpus=4096, days=10, lost_fraction=0.1, usd_per_gpu_hour=2.0))
+    assert "20万美元" in dollars and not [t for t in dollars if "$" in t or "," in t]
+    assert charts.bill_chart().to_dict()["config"]["locale"]["number"]["thousands"] == ""  # tooltips: 4096
+    set_language("en")
+    assert ["983,040", "98,304", "$196,608"] == [t for t in drawn_texts(
+        charts.bill_chart(gpus=4096, days=10, lost_fraction=0.1, usd_per_gpu_hour=2.0)) if re.search(r"\d,\d", t)]

@@ -39,7 +39,8 @@ from _path import PENDING
 # the same code (tests/test_zh_notebooks.py checks the twin structure with check_twin), so
 # checking the twins' structure is enough and their values are not checked twice.
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
-_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE]([-+]?\d+))?")
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE]([-+]?\d+))?(?:\s?([万亿]))?")
+_WAN = {"万": 1e4, "亿": 1e8}  # the Chinese edition writes 10,000 and up in 万: 40.8万 is 408,000
 _TAG = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.S | re.I)
 
 
@@ -52,7 +53,7 @@ def _executed(path):
 
 def _significant_digits(text):
     """How many significant digits a printed number shows: '0.634' 3, '98,304' 5, '1000' 1, '2.00' 3."""
-    mantissa = re.split(r"[eE]", text.replace(",", ""))[0]
+    mantissa = re.split(r"[eE]", text.replace(",", "").rstrip("万亿 "))[0]
     digits = mantissa.replace(".", "").lstrip("0")
     return len(digits if "." in mantissa else digits.rstrip("0"))
 
@@ -66,13 +67,14 @@ def printed_numbers(text):
 
     Examples
     --------
-    >>> printed_numbers("P = 63.4% of 1,000; S = 1.6e+03")
-    [('63.4', 63.4), ('1,000', 1000.0), ('1.6e+03', 1600.0)]
+    >>> printed_numbers("P = 63.4% of 1,000; S = 1.6e+03; 每 40.8万 步")
+    [('63.4', 63.4), ('1,000', 1000.0), ('1.6e+03', 1600.0), ('40.8万', 408000.0)]
     """
     found = []
     for m in _NUMBER.finditer(text):
         token = m.group(0)
-        found.append((token, float(token.replace(",", ""))))
+        scale = _WAN.get(m.group(4), 1.0)
+        found.append((token.rstrip(), float(token.replace(",", "").rstrip("万亿 ")) * scale))
     return found
 
 

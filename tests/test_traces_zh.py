@@ -134,7 +134,7 @@ def test_a_note_is_english_in_the_analysis_and_with_json_and_chinese_in_the_zh_r
     assert "Note: 8 collective or send/recv ops" in en and "Attribution by_optype" in en
     zh_notes = [line for line in zh.splitlines() if line.startswith("注：")]
     assert zh_notes == ["注：有 8 个集合通信或 send/recv op 在最后一个对端到达之前就结束了（时钟偏差，或 eager send）；"
-                        "它们的传输时间按 0 计"]
+                        "它们的传输时间按 0 计。"]
     # the attribution tables' headings: no English key (by_optype, by_stage, by_dp_rank, by_worker) left in zh
     assert [line.strip() for line in zh.splitlines() if "归因（" in line] == [
         f"按{by}归因（S_X，从大到小）：" for by in (" op 类型", "阶段", " DP rank ", " worker ")]

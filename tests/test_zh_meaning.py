@@ -86,7 +86,7 @@ def test_08_card_titles_are_in_the_article_s_words(msgid, zh, words, sentence):
 LABELS = {
     # 02's claim lines: each server is slow on 1 request in 100 (Dean & Barroso), not 1 server in 100
     "slow requests, 1-in-100 servers, fan-out 100": "慢请求：每台服务器每 100 次慢 1 次，扇出 100 台",
-    "slow requests, 1-in-10,000 servers, fan-out 2,000": "慢请求：每台服务器每 10,000 次慢 1 次，扇出 2,000 台",
+    "slow requests, 1-in-10,000 servers, fan-out 2,000": "慢请求：每台服务器万分之一的请求慢，扇出 2000 台",
     # 04's chart: a way of counting the days lost (held or planned), not an algorithm
     "framing": "口径",
     # 02's slider: the line the chart marks, not a 'level' (水平)
@@ -106,6 +106,18 @@ LABELS = {
     "what waits": "环节",
     # one name for the Pareto tail in the prose, the menu and the charts (the review's T8)
     "pareto": "帕累托",
+    # the zh review of 2026-12-05 (issue 26 §7)
+    # M2: 09's op legend: the optimizer, GC and layernorm ops are local ops, not local SGD (the SGD legend's "local")
+    "local op": "本地 op（不通信）",
+    "local": "本地 SGD（local）",
+    # T11: analyze's first line names the format in words, not by its key
+    "op-level": "op 级",
+    "per-rank": "按 rank",
+    # S10: 12's axis
+    "ranks (symlog scale)": "rank 数（对称对数刻度）",
+    # S13: the fleet CLI's worst jobs
+    "Worst jobs, by GPU-hours lost (open one with the command after it):": "损失卡时最多的作业（每行末尾是打开它的命令）：",
+    "waste = 1 - 1/S = {waste}% of its time and GPU-hours.": "浪费 = 1 − 1/S = {waste}%（时间和卡时都按这个比例浪费）。",
 }
 
 
@@ -244,7 +256,7 @@ def test_fleet_the_one_worker_share_is_a_share_of_the_slowed_jobs():
     text = summary(run)
     assert "在 87 个变慢的作业中，有 2 个（2.3%）多出的时间大部分可由一个 worker 解释" in text
     # the review's other fleet line: 万 and the sentence the other way round, not 「889203.2 中的 90689.1」
-    assert "掉队者浪费了 17万 卡时，占全部 186.7万 卡时的 9.1%。" in text
+    assert "掉队者浪费了 17万卡时，占全部 186.7万卡时的 9.1%。" in text
     assert text.startswith("作业集：203 个作业")
 
 
@@ -260,3 +272,33 @@ def test_13_fleet_is_a_set_of_jobs_and_a_cluster_is_machines():
 def test_00_the_legend_names_the_demo_mark_as_its_lines_print_it():
     cell = zh_cell_beside("00_start_here.ipynb", "a mark says what it was checked against")
     assert _("demo: {label} = {value} (quoted: {expected})").startswith("演示：") and "**「演示：…」**" in cell
+
+
+def test_the_op_legend_and_the_sgd_legend_label_local_apart():
+    # M2: one msgid served both charts, so 09's op chart called the optimizer and GC 「本地 SGD」
+    from straggle_edu.charts.debug_job import _op_kind
+
+    assert _op_kind("optimizer") == "local op" and _op_kind("gc") == "local op" and _(_op_kind("gc")) == "本地 op（不通信）"
+
+
+def test_the_ops_table_header_is_chinese():
+    # S10: 09's ops_table printed 「optype  mb  start (s)  duration (s)」 in a Chinese run
+    from straggle_edu.traces.optrace import ops_table
+    from straggle_edu.traces.synthetic import synthetic_trace
+
+    head, first = ops_table(synthetic_trace(2, 1, 1, 1), 0, 0, 0, rows=1).splitlines()
+    assert head.split() == ["op", "类型", "mb", "开始（s）", "时长（s）"]
+    # the columns stay aligned: a CJK character takes two terminal columns
+    assert len(head) + sum(ord(c) >= 0x1100 for c in head) == len(first)
+
+
+def test_the_fleet_progress_bar_reads_as_chinese(capsys):
+    # S5: 「集群: 100%」 with a half-width colon and 「37.81个作业/s」
+    from straggle_edu.fleet._progress import _Bar
+
+    bar = _Bar(2)
+    bar.update()
+    bar.update()
+    bar.close()
+    err = capsys.readouterr().err
+    assert "作业集：100%" in err and " 个作业/s]" in err and "作业集: " not in err

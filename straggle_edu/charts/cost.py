@@ -24,7 +24,7 @@ import numpy as np
 
 from ..math.delay import DOWNSTREAM
 from ..i18n import N_, _, get_language
-from ._data import inline_rows, quoted, vega_text
+from ._data import count_axis, inline_rows, quoted, vega_numbers, vega_text
 
 __all__ = [
     "BILL_LINES",
@@ -85,7 +85,7 @@ def bill_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0, *
     rows = [{"line": i, "label": _(label)} for i, (label, __) in enumerate(BILL_LINES)]
     expr = "''"
     for i, (__, value) in reversed(list(enumerate(BILL_LINES))):
-        expr = f"datum.line == {i} ? {value} : {expr}"
+        expr = f"datum.line == {i} ? {vega_numbers(value)} : {expr}"
     base = alt.Chart(alt.Data(values=rows)).transform_calculate(value=expr).encode(
         y=alt.Y("line:O", axis=None), color=alt.ColorValue("black", condition={"test": "datum.line == 2", "value": "#d62728"}))
     labels = base.mark_text(align="right", dx=-8, fontSize=14).encode(x=alt.XValue(width * 0.62), text=alt.Text("label:N"))
@@ -149,12 +149,12 @@ def lost_dollars_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hou
     grid = [{"f": float(f)} for f in np.linspace(0.0, float(max_lost), 61)]
     usd = f"{_HOURS} * datum.f * usd_per_gpu_hour"
     x = alt.X("f:Q", title=_("lost fraction"), axis=alt.Axis(format="%"))
-    y = alt.Y("usd:Q", title=_("dollars lost"), axis=alt.Axis(format="$,.0f"))
+    y = alt.Y("usd:Q", title=_("dollars lost"), axis=count_axis("$,.0f", money=True))
     line = alt.Chart(alt.Data(values=grid)).transform_calculate(usd=usd).mark_line(color="#1f4e79").encode(x=x, y=y)
     now = alt.Chart(alt.Data(values=[{}])).transform_calculate(f="lost_fraction").transform_calculate(usd=usd)
     dot = now.mark_point(filled=True, size=90, color="#d62728").encode(
         x=x, y=y, tooltip=[alt.Tooltip("usd:Q", title=_("dollars lost"), format="$,.0f")])
-    text = now.transform_calculate(text="'$' + format(datum.usd, ',.0f')").mark_text(align="left", dx=8, dy=-8, fontSize=13)
+    text = now.transform_calculate(text=vega_numbers("'$' + format(datum.usd, ',.0f')")).mark_text(align="left", dx=8, dy=-8, fontSize=13)
     text = text.encode(x=x, y=y, text=alt.Text("text:N"))
     params = _params(gpus=gpus, days=days, lost_fraction=lost_fraction, usd_per_gpu_hour=usd_per_gpu_hour)
     return alt.layer(line, dot, text).add_params(*params).properties(width=width, height=height)

@@ -25,7 +25,7 @@ import altair as alt
 import numpy as np
 
 from .._validate import require
-from ..i18n import N_, _, get_language
+from ..i18n import N_, _, fill, get_language
 
 __all__ = ["trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart", "cause_gallery_chart",
            "collective_tell_chart",
@@ -322,7 +322,7 @@ def collective_tell_chart(tell, *, culprit=None, by=N_("DP rank"), optype="colle
     rows = [{"id": f"{by} {k}", "ms": 1000 * v, "culprit": k == culprit} for k, v in sorted(tell.items())]
     return alt.Chart({"values": rows}).mark_bar().encode(
         y=alt.Y("id:N", title=None, sort=None),
-        x=alt.X("ms:Q", title=_(axis).format(optype=optype)),
+        x=alt.X("ms:Q", title=fill(_(axis), optype=optype)),
         color=alt.Color("culprit:N", scale=alt.Scale(domain=[False, True], range=["#bbbbbb", "#d62728"]),
                         legend=None),
         tooltip=[alt.Tooltip("id:N", title=by),

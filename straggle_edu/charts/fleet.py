@@ -32,6 +32,7 @@ import altair as alt
 from .._validate import require, whole
 from ..i18n import N_, _
 from ..models.osdi2025 import STUDY
+from ._data import count_axis
 
 __all__ = [
     "SLOWED",
@@ -222,7 +223,7 @@ def _label(key, labels):
 def _bars(rows, title, color):
     base = alt.Chart({"values": rows}).encode(
         y=alt.Y("label:N", sort=None, title=None),
-        x=alt.X("gpu_hours:Q", title=_("GPU-hours lost"), axis=alt.Axis(format="~s")),
+        x=alt.X("gpu_hours:Q", title=_("GPU-hours lost"), axis=count_axis("~s")),
         tooltip=[alt.Tooltip("label:N", title=title), alt.Tooltip("gpu_hours:Q", title=_("GPU-hours lost"), format=",.0f"),
                  alt.Tooltip("share:Q", title=_("share of all lost"), format=".1%")])
     text = base.mark_text(align="left", dx=4).encode(text=alt.Text("share:Q", format=".0%"))
@@ -415,7 +416,7 @@ def remedy_chart(gains):
         rows.append({"what": label, "gpu_hours": float(g["gpu_hours"]), "share": float(g["share"]), "jobs": int(g["jobs"]),
                      "color": _RED if key == "replace" else _BLUE})
     base = alt.Chart({"values": rows}).encode(
-        y=alt.Y("what:N", sort=None, title=None), x=alt.X("gpu_hours:Q", title=_("GPU-hours"), axis=alt.Axis(format="~s")),
+        y=alt.Y("what:N", sort=None, title=None), x=alt.X("gpu_hours:Q", title=_("GPU-hours"), axis=count_axis("~s")),
         tooltip=[alt.Tooltip("what:N", title=_("remedy")), alt.Tooltip("gpu_hours:Q", title=_("GPU-hours"), format=",.0f"),
                  alt.Tooltip("share:Q", title=_("share of all lost"), format=".1%"),
                  alt.Tooltip("jobs:Q", title=_("jobs it applies to"))])

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._validate import require, whole
 from ..charts.cost import bill_chart, bill_sentence_chart, delay_framings_chart, lost_dollars_chart, lost_fraction_chart, milestones_chart
-from ..i18n import N_, _, format_count, format_money
+from ..i18n import N_, _, fill, format_count, format_int, format_money
 from ..math.cost import cost_of_stragglers
 from ..math.delay import planned_delay
 from ..models.cluster import Cluster
@@ -100,9 +100,9 @@ def cost_explorer(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0
 
     def readout(change=None):
         b = ex.bill()
-        ex.readout.value = _("<b>{lost}</b> GPU-hours lost of {total} · <b>{usd}</b> · a run that held {days:g} days "
-                             "waited {delay:.2f} of them · a run planned at {days:g} days ends <b>{late:.2f}</b> days "
-                             "late").format(lost=format_count(round(b.gpu_hours_lost)), total=format_count(round(b.gpu_hours)),
+        ex.readout.value = fill(_("<b>{lost}</b> GPU-hours lost of {total} · <b>{usd}</b> · a run that held {days:g} days "
+                                  "waited {delay:.2f} of them · a run planned at {days:g} days ends <b>{late:.2f}</b> days "
+                                  "late"), lost=format_count(round(b.gpu_hours_lost)), total=format_count(round(b.gpu_hours)),
                                             usd=format_money(round(b.usd_lost)), days=b.days, delay=b.days_delay,
                                             late=planned_delay(b.days, b.lost_fraction))
 
@@ -217,17 +217,17 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
         ex.charts["bill"].params.lost_fraction = row["lost"]
         bill = cost_of_stragglers(m, days, row["lost"], usd_per_gpu_hour)
         money = dict(hours=format_count(round(bill.gpu_hours_lost)), usd=format_money(round(bill.usd_lost)),
-                     days=f"{days:g}", price=format_money(usd_per_gpu_hour), lost=f"{row['lost']:.2%}", n=format_count(m),
+                     days=f"{days:g}", price=format_money(usd_per_gpu_hour), lost=f"{row['lost']:.2%}", n=format_int(m),
                      slowest=f"{row['slowest']:.4f}", step=f"{row['slowest'] + sync:.4f}")
         if values is None:
-            ex.readout.value = _("{n} GPUs with {jitter} jitter lose <b>{lost}</b> of their time at the barrier "
-                                 "(E[slowest] {slowest} s, mean worker {mean} s, E[step] {step} s): over {days} days "
-                                 "that is <b>{hours} GPU-hours</b>, <b>{usd}</b> at {price} per GPU-hour.").format(
+            ex.readout.value = fill(_("{n} GPUs with {jitter} jitter lose <b>{lost}</b> of their time at the barrier "
+                                      "(E[slowest] {slowest} s, mean worker {mean} s, E[step] {step} s): over {days} days "
+                                      "that is <b>{hours} GPU-hours</b>, <b>{usd}</b> at {price} per GPU-hour."),
                 jitter=f"{c['jitter'].value:.2%}", mean=f"{step_time().mean():.4f}", **money)
         else:
-            ex.readout.value = _("{n} GPUs resampling your {count} step times lose <b>{lost}</b> of their time at the "
-                                 "barrier (E[slowest] {slowest} s, your mean {mean} s, E[step] {step} s): over {days} "
-                                 "days that is <b>{hours} GPU-hours</b>, <b>{usd}</b> at {price} per GPU-hour.").format(
+            ex.readout.value = fill(_("{n} GPUs resampling your {count} step times lose <b>{lost}</b> of their time at "
+                                      "the barrier (E[slowest] {slowest} s, your mean {mean} s, E[step] {step} s): over "
+                                      "{days} days that is <b>{hours} GPU-hours</b>, <b>{usd}</b> at {price} per GPU-hour."),
                 count=format_count(values.size), mean=f"{values.mean():.4f}", **money)
 
     def redraw(change=None):

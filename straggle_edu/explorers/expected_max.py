@@ -29,7 +29,7 @@ import numpy as np
 
 from .._validate import in_range, require, whole
 from ..charts.expected_max import expected_max_chart, max_vs_one_chart, slow_card_chart, speedup_chart, step_draws_chart
-from ..i18n import N_, _, format_count
+from ..i18n import N_, _, fill, format_count, format_int
 from ..math.order_stats import expected_max, gumbel_max_approx, sqrt_2_ln_n
 from ..models.cluster import Cluster, expected_step_time, scaling_efficiency
 from ..models.empirical import empirical_growth
@@ -154,17 +154,17 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
         mc = sample_max(d, m, c["size"].value, rng=c["seed"].value).mean()
         gumbel = float(d.mean()) if m == 1 else gumbel_max_approx(d, m)
         z = (exact - 1.0) / c["jitter"].value
-        ex.readout.value = _("slowest of {n}: exact <b>{exact:.4f} s</b> (mean + <b>{z:.2f} σ</b>) · Monte Carlo "
-                             "{mc:.4f} s · Gumbel {gumbel:.4f} s · mean + σ√(2 ln n) {bound:.4f} s").format(
-            n=f"{m:,}", exact=exact, z=z, mc=mc, gumbel=gumbel, bound=1.0 + c["jitter"].value * sqrt_2_ln_n(m))
+        ex.readout.value = fill(_("slowest of {n}: exact <b>{exact:.4f} s</b> (mean + <b>{z:.2f} σ</b>) · Monte Carlo "
+                                  "{mc:.4f} s · Gumbel {gumbel:.4f} s · mean + σ√(2 ln n) {bound:.4f} s"),
+            n=format_int(m), exact=exact, z=z, mc=mc, gumbel=gumbel, bound=1.0 + c["jitter"].value * sqrt_2_ln_n(m))
 
     def your_readout(values, m):
         g = ex.growth
         i = int(np.argmin(np.abs(g.n - m)))
-        ex.readout.value = _("your {count} step times, slowest of {n}: resampled <b>{exact:.4f} s</b> · Monte Carlo "
-                             "{mc:.4f} s · normal fit: Gumbel {gumbel:.4f} s · your largest <b>{largest:.4f} s</b>: "
-                             "resampling never goes past it, the fitted lines do").format(
-            count=format_count(values.size), n=f"{int(g.n[i]):,}", exact=g.exact[i], mc=g.monte_carlo[i],
+        ex.readout.value = fill(_("your {count} step times, slowest of {n}: resampled <b>{exact:.4f} s</b> · Monte Carlo "
+                                  "{mc:.4f} s · normal fit: Gumbel {gumbel:.4f} s · your largest <b>{largest:.4f} s</b>: "
+                                  "resampling never goes past it, the fitted lines do"),
+            count=format_count(values.size), n=format_int(g.n[i]), exact=g.exact[i], mc=g.monte_carlo[i],
             gumbel=g.gumbel[i], largest=values.max())
 
     def redraw(change=None):
@@ -227,9 +227,9 @@ def max_histogram_explorer(shape="normal", jitter=0.1, n=256, size=20_000, seed=
     def readout(change=None):
         h, m = ex.hist, c["n"].value
         i = ns.index(m)
-        ex.readout.value = _("slowest of {n}: mean <b>{mean:.3f} s</b> (exact E[max] {exact:.3f} s) · spread σ "
-                             "<b>{std:.3f} s</b>, {share:.0%} of one worker's").format(
-            n=f"{m:,}", mean=h.mean[i], exact=expected_max(dist(), m), std=h.std[i], share=h.std[i] / h.std[0])
+        ex.readout.value = fill(_("slowest of {n}: mean <b>{mean:.3f} s</b> (exact E[max] {exact:.3f} s) · spread σ "
+                                  "<b>{std:.3f} s</b>, {share:.0%} of one worker's"),
+            n=format_int(m), mean=h.mean[i], exact=expected_max(dist(), m), std=h.std[i], share=h.std[i] / h.std[0])
 
     def redraw(change=None):
         ex.hist = hist()
@@ -293,11 +293,11 @@ def slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10.0):
 
     def readout(change=None):
         k, d = card(), c["days"].value
-        ex.readout.value = _(
+        ex.readout.value = fill(_(
             "job slowdown <b>{slowdown:.2%}</b> (the card alone: {alone:.0%}) · the other {others} GPUs wait "
             "<b>{wasted} GPU-hours</b> on it in {days:.0f} days, <b>{amplification:,.1f}×</b> the card's own shortfall "
-            "· in all they idle {idle:.1%} of each step").format(
-            slowdown=k.job_slowdown, alone=k.slow_factor - 1, others=f"{k.n - 1:,}",
+            "· in all they idle {idle:.1%} of each step"),
+            slowdown=k.job_slowdown, alone=k.slow_factor - 1, others=format_int(k.n - 1),
             wasted=format_count(round(k.gpu_hours_wasted(d))), days=d, amplification=k.amplification,
             idle=k.peer_wait / ((k.n - 1) * k.step_with))
 
@@ -351,9 +351,9 @@ def speedup_explorer(jitter=0.05, n=1024):
         m, t = c["n"].value, StepTime(1.0, jitter=c["jitter"].value)
         eff = scaling_efficiency(Cluster.uniform(m, t))
         ratio = expected_step_time(Cluster.uniform(2 * m, t)) / (2 * expected_step_time(Cluster.uniform(m, t)))
-        ex.readout.value = _("{n} workers: speed-up <b>{speedup:,.0f}</b>, not {n} (efficiency {eff:.1%}) · "
-                             "doubling to {doubled}: time × <b>{ratio:.3f}</b>, not × 0.5").format(
-            n=f"{m:,}", speedup=m * eff, eff=eff, doubled=f"{2 * m:,}", ratio=ratio)
+        ex.readout.value = fill(_("{n} workers: speed-up <b>{speedup:,.0f}</b>, not {n} (efficiency {eff:.1%}) · "
+                                  "doubling to {doubled}: time × <b>{ratio:.3f}</b>, not × 0.5"),
+                                n=format_int(m), speedup=m * eff, eff=eff, doubled=format_int(2 * m), ratio=ratio)
 
     return ex.on_change(readout)
 

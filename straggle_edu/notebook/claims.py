@@ -45,10 +45,12 @@ translation (see :mod:`straggle_edu.i18n`); these helpers translate it when
 they show it. A label that needs numbers in it is a template with named
 placeholders plus ``values=`` (``claim("layers on stage {stage}", ...,
 values={"stage": 2})``): translated first, then formatted, so that the
-catalog holds one message, not one per number. In Chinese, counts of
-10,000 and more read as prose with the exact figure beside them,
-"98.3万卡时（983,040）", dollars as "19.66万美元（196,608 美元）" and a
-multiple as "1.6 倍". The ✗ of an ``AssertionError`` stays English.
+catalog holds one message, not one per number. In Chinese, a number below
+10,000 has no thousands separator (4096), counts of 10,000 and more read as
+prose with the exact figure beside them, "98.3万卡时（983,040）", dollars as
+"19.66万美元（196,608 美元）" and a multiple as "1.6 倍"; the figure the prose
+quotes is shown as the prose writes it, "（文中：98.3万卡时）". The ✗ of an
+``AssertionError`` stays English.
 """
 
 from __future__ import annotations
@@ -57,9 +59,8 @@ import math
 
 from .._validate import require
 from ..i18n import N_, _
-from .factcheck import _check_verdict, _t, _text
-from .factcheck import _fmt_unit as _fmt
-from .factcheck import _show_unit as _show
+from ._shown import _as_quoted, _fmt, _show, _t
+from .factcheck import _check_verdict, _text
 
 __all__ = ["claim", "timing", "cite", "calibrated", "demo_figure", "reveal", "say"]
 
@@ -253,7 +254,7 @@ def demo_figure(label, value, expected, *, rel_tol=1e-9, abs_tol=0.0, unit=None,
         raise AssertionError(f"✗ demo: {_english(label, values)}: the demo gives {_fmt(value, unit)}, but the text says "
                              f"{_fmt(expected, unit)}")
     print(_("demo: {label} = {value} (quoted: {expected})").format(
-        label=_text(label, values), value=_show(value, unit), expected=_show(expected, unit)))
+        label=_text(label, values), value=_show(value, unit), expected=_as_quoted(expected, unit)))
 
 
 def claim(label, value, expected=_UNSET, *, against=_UNSET, rel_tol=1e-9, abs_tol=0.0, unit=None, figures=None,
@@ -405,7 +406,7 @@ def _line(label, value, reference, unit, quoted):
     if isinstance(reference, bool):
         return (_("✓ {label}: yes") if reference else _("✓ {label}: no")).format(label=label)
     template = _("✓ {label} = {value} (quoted: {expected})") if quoted else _("✓ {label} = {value} (against: {reference})")
-    return template.format(label=label, value=_show(value, unit), expected=_show(reference, unit),
+    return template.format(label=label, value=_show(value, unit), expected=_as_quoted(reference, unit),
                            reference=_show(reference, unit))
 
 

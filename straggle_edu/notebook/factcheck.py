@@ -25,17 +25,23 @@ show it ("$196,608"; in Chinese "19.66万美元（196,608 美元）").
 The card speaks the reader's language: the notebook's English texts (the
 claim, the figures' and readings' labels, the precise statement) are the
 catalog's keys, translated when the card is shown; ``values=`` fills the
-named placeholders of ``precise`` after translation.
+named placeholders of ``precise`` after translation, with
+:func:`straggle_edu.i18n.fill` (a grouped field, ``{usd:,.0f}``, follows the
+Chinese rule for numbers: no separator below 10,000, 万 from it up). In
+Chinese the card quotes the claim in 「」, a quote inside it in 『』, and a
+precise statement's `code` shows as code.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass, field
 
 from .._validate import require, whole
-from ..i18n import N_, _, format_count, format_count_exact, format_money, get_language
+from ..i18n import N_, _, fill, format_count_exact, get_language
+from ._shown import _show, _t
 
 __all__ = ["VERDICTS", "ClaimCheck", "VerdictTable", "verdict_from_readings", "verdict_table"]
 
@@ -61,11 +67,6 @@ def verdict_from_readings(readings):
     return "right but loose" if any(values) else "wrong"
 
 
-def _t(text):
-    """``text`` translated, when it is a non-empty string (``_("")`` would give the catalog's header)."""
-    return _(text) if isinstance(text, str) and text else text
-
-
 def _text(template, values=None):
     """``template`` translated, then filled with ``values`` (strings among them translated too).
 
@@ -78,7 +79,7 @@ def _text(template, values=None):
     """
     if not values:
         return _t(template)
-    return _t(template).format(**{k: _t(v) if isinstance(v, str) else v for k, v in values.items()})
+    return fill(_t(template), **{k: _t(v) if isinstance(v, str) else v for k, v in values.items()})
 
 
 def _fmt(x):
@@ -86,18 +87,20 @@ def _fmt(x):
         value, unit = x
         if unit == "%" and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             return f"{100 * value:,.4g}%"
-        return _show_unit(value, unit)
+        return _show(value, unit)
     if isinstance(x, bool):
         return _("yes") if x else _("no")
+    # Chinese writes a number below 10,000 with no separator (4096); from 10,000 up 98.3万（983,040）
+    group = get_language() != "zh" or abs(x) >= 1e4 if isinstance(x, (int, float)) else True
     if isinstance(x, int):
-        text = f"{x:,}"
+        text = f"{x:,}" if group else f"{x}"
     elif isinstance(x, float):
         if x == 0 or not math.isfinite(x):
             return f"{x}"
         if abs(x) >= 1e4 or (abs(x) >= 1e3 and x == round(x)):
-            text = f"{x:,.0f}"
+            text = f"{x:,.0f}" if group else f"{x:.0f}"
         elif abs(x) >= 1e-3:
-            return f"{x:,.4g}"
+            return f"{x:,.4g}" if group else f"{x:.4g}"
         else:
             return f"{x:.3g}"
     else:
@@ -105,52 +108,12 @@ def _fmt(x):
     return format_count_exact(x, text)
 
 
-def _fmt_unit(x, unit=None):
-    """A number in the prose's unit (claim's lines): 63.4%, $196,608, 1.6x, 12 ms."""
-    if isinstance(x, str):
-        return x
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return repr(x)
-    if unit == "%":
-        return f"{_fmt_unit(100 * x)}%"
-    if unit == "$":
-        return f"${_fmt_unit(x)}"
-    if x == 0 or 1e-3 <= abs(x) < 1e7:
-        text = f"{x:,.6g}"
-    else:
-        text = f"{x:.4g}"
-    if unit == "x":
-        return f"{text}x"
-    return f"{text} {unit}" if unit else text
+_CODE = re.compile(r"`([^`\n]+)`")
 
 
-def _show_unit(x, unit=None):
-    """:func:`_fmt` in the current language: text and units translated; in Chinese, 98.3万（983,040）.
-
-    Examples
-    --------
-    >>> from straggle_edu.i18n import set_language
-    >>> set_language("zh"); _show_unit(983_040, "GPU-hours"), _show_unit(196_608, "$"), _show_unit(0.634, "%"), _show_unit(1.6, "x")
-    ('98.3万卡时（983,040）', '19.66万美元（196,608 美元）', '63.4%', '1.6 倍')
-    >>> set_language("en"); _show_unit(983_040, "GPU-hours")
-    '983,040 GPU-hours'
-    """
-    if isinstance(x, str):
-        return _t(x)
-    number = not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
-    if get_language() != "zh" or not number or unit == "%":
-        return _fmt_unit(x, unit if unit in (None, "%", "$", "x") else _t(unit))
-    if unit == "$":
-        return f"{format_money(x)}（{_fmt_unit(x)} 美元）" if abs(x) >= 10_000 else f"{_fmt_unit(x)} 美元"
-    exact, shown_unit = _fmt_unit(x), "倍" if unit == "x" else _t(unit) if unit else ""
-    if abs(x) < 10_000:
-        return f"{exact} {shown_unit}" if shown_unit else exact
-    if not shown_unit:
-        return format_count_exact(x, exact)
-    # the unit goes with the short form, the exact figure after it: 98.3万卡时（983,040）
-    join = "" if "\u2e80" <= shown_unit[0] <= "\u9fff" else " "
-    return f"{format_count(x)}{join}{shown_unit}（{exact}）"
-
+def _html_code(escaped):
+    """An escaped text's `code` spans as <code> (a precise statement names a scheme: `drop`)."""
+    return _CODE.sub(r"<code>\1</code>", escaped)
 
 
 @dataclass(frozen=True)
@@ -223,7 +186,10 @@ class ClaimCheck:
                           for k, v in self.figures.items())
         readings = "".join(f"<li>{e(self._mark(k, ok))}</li>" for k, ok in self.readings.items())
         title, colon = e(_("Claim {number}")).format(number=self.number), e(_(": "))
-        quoted = _("“{claim}”").format(claim=_t(self.claim))  # zh: 「…」
+        claim = _t(self.claim)
+        if get_language() == "zh":  # 「…」 around it, so a quote inside it takes 『』
+            claim = claim.replace("「", "『").replace("」", "』")
+        quoted = _("“{claim}”").format(claim=claim)  # zh: 「…」
         return (
             # The claims quote dollars: keep JupyterLab's MathJax from typesetting "$2 ... $5".
             f"<div class='tex2jax_ignore mathjax_ignore' style='border-left:6px solid {color};padding:6px 12px;margin:4px 0'>"
@@ -231,7 +197,7 @@ class ClaimCheck:
             f"<table style='margin:4px 0'>{figures}</table>"
             f"<ul style='margin:2px 0 4px 0;list-style:none;padding-left:0'>{readings}</ul>"
             f"<div><span style='background:{color};color:white;padding:1px 8px;border-radius:3px'>"
-            f"{e(_(self.verdict).upper())}</span> {e(self.precise_text)}</div></div>"
+            f"{e(_(self.verdict).upper())}</span> {_html_code(e(self.precise_text))}</div></div>"
         )
 
 
