@@ -272,10 +272,13 @@ def _memory(pids):
 
 def measure(cmd, label, timeout):
     """Run ``cmd``; its wall s, CPU s (itself and the children it waited for), peak summed RSS and PSS (bytes)."""
+    import tempfile
+
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = said = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            start_new_session=True)
+    # the output goes to files: a pipe that nobody reads until the end stops a child that writes more than 64 KiB
+    sink_out, sink_err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+    proc = subprocess.Popen(cmd, stdout=sink_out, stderr=sink_err, text=True, cwd=ROOT, start_new_session=True)
     peak_rss = peak_pss = 0
     try:
         while proc.poll() is None:
@@ -287,7 +290,8 @@ def measure(cmd, label, timeout):
             if time.monotonic() - start > timeout:
                 raise TimeoutError(f"{label} ran past {timeout} s")
             time.sleep(0.05)
-        out, err = proc.communicate()
+        proc.wait()
+        out, err = (_read_back(f) for f in (sink_out, sink_err))
     finally:
         if proc.poll() is None:
             for pid in reversed(_tree(proc.pid)):
@@ -301,6 +305,13 @@ def measure(cmd, label, timeout):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall_s": wall, "cpu_s": cpu, "rss": peak_rss, "pss": peak_pss, "rc": proc.returncode,
             "out": out.strip(), "err": err.strip()[-400:]}
+
+
+def _read_back(f):
+    f.seek(0)
+    text = f.read()
+    f.close()
+    return text
 
 
 def hta_python(given):

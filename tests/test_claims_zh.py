@@ -74,11 +74,13 @@ def test_cite_and_calibrated_in_chinese(capsys):
 
 
 def test_say_translates_then_formats(capsys):
-    say("accuracy on the long samples: sync {sync:.2f}, backup {backup:.2f}", sync=0.91, backup=0.12)
+    say("planned steps in all: sync {sync:.2f} s, backup {backup:.2f} s, local {local:.2f} s", sync=12.061, backup=5.12,
+        local=12.06)
     set_language("zh")
-    say("accuracy on the long samples: sync {sync:.2f}, backup {backup:.2f}", sync=0.91, backup=0.12)
-    assert capsys.readouterr().out.splitlines() == ["accuracy on the long samples: sync 0.91, backup 0.12",
-                                                    "长样本上的准确率：sync 0.91，backup 0.12"]
+    say("planned steps in all: sync {sync:.2f} s, backup {backup:.2f} s, local {local:.2f} s", sync=12.061, backup=5.12,
+        local=12.06)
+    assert capsys.readouterr().out.splitlines() == ["planned steps in all: sync 12.06 s, backup 5.12 s, local 12.06 s",
+                                                    "计划的各步耗时合计：sync 12.06 s，backup 5.12 s，local 12.06 s"]
 
 
 def _card():

@@ -80,9 +80,9 @@ def test_job_larger_than_the_memory_budget_is_cut_into_blocks_by_itself(name, mi
 
 def test_fleet_of_every_other_format_gives_analyzes_answer(tmp_path):
     # a folder of per-rank files (profiler traces, Flight Recorder dumps) is one job; every other file, one
-    profiler = tmp_path / "profiler"  # HTA's two ranks (not its derived copy: the same format, read again)
+    profiler = tmp_path / "profiler"  # a real 2-rank gloo DDP job (HTA's sample holds 2 of 128 ranks: refused)
     profiler.mkdir()
-    for rank in DATA.joinpath("hta").glob("sampled_rank-*.json.gz"):
+    for rank in DATA.joinpath("ddp-gloo", "2r-late").glob("rank*.pt.trace.json.gz"):
         shutil.copy(rank, profiler)
     sources = [profiler, DATA / "nvidia-resiliency-ext" / "fr_traces", DATA / "documented-examples"]
     run = run_fleet(sources, tmp_path / "out", workers=0, progress=False)

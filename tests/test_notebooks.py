@@ -46,6 +46,7 @@ PLANNED = [
     "A1_core_in_depth.ipynb",
     "A2_more_on_the_step.ipynb",
     "A3_your_job_in_depth.ipynb",
+    "A4_labs_in_depth.ipynb",
 ]
 
 _MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")

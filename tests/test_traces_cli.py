@@ -47,6 +47,7 @@ def test_json_for_a_per_rank_trace(tmp_path):
     assert json.loads(out.stdout) == {
         "format": "per-rank", "slowdown": 1.6, "waste": 0.375, "per_step": {"0": 1.6},
         "by_rank": {"0": 1.0, "1": 1.6, "2": 1.0, "3": 1.0}, "replay_error": 0.0,
+        "noise_floor": None,  # one step: no step-to-step spread to measure
     }
 
 

@@ -31,8 +31,6 @@ RUNS = {r["job"]: r for r in json.loads((DATA / "runs.json").read_text())["runs"
 KEPT = sorted(job for job, r in RUNS.items() if r["trace"])
 SLOWED = sorted(job for job in KEPT if RUNS[job]["variant"] in ("slow", "late"))
 NO_TORCH = 'torch is not installed (pip install "torch==2.13.0", the CPU build; CI installs it)'
-KINETO = ("needs the engine of the kineto branch (issue 25, section 2): today S compares only compute taken as the "
-          "step span minus communication, and a few ms of noise read as a slowdown")
 
 
 def events(job, rank):
@@ -130,11 +128,7 @@ def _verdict_and_worker(folder):
     return a, answers["Is the job straggling?"], answers.get("Which worker?", "")
 
 
-@pytest.mark.parametrize("job", [
-    pytest.param("2r-none", marks=pytest.mark.xfail(strict=False, reason=KINETO)),
-    "2r-even-1",
-    "2r-even-late-1",
-])
+@pytest.mark.parametrize("job", ["2r-none", "2r-even-1", "2r-even-late-1"])
 def test_no_slowness_fixtures_are_never_yes(job):
     __, verdict, __ = _verdict_and_worker(DATA / job)
     assert not verdict.startswith("Yes"), verdict
@@ -190,7 +184,6 @@ def test_live_generator_writes_each_job_and_its_sidecar(live_none):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason=KINETO)
 def test_live_no_slowness_runs_are_yes_at_most_once_in_10(live_none):
     out, __ = live_none
     verdicts = [_verdict_and_worker(out / f"2r-none-{i + 1}")[1] for i in range(LIVE_RUNS)]

@@ -12,7 +12,6 @@ import gzip
 import json
 from pathlib import Path
 
-import pytest
 
 DLRM = Path(__file__).resolve().parent / "data" / "param-dlrm"
 
@@ -62,8 +61,6 @@ def test_independent_reading_books_the_most_caused_wait_to_rank_7():
     assert caused[7] > 5 * max(v for r, v in caused.items() if r != 7)
 
 
-@pytest.mark.xfail(strict=False, reason="needs the engine of the kineto branch (issue 25, section 2): today's reader "
-                                        "compares compute inside each rank's step span and names rank 5")
 def test_analyze_names_the_rank_the_gpu_timeline_names():
     from straggle_edu.traces import analyze
 

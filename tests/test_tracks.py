@@ -138,6 +138,29 @@ def test_next_leads_through_your_own_job(lang):
     assert next_link(load(_path(YOUR_JOB[-1], lang)), _NEXT[lang]) is not None, f"{lang}: the track ends without a Next"
 
 
+# The labs, 10 → 11 (11 says what to read after them), and the extras, 03b and 08, each ending with a Next that says
+# where to go; their word budgets (issue 26 §2: the labs at most 2,000 English words, the extras at most 1,800).
+LABS = ["10_live_barrier_lab", "11_backup_workers_for_real"]
+EXTRAS = ["03b_independence_and_your_numbers", "08_fact_check"]
+BUDGETS = {"labs": (LABS, 2000), "extras": (EXTRAS, 1800)}
+
+
+@_LANGS
+def test_next_leads_through_the_labs_and_out_of_them_and_out_of_the_extras(lang):
+    got = next_link(load(_path(LABS[0], lang)), _NEXT[lang])
+    assert got == LABS[1], f"{lang}: {LABS[0]}'s Next leads to {got}, not {LABS[1]}"
+    for stem in LABS[1:] + EXTRAS:
+        got = next_link(load(_path(stem, lang)), _NEXT[lang])
+        assert got not in (None, stem) and _path(got, lang).exists(), f"{lang}: {stem}'s Next leads to {got}"
+
+
+@pytest.mark.parametrize("track", BUDGETS)
+def test_the_labs_and_the_extras_keep_their_word_budgets(track):
+    stems, budget = BUDGETS[track]
+    total = sum(words(load(_path(stem, "en"))) for stem in stems)
+    assert total <= budget, f"the {track} ({', '.join(stems)}) have {total} words, more than {budget}"
+
+
 @pytest.mark.parametrize("stem", APPENDICES)
 @_LANGS
 def test_an_appendix_ends_with_next(stem, lang):
@@ -162,3 +185,33 @@ def test_the_readme_and_the_guides_name_the_five_tracks(doc, lang):
         text = text.split("## 中文版", 1)[0]
     for name in TRACK_NAMES[lang]:
         assert f"**{name}" in text, f"{doc} does not name the track {name!r} (in bold, as 00 does)"
+
+
+# The training step, 05 → 06 → 06b → 07 → 07b → 07c (07c says what to read after it).
+TRAINING_STEP = ["05_training_step", "06_root_causes", "06b_diagnose_and_act", "07_mitigations",
+                 "07b_backup_workers_and_hedging", "07c_relaxed_sync"]
+
+
+@_LANGS
+def test_next_leads_through_the_training_step_and_out_of_it(lang):
+    for here, there in zip(TRAINING_STEP, TRAINING_STEP[1:]):
+        got = next_link(load(_path(here, lang)), _NEXT[lang])
+        assert got == there, f"{lang}: {here}'s Next leads to {got}, not {there}"
+    got = next_link(load(_path(TRAINING_STEP[-1], lang)), _NEXT[lang])
+    assert got not in (None, TRAINING_STEP[-1]) and _path(got, lang).exists(), f"{lang}: the track ends at {got}"
+
+
+# The path is the track notebooks; the appendices do not count (issue 26 §2: at most 16,000 English words).
+PATH = CORE + TRAINING_STEP + YOUR_JOB + LABS + EXTRAS
+PATH_WORDS = 16_000
+
+
+def test_every_numbered_notebook_is_on_one_track():
+    numbered = sorted(p.stem for p in NOTEBOOKS.glob("[0-9]*.ipynb"))
+    assert sorted(PATH) == numbered, f"on no track: {sorted(set(numbered) - set(PATH))}; not a notebook: " \
+                                     f"{sorted(set(PATH) - set(numbered))}"
+
+
+def test_the_path_holds_at_most_16000_words():
+    per = {stem: words(load(_path(stem, "en"))) for stem in PATH}
+    assert sum(per.values()) <= PATH_WORDS, f"the path has {sum(per.values())} words, more than {PATH_WORDS}: {per}"

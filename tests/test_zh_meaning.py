@@ -71,7 +71,7 @@ CARD_TITLES = [
      "这个权衡不好做：罕见长卡顿时划算，高斯抖动时不划算", ("这个权衡不好做",), "backup"),
     ("5% slower drags far more than 5%", "一块卡慢 5%，拖累的远不止 5%", ("一块卡慢 5%", "拖累"), "5%"),
     ("ten days become eleven", "十天变十一天", ("十天变十一天",), "days"),
-    ("some tail jobs waste up to about 45% (the p99 job)", "尾巴上有些作业浪费到约四成半（p99 的作业）",
+    ("some tail jobs waste about 45% or more (the p99 job)", "尾巴上有些作业浪费到约四成半（p99 的作业）",
      ("尾巴上有些作业浪费到", "四成半"), "tail"),
 ]
 

@@ -314,8 +314,6 @@ _TITLE_SMALL = {"a", "an", "the", "of", "in", "on", "at", "as", "for", "and", "t
 # English that stays English in a twin's prose, each with its reason (a title in Title Case, a name, a
 # gloss in （） after its Chinese term, code and math need no entry).
 ENGLISH_ALLOWED = {
-    '"can utilize computing clusters with thousands of machines"': "08, claim 16: the source's own words, quoted",
-    '"an asynchronous stochastic gradient descent procedure"': "08, claim 16: the source's own words, quoted",
     "PyTorch profiler": "a tool's name (09b)",
 }
 

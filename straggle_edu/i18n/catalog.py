@@ -86,8 +86,9 @@ def extract_notebook(fileobj, keywords, comment_tags, options):
                 for lineno, text in _call_messages(node):
                     yield 1000 * (index + 1) + lineno, None, text, [f"cell {index}, {node.func.id}()"]
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
-                    isinstance(t, ast.Name) and t.id in ("figures", "readings") for t in node.targets):
-                # figures = {...}; claim(..., figures=figures): the keys are the table's labels
+                    isinstance(t, ast.Name) and t.id.startswith(("figures", "readings")) for t in node.targets):
+                # figures = {...}; claim(..., figures=figures): the keys are the table's labels (readings3 = {...}
+                # too, for a cell that checks two claims)
                 for key in node.value.keys:
                     for lineno, text in _strings(key) if key is not None else ():
                         yield 1000 * (index + 1) + lineno, None, text, [f"cell {index}, {node.targets[0].id}"]

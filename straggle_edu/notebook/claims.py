@@ -56,58 +56,14 @@ from __future__ import annotations
 import math
 
 from .._validate import require
-from ..i18n import N_, _, format_count, format_count_exact, format_money, get_language
+from ..i18n import N_, _
 from .factcheck import _check_verdict, _t, _text
+from .factcheck import _fmt_unit as _fmt
+from .factcheck import _show_unit as _show
 
 __all__ = ["claim", "timing", "cite", "calibrated", "demo_figure", "reveal", "say"]
 
 _UNSET = object()
-
-
-def _fmt(x, unit=None):
-    if isinstance(x, str):
-        return x
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return repr(x)
-    if unit == "%":
-        return f"{_fmt(100 * x)}%"
-    if unit == "$":
-        return f"${_fmt(x)}"
-    if x == 0 or 1e-3 <= abs(x) < 1e7:
-        text = f"{x:,.6g}"
-    else:
-        text = f"{x:.4g}"
-    if unit == "x":
-        return f"{text}x"
-    return f"{text} {unit}" if unit else text
-
-
-def _show(x, unit=None):
-    """:func:`_fmt` in the current language: text and units translated; in Chinese, 98.3万（983,040）.
-
-    Examples
-    --------
-    >>> from straggle_edu.i18n import set_language
-    >>> set_language("zh"); _show(983_040, "GPU-hours"), _show(196_608, "$"), _show(0.634, "%"), _show(1.6, "x")
-    ('98.3万卡时（983,040）', '19.66万美元（196,608 美元）', '63.4%', '1.6 倍')
-    >>> set_language("en"); _show(983_040, "GPU-hours")
-    '983,040 GPU-hours'
-    """
-    if isinstance(x, str):
-        return _t(x)
-    number = not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
-    if get_language() != "zh" or not number or unit == "%":
-        return _fmt(x, unit if unit in (None, "%", "$", "x") else _t(unit))
-    if unit == "$":
-        return f"{format_money(x)}（{_fmt(x)} 美元）" if abs(x) >= 10_000 else f"{_fmt(x)} 美元"
-    exact, shown_unit = _fmt(x), "倍" if unit == "x" else _t(unit) if unit else ""
-    if abs(x) < 10_000:
-        return f"{exact} {shown_unit}" if shown_unit else exact
-    if not shown_unit:
-        return format_count_exact(x, exact)
-    # the unit goes with the short form, the exact figure after it: 98.3万卡时（983,040）
-    join = "" if "\u2e80" <= shown_unit[0] <= "\u9fff" else " "
-    return f"{format_count(x)}{join}{shown_unit}（{exact}）"
 
 
 def _source(source, where):
@@ -301,7 +257,7 @@ def demo_figure(label, value, expected, *, rel_tol=1e-9, abs_tol=0.0, unit=None,
 
 
 def claim(label, value, expected=_UNSET, *, against=_UNSET, rel_tol=1e-9, abs_tol=0.0, unit=None, figures=None,
-          readings=None, verdict=None, precise="", values=None):
+          readings=None, verdict=None, precise="", values=None, cited=False):
     """Check a number the prose quotes, or a claim of the article with its verdict.
 
     ``claim(label, value, expected)`` checks a number;
@@ -341,6 +297,9 @@ def claim(label, value, expected=_UNSET, *, against=_UNSET, rel_tol=1e-9, abs_to
         Values for the named placeholders of ``label`` (a number's label) or
         of ``precise`` (a fact-check claim), filled in after translation:
         ``precise="1 − 0.99¹⁰⁰ = {p:.1%}", values={"p": p}``.
+    cited : bool or collection of str
+        Fact-check claim: the readings computed only from cited figures
+        (True for all): the card marks them "cited, holds/fails", not ✓/✗.
 
     Returns
     -------
@@ -375,7 +334,7 @@ def claim(label, value, expected=_UNSET, *, against=_UNSET, rel_tol=1e-9, abs_to
     if readings is not None or verdict is not None:
         require(expected is _UNSET, "expected", expected, "left out for a fact-check claim (give readings and verdict)")
         return _check_verdict(label, value, figures={} if figures is None else figures, readings=readings,
-                              verdict=verdict, precise=precise, values=values)
+                              verdict=verdict, precise=precise, values=values, cited=cited)
     require(expected is _UNSET or against is _UNSET, "against", against,
             "left out when expected is given (expected: the figure the prose quotes; against: a computed reference)")
     require(expected is not _UNSET or against is not _UNSET, "expected", "missing",
