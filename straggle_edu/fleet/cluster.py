@@ -249,8 +249,13 @@ def _client(Client, address, deadline, timeout, shown):
     if "client" in box:
         return box["client"]
     error = box.get("error")
-    if error is not None and not isinstance(error, (OSError, TimeoutError)):
+    if error is not None and not isinstance(error, Exception):
         raise error
+    if error is not None and not isinstance(error, (OSError, TimeoutError)):
+        # a server that speaks first and not Dask (sshd's banner, an HTTP proxy): Dask reads its first bytes as a
+        # message length and fails to allocate exabytes, or fails to unpack them
+        raise ClusterError(f"cannot connect to the scheduler {shown}: what answers there does not speak Dask's "
+                           f"protocol; is it the scheduler's port (8786 by default)?")
     why = "no answer in Dask's protocol" if error is None else _one_line(error)
     raise ClusterError(f"no answer from the scheduler {shown} within {_seconds(timeout)} s (--timeout): {why}")
 
