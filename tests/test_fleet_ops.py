@@ -348,6 +348,49 @@ def test_ctrl_c_to_the_process_group_says_interrupted_without_worker_tracebacks(
 
 
 @pytest.mark.slow
+def test_ctrl_c_on_a_terminal_ends_the_bar_before_interrupted(demo, tmp_path):
+    """On a terminal the bar ends its line first: 'interrupted' was glued to the bar, which tqdm drew again after it."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    out = tmp_path / "out"
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # tqdm draws only with rows
+    proc = subprocess.Popen([*FLEET, str(demo), "--out", str(out), "--workers", "0"], stdin=subprocess.DEVNULL,
+                            stdout=follower, stderr=follower, start_new_session=True)
+    os.close(follower)
+    chunks = []
+
+    def drain():
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the process closed the terminal
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        _wait_for("3 finished jobs", lambda: out.exists() and len(_parts(out)) >= 3, proc)
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        reader.join(10)
+        os.close(leader)
+    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    assert code == 130 and "%|" in text, text  # the bar was drawn
+    assert "\ninterrupted\n" in text and text.rstrip().endswith("\ninterrupted"), text
+
+
+@pytest.mark.slow
 def test_sigterm_writes_the_tables_of_what_finished_and_says_terminated(demo, tmp_path):
     out = tmp_path / "out"
     code, err = _run_and_signal(demo, out, signal.SIGTERM)

@@ -67,6 +67,9 @@ class LogLines:
     def close(self):
         self._line()
 
+    def stop(self):
+        """The run stopped early: no closing line (the reason is said after)."""
+
 
 class _Bar:
     def __init__(self, total):
@@ -87,6 +90,11 @@ class _Bar:
     def close(self):
         self.bar.close()
 
+    def stop(self):
+        """The run stopped early: the bar as it stands, and a new line, so that the reason printed next has its own
+        line and the bar is not drawn again after it (when tqdm closes it at exit)."""
+        self.bar.close()
+
 
 class _Quiet:
     def update(self, error=False):
@@ -98,10 +106,13 @@ class _Quiet:
     def close(self):
         pass
 
+    def stop(self):
+        pass
+
 
 def progress(mode, total, every=LOG_SECONDS):
     """The progress of ``total`` jobs: ``True`` or ``"bar"`` a tqdm bar (log lines without tqdm), ``"log"`` log
-    lines every ``every`` seconds, ``False`` nothing. Each has ``update(error)``, ``tick()`` and ``close()``.
+    lines every ``every`` seconds, ``False`` nothing. Each has ``update(error)``, ``tick()``, ``close()`` and ``stop()`` (an early end).
 
     Examples
     --------

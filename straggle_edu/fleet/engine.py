@@ -560,11 +560,15 @@ def _rows(store, spool, counts, shown, rows_of, sources, follow_links, block_ste
     done = frozenset(store.done())
     tables_so_far = Refresh(store, spool, refresh)
     jobs = expand(sources, follow_links=follow_links, skip=[store.out])
-    for job, row in rows_of(jobs, block_steps, done, total, shown.tick):
-        check_signals()
-        error = _record(store, spool, counts, job, row)
-        tables_so_far()
-        shown.update(error=error)
+    try:
+        for job, row in rows_of(jobs, block_steps, done, total, shown.tick):
+            check_signals()
+            error = _record(store, spool, counts, job, row)
+            tables_so_far()
+            shown.update(error=error)
+    except BaseException:
+        shown.stop()  # the bar ends its line before 'interrupted', 'terminated' or the error line is printed
+        raise
     shown.close()
 
 
