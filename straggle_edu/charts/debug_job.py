@@ -26,6 +26,7 @@ import numpy as np
 
 from .._validate import require
 from ..i18n import N_, _, get_language
+from ..traces.diagnose import worker_label
 
 __all__ = ["trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart", "cause_gallery_chart",
            "collective_tell_chart",
@@ -46,12 +47,6 @@ _BY_TITLES = {"by_optype": N_("by optype"), "by_stage": N_("by stage"), "by_dp_r
 _CAUSES = (N_("none"), N_("slow-worker"), N_("last-stage"), N_("seq-imbalance"), N_("gc-pauses"), N_("slow-link"))
 
 
-def _worker_label(w):
-    if isinstance(w, tuple):
-        return _("dp {dp} · stage {stage}").format(dp=w[0], stage=w[1])
-    return _("rank {rank}").format(rank=w)
-
-
 def _check_analysis(analysis):
     require(hasattr(analysis, "worker_step_slowdown") and hasattr(analysis, "per_step"), "analysis",
             type(analysis).__name__, "an Analysis from straggle_edu.traces.analyze()")
@@ -70,7 +65,7 @@ def _heatmap_rows(analysis, max_rows):
     rows = []
     for rank, i in enumerate(keep):
         for j, step in enumerate(steps):
-            rows.append({"worker": _worker_label(workers[i]), "order": rank, "step": step,
+            rows.append({"worker": worker_label(workers[i], short=True), "order": rank, "step": step,
                          "S": float(values[i, j]), "job": job[j]})
     return rows, len(keep) < len(workers)
 
@@ -164,7 +159,7 @@ def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
     table = getattr(analysis, by, None) if isinstance(by, str) else None
     require(table is not None, "by", by, "an attribution this analysis has (by_optype, by_stage, ...)")
     items = analysis.ranking(by)[:top]
-    rows = [{"x": _worker_label(k) if isinstance(k, tuple) else str(k), "S": float(v), "order": i}
+    rows = [{"x": worker_label(k, short=True) if isinstance(k, tuple) else str(k), "S": float(v), "order": i}
             for i, (k, v) in enumerate(items)]
     lo = min([1.0, float(analysis.slowdown)] + [r["S"] for r in rows])
     hi = max([1.0, float(analysis.slowdown)] + [r["S"] for r in rows])

@@ -69,10 +69,10 @@ class LogLines:
 
 
 class _Bar:
-    def __init__(self, total):
+    def __init__(self, total, desc, unit):
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=total, unit=_("jobs"), desc=_("fleet"), file=sys.stderr, smoothing=0.05)
+        self.bar = tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, smoothing=0.05)
 
     def update(self, error=False):
         self.bar.update(1)
@@ -95,9 +95,10 @@ class _Quiet:
         pass
 
 
-def progress(mode, total, every=LOG_SECONDS):
+def progress(mode, total, every=LOG_SECONDS, *, desc=None, unit=None):
     """The progress of ``total`` jobs: ``True`` or ``"bar"`` a tqdm bar (log lines without tqdm), ``"log"`` log
     lines every ``every`` seconds, ``False`` nothing. Each has ``update(error)``, ``tick()`` and ``close()``.
+    ``desc`` and ``unit``: the bar's words (default: the fleet's, translated).
 
     Examples
     --------
@@ -110,7 +111,7 @@ def progress(mode, total, every=LOG_SECONDS):
         return _Quiet()
     if mode != "log":
         try:
-            return _Bar(total)
+            return _Bar(total, _("fleet") if desc is None else desc, _("jobs") if unit is None else unit)
         except ImportError:  # pragma: no cover
             pass
     return LogLines(total, every)
