@@ -19,9 +19,9 @@ import re
 
 import altair as alt
 
-from ..i18n import FONT
+from ._vega import FONT_CONFIG
 
-__all__ = ["inline_rows", "rows_of", "quoted", "vega_text", "FONT_CONFIG", "use_font_theme"]
+__all__ = ["inline_rows", "rows_of", "quoted", "vega_text", "FONT_CONFIG", "use_font_theme", "altair_chart"]
 
 
 def inline_rows(rows):
@@ -79,16 +79,6 @@ def vega_text(template, **exprs):
     return " + ".join(pieces) if pieces else '""'
 
 
-# The fonts of every text a chart draws, in both languages: a Latin face
-# first, then the system's CJK faces (see straggle_edu.i18n.FONT).
-FONT_CONFIG = {
-    "font": FONT,
-    "title": {"font": FONT, "subtitleFont": FONT},
-    "axis": {"labelFont": FONT, "titleFont": FONT},
-    "legend": {"labelFont": FONT, "titleFont": FONT},
-    "header": {"labelFont": FONT, "titleFont": FONT},
-    "text": {"font": FONT},
-}
 THEME = "straggle_edu"
 
 
@@ -102,10 +92,34 @@ def use_font_theme():
     Examples
     --------
     >>> use_font_theme()
-    >>> alt.Chart(alt.Data(values=[{"x": 1}])).mark_text().encode(text="x:Q").to_dict()["config"]["font"] == FONT
+    >>> alt.Chart(alt.Data(values=[{"x": 1}])).mark_text().encode(text="x:Q").to_dict()["config"]["font"] == FONT_CONFIG["font"]
     True
     """
     if THEME not in alt.theme.names():
         alt.theme.register(THEME, enable=False)(lambda: alt.theme.ThemeConfig(config=FONT_CONFIG))
     if alt.theme.active in ("default", THEME):
         alt.theme.enable(THEME)
+
+
+# Every chart names the font list (straggle_edu.i18n.FONT), through an Altair theme: registered as the first chart
+# module loads this one (each does, directly or through a module it imports), before any chart is drawn.
+use_font_theme()
+
+_COMPOSED = {"layer": alt.LayerChart, "hconcat": alt.HConcatChart, "vconcat": alt.VConcatChart,
+             "concat": alt.ConcatChart, "facet": alt.FacetChart, "repeat": alt.RepeatChart}
+
+
+def altair_chart(spec):
+    """The Altair chart of a Vega-Lite ``spec`` (a dict, as the ``*_spec`` functions build it; it is validated when
+    the chart is drawn or turned back into a dict).
+
+    Examples
+    --------
+    >>> unit = {"data": {"values": [{"x": 1}]}, "mark": {"type": "point"}, "encoding": {"x": {"field": "x", "type": "quantitative"}}}
+    >>> type(altair_chart(unit)).__name__, type(altair_chart({"layer": [unit, unit]})).__name__
+    ('Chart', 'LayerChart')
+    >>> altair_chart(unit).to_dict()["config"]["font"] == FONT_CONFIG["font"]
+    True
+    """
+    kind = next((k for k in _COMPOSED if k in spec), None)
+    return (_COMPOSED[kind] if kind else alt.Chart).from_dict(spec, validate=False)

@@ -27,6 +27,7 @@ import numpy as np
 from .._validate import require
 from ..i18n import N_, _, get_language
 from ..traces.diagnose import worker_label
+from . import _data  # noqa: F401  (importing it registers the charts' font theme)
 
 __all__ = ["trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart", "cause_gallery_chart",
            "collective_tell_chart",
