@@ -44,6 +44,7 @@ import json
 import logging
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,6 +147,8 @@ def _worker_budget():
     """60% of this Dask worker's memory limit, else (no worker, no limit) what ``analyze`` allows itself."""
     if "STRAGGLE_EDU_MEMORY_MIB" in os.environ:
         return _validate.memory_budget()
+    if "distributed" not in sys.modules:  # not in a Dask worker (which has it imported): importing it costs 0.5 s
+        return _CLI_BUDGET
     try:
         from distributed import get_worker
 
