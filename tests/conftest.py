@@ -7,8 +7,9 @@ holds it to ``tests/_tiers.py``):
   tests, doctests, and every notebook in both languages executed once. Tests
   marked ``slow`` are left out (deselected, not skipped).
 - ``pytest -m slow``: the slow tier only: the browser suite and the static
-  site, the Binder stand-in, the student copies, the JupyterLab server, real
-  processes that time themselves, torchrun.
+  site, the Binder stand-in, the install recipes and the wheel, the student
+  copies, the JupyterLab server, real processes that time themselves (alone:
+  nothing runs beside a slow test), torchrun.
 - ``pytest --full``: both, as CI runs them (``.ci/run`` runs the default tier
   with the README's command, then the slow tier).
 - ``pytest -m "not slow and not notebooks" -x -n auto``: the quick loop while editing

@@ -104,8 +104,49 @@ def test_collective_tell_chart_marks_the_culprit():
     assert rows[1]["ms"] == pytest.approx(54.0)
 
 
+def test_collective_tell_chart_names_its_statistic():
+    from straggle_edu.charts.debug_job import collective_tell_chart
+
+    median = collective_tell_chart({0: 0.008, 3: 0.0065}, culprit=3, by="stage", stat="median").to_dict()
+    assert median["encoding"]["x"]["title"].startswith("median recorded collective")
+    with pytest.raises(ValueError, match="stat must be 'mean' or 'median', got 'max'"):
+        collective_tell_chart({0: 0.008}, stat="max")
+
+
+def test_worker_ops_chart_calls_non_communicating_ops_local_ops(slow):
+    # "local" alone is 11's local-SGD scheme in the catalog; here it is an op that does not communicate
+    ops = worker_timeline(slow, 0, 0, int(slow.steps[0]))
+    kinds = {r["kind"] for r in data_of(worker_ops_chart(ops, long_factor=1e9).to_dict())}
+    assert "local op" in kinds and "local" not in kinds
+
+
 def test_collective_tell_chart_empty():
     from straggle_edu.charts.debug_job import collective_tell_chart
 
     with pytest.raises(ValueError, match="tell must be a non-empty dict"):
         collective_tell_chart({})
+
+
+def test_arrival_chart_of_the_packaged_gloo_job_puts_the_late_rank_on_top():
+    # a real 2-rank DDP job (straggle_edu/traces/data/ddp_gloo_late): rank 1 sleeps 40 ms before each forward
+    from straggle_edu.charts.debug_job import arrival_chart
+    from straggle_edu.traces.profiler import DDP_GLOO_LATE
+
+    a = analyze(DDP_GLOO_LATE)
+    spec = arrival_chart(a).to_dict()
+    rows = data_of(spec)
+    assert len(rows) == 2 * 40 and spec["title"] == "each rank's arrival at each collective"
+    by = {(r["n"], r["rank"]): r for r in rows}
+    for n in range(1, 41):
+        late, early = by[(n, "rank 1")], by[(n, "rank 0")]
+        assert early["ms"] == 0.0 and late["ms"] > 30 and late["wait"] == 0.0
+        assert early["wait"] == pytest.approx(late["ms"], abs=1e-3)  # rank 0 waits until rank 1 arrives
+    short = arrival_chart(a, max_rows=10).to_dict()
+    assert len(data_of(short)) == 10 and short["title"] == "each rank's arrival at the first 5 collectives"
+
+
+def test_arrival_chart_refuses_an_analysis_without_arrivals(slow):
+    from straggle_edu.charts.debug_job import arrival_chart
+
+    with pytest.raises(ValueError, match="analysis must be an Analysis of a profiler trace with collectives"):
+        arrival_chart(slow)

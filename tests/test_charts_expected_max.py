@@ -14,9 +14,11 @@ from straggle_edu.charts.expected_max import (
     max_vs_one_chart,
     slow_card_chart,
     speedup_chart,
+    step_draws_chart,
 )
 from straggle_edu.models.cluster import Cluster, expected_step_time, scaling_efficiency
 from straggle_edu.models.max_growth import STEP_TIME_SHAPES, max_growth, max_histograms, normal_max_sigmas, step_time_dist
+from straggle_edu.models.step_draws import draw_steps
 from straggle_edu.models.step_time import StepTime
 from straggle_edu.models.waste import slow_card_curves
 
@@ -101,3 +103,27 @@ def test_slow_card_chart_spec():
     assert spec["layer"][1]["data"]["values"] == [{"y": pytest.approx(0.05)}]
     assert len(rows_of(spec, spec["layer"][0]["data"])) == 6
     assert "params" not in slow_card_chart(rows).to_dict()
+
+
+def test_step_draws_chart_draws_step_k_and_the_maxima_so_far():
+    draws = draw_steps(stats.norm(1.0, 0.1), n=64, steps=30, bins=20, rng=0)
+    chart = step_draws_chart(draws, k=3)
+    texts = drawn_texts(chart)
+    assert f"step 3: the slowest of 64 took {draws.slowest[2]:.3f} s" in texts
+    assert "the slowest of each of 3 steps" in texts and "one worker's mean" in texts
+    later = drawn_texts(with_params(chart, k=30))
+    assert f"step 30: the slowest of 64 took {draws.slowest[29]:.3f} s" in later
+    assert "the slowest of each of 30 steps" in later
+    assert "the slowest of step 1" in drawn_texts(with_params(chart, k=1))
+
+
+def test_step_draws_chart_carries_every_step_for_the_browser():
+    draws = draw_steps(stats.norm(1.0, 0.1), n=8, steps=12, bins=10, rng=1)
+    spec = step_draws_chart(draws).to_dict()
+    upper, lower = spec["vconcat"]
+    steps = rows_of(spec, upper["layer"][0]["data"])
+    maxima = rows_of(spec, upper["layer"][1]["data"])
+    assert [r["c"] for r in steps] == draws.counts.tolist()
+    assert [r["t"] for r in maxima] == draws.slowest.tolist()
+    # the red bin is the slowest worker's bin (1-based, as the browser counts it)
+    assert [r["m"] for r in steps] == (draws.bin_of(draws.slowest) + 1).tolist()

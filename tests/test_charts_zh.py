@@ -28,7 +28,8 @@ from straggle_edu.charts._data import rows_of
 from straggle_edu.charts.barrier_lab import fixed_work_chart
 from straggle_edu.i18n import FONT, _, set_language
 from straggle_edu.models.hedging import tail_at_scale_latency
-from straggle_edu.models.max_growth import normal_max_sigmas
+from straggle_edu.models.max_growth import normal_max_sigmas, step_time_dist
+from straggle_edu.models.step_draws import draw_steps
 from straggle_edu.traces.synthetic import cause_gallery
 
 # Words that stay as they are in a Chinese chart: symbols, units, proper names
@@ -223,6 +224,12 @@ def _fleet_figures():
             "lost_curve": {"by_lost": [[0.0, 0.0], [0.5, 0.8], [1.0, 1.0]], "by_waste": [[0.0, 0.0], [0.5, 0.6], [1.0, 1.0]]}}
 
 
+def _profiler_analysis():
+    from straggle_edu.traces.syncpoints import _demo_trace, analyze_profiler
+
+    return analyze_profiler(_demo_trace([[1.0, 1.5]] * 3))
+
+
 _GAINS = {"lost": 300.0, "replace": {"jobs": 1, "gpu_hours": 40.0, "share": 0.13},
           "rebalance": {"jobs": 2, "gpu_hours": 120.0, "share": 0.4}}
 
@@ -243,6 +250,7 @@ BUILDERS = {
     "worker_ops_chart": _worker_ops,
     "cause_gallery_chart": lambda: charts.cause_gallery_chart(cause_gallery(steps=2)),
     "collective_tell_chart": lambda: charts.collective_tell_chart({0: 0.063, 1: 0.054}, culprit=1),
+    "arrival_chart": lambda: charts.arrival_chart(_profiler_analysis()),
     "report_scores_chart": lambda: charts.report_scores_chart([1.0, 0.9, 0.8], bins=4),
     "alarms_vs_n_chart": lambda: _alarms("n"),
     "alarms_vs_threshold_chart": lambda: _alarms("threshold"),
@@ -250,6 +258,8 @@ BUILDERS = {
     "max_histograms_chart": lambda: charts.max_histograms_chart(_hist()),
     "max_vs_one_chart": lambda: charts.max_vs_one_chart(_hist(), n=64),
     "speedup_chart": lambda: charts.speedup_chart(np.array([1, 2, 4]), normal_max_sigmas(np.array([1, 2, 4, 2, 4, 8])), n_mark=2),
+    "step_draws_chart": lambda: charts.step_draws_chart(draw_steps(step_time_dist("normal", 1.0, 0.1), 64, 5, bins=10, rng=0), k=3),
+    "bill_sentence_chart": lambda: charts.bill_sentence_chart(),
     "slow_card_chart": lambda: charts.slow_card_chart(
         [{"n": n, "jitter": j, "job_slowdown": 0.05 / (1 + 10 * j * n)} for n in (1, 2) for j in (0.0, 0.02)], n_mark=2),
     "independence_chart": lambda: charts.independence_chart(
@@ -457,3 +467,18 @@ def test_english_words_allows_symbols_units_and_optypes():
     assert _english_words("forward-compute") == _english_words("backward-pp-comm") == []
     assert _expression_texts("""datum.key == 'job' ? "整个作业" : format(datum.x, '.1f') + ' ms'""") == ["整个作业", ".1f", " ms"]
     assert _english_words("slowest of n") == ["slowest", "of"]
+
+
+def test_chinese_charts_write_numbers_as_the_prose_does():
+    # README 中文版 (the zh review's S3, S4): no separator below 10,000, 万 from 10,000 up, in what a chart draws
+    from _vega import drawn_texts
+
+    set_language("zh")
+    bill = drawn_texts(charts.bill_chart(gpus=4096, days=10, lost_fraction=0.1, usd_per_gpu_hour=2.0))
+    assert ["98.3万", "9.83万", "19.66万美元"] == [t for t in bill if "万" in t]
+    dollars = drawn_texts(charts.lost_dollars_chart(gpus=4096, days=10, lost_fraction=0.1, usd_per_gpu_hour=2.0))
+    assert "20万美元" in dollars and not [t for t in dollars if "$" in t or "," in t]
+    assert charts.bill_chart().to_dict()["config"]["locale"]["number"]["thousands"] == ""  # tooltips: 4096
+    set_language("en")
+    assert ["983,040", "98,304", "$196,608"] == [t for t in drawn_texts(
+        charts.bill_chart(gpus=4096, days=10, lost_fraction=0.1, usd_per_gpu_hour=2.0)) if re.search(r"\d,\d", t)]

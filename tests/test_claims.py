@@ -1,8 +1,8 @@
-"""claim, cite and calibrated: the three marks a notebook's numbers wear."""
+"""claim, cite and calibrated: the three marks a notebook's numbers wear; timing, claim's form for a measured number."""
 
 import pytest
 
-from straggle_edu.notebook import calibrated, cite, claim
+from straggle_edu.notebook import calibrated, cite, claim, timing
 
 
 def test_claim_unit_percent_shows_the_prose_unit(capsys):
@@ -76,3 +76,35 @@ def test_calibrated_drift_fails_the_run():
 def test_cite_shows_a_text_figure_as_written(capsys):
     cite("DistBelief, machines", "thousands", "Dean et al., NIPS 2012", where="abstract")
     assert capsys.readouterr().out == "cited: DistBelief, machines = thousands (Dean et al., NIPS 2012, abstract)\n"
+
+
+WHY = ("  Other programs share this machine: when they keep it busy, sleeps end late and processes wake late. "
+       "Run the cell again when it is quieter.\n")
+
+
+def test_timing_that_holds_prints_claims_line(capsys):
+    timing("measured / predicted", 1.04, 1.0, abs_tol=0.1)
+    timing("replaced, measured", 1.9, against=1.95, rel_tol=0.15, unit="x")
+    claim("measured / predicted", 1.04, 1.0, abs_tol=0.1)
+    claim("replaced, measured", 1.9, against=1.95, rel_tol=0.15, unit="x")
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == out[2:] == ["✓ measured / predicted = 1.04 (quoted: 1)", "✓ replaced, measured = 1.9x (against: 1.95x)"]
+
+
+@pytest.mark.parametrize("kwargs, line", [
+    (dict(value=1.35, expected=1.0, abs_tol=0.1), "⚠ S = 1.35, outside 1 ± 0.1 on this run.\n"),
+    (dict(value=0.776, expected=1.0, rel_tol=0.2), "⚠ S = 0.776, outside 1 ± 20% on this run.\n"),
+    (dict(value=0.442, expected=0.5, abs_tol=0.05, unit="%"), "⚠ S = 44.2%, outside 50% ± 5% on this run.\n"),
+    (dict(value=2, expected=1), "⚠ S = 2, not 1 on this run.\n"),
+    (dict(value=1.2, against=1.6, rel_tol=0.15, unit="x"), "⚠ S = 1.2x, outside 1.6x ± 15% on this run.\n"),
+])
+def test_timing_that_strays_says_why_and_does_not_raise(capsys, kwargs, line):
+    timing("S", **kwargs)
+    assert capsys.readouterr().out == line + WHY
+
+
+def test_timing_takes_a_quoted_figure_or_a_reference_not_both():
+    with pytest.raises(ValueError, match="against"):
+        timing("S", 1.6, 1.6, against=1.6)
+    with pytest.raises(ValueError, match="expected"):
+        timing("S", 1.6)

@@ -137,11 +137,11 @@ class _Env:
 
 
 def _claim_value(call):
-    """The value a number-form ``claim(...)`` checks, or None for the fact-check form or another call."""
+    """The value a number-form ``claim(...)`` (or ``timing(...)``, its form for a measured number) checks, or None."""
     func = call.func
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
     keywords = {k.arg: k.value for k in call.keywords}
-    if name != "claim" or "readings" in keywords or "verdict" in keywords:
+    if name not in ("claim", "timing") or "readings" in keywords or "verdict" in keywords:
         return None
     return call.args[1] if len(call.args) >= 2 else keywords.get("value")
 

@@ -11,7 +11,7 @@ import pytest
 
 import _notebook_runs
 from straggle_edu.i18n import set_language
-from straggle_edu.notebook import calibrated, cite, claim, say
+from straggle_edu.notebook import calibrated, cite, claim, say, timing
 from straggle_edu.notebook.factcheck import verdict_table
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -20,7 +20,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 def test_claim_in_chinese_reads_big_counts_as_prose_with_the_exact_figure(capsys):
     set_language("zh")
     claim("GPU-hours", 983_040, 983_040)
-    assert capsys.readouterr().out == "✓ 卡时 = 98.3万（983,040）（文中：98.3万（983,040））\n"
+    assert capsys.readouterr().out == "✓ 卡时 = 98.3万（983,040）（文中：98.3万）\n"
 
 
 def test_claim_in_chinese_keeps_small_numbers_and_units(capsys):
@@ -50,6 +50,14 @@ def test_claim_template_is_translated_then_filled(capsys):
     assert capsys.readouterr().out == "✓ 阶段 2 上的层数 = 8（文中：8）\n"
 
 
+def test_timing_that_strays_says_why_in_chinese(capsys):
+    set_language("zh")
+    timing("layers on stage {stage}", 7, 8, abs_tol=0.5, values={"stage": 3})
+    out = capsys.readouterr().out
+    assert out.startswith("⚠ 阶段 3 上的层数 = 7，本次运行超出 8 ± 0.5。\n  ")
+    assert CJK.search(out.splitlines()[1]) and "busy" not in out
+
+
 def test_claim_failure_stays_english_with_the_label_filled():
     set_language("zh")
     with pytest.raises(AssertionError, match=r"✗ layers on stage 3: computed 7, but the text says 8"):
@@ -62,15 +70,17 @@ def test_cite_and_calibrated_in_chinese(capsys):
     calibrated("p99.9 of 1,000 requests, hedged (ms)", 74.2, 74, "The Tail at Scale")
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "引用：DistBelief，机器数 = 数千台（Dean et al., NIPS 2012, 摘要）"
-    assert out[1] == "≈ 1,000 个请求的 p99.9，对冲（ms） = 74.2，校准到 74（The Tail at Scale）"
+    assert out[1] == "≈ 1000 个请求的 p99.9，对冲（ms） = 74.2，校准到 74（The Tail at Scale）"
 
 
 def test_say_translates_then_formats(capsys):
-    say("accuracy on the long samples: sync {sync:.2f}, backup {backup:.2f}", sync=0.91, backup=0.12)
+    say("planned steps in all: sync {sync:.2f} s, backup {backup:.2f} s, local {local:.2f} s", sync=12.061, backup=5.12,
+        local=12.06)
     set_language("zh")
-    say("accuracy on the long samples: sync {sync:.2f}, backup {backup:.2f}", sync=0.91, backup=0.12)
-    assert capsys.readouterr().out.splitlines() == ["accuracy on the long samples: sync 0.91, backup 0.12",
-                                                    "长样本上的准确率：sync 0.91，backup 0.12"]
+    say("planned steps in all: sync {sync:.2f} s, backup {backup:.2f} s, local {local:.2f} s", sync=12.061, backup=5.12,
+        local=12.06)
+    assert capsys.readouterr().out.splitlines() == ["planned steps in all: sync 12.06 s, backup 5.12 s, local 12.06 s",
+                                                    "计划的各步耗时合计：sync 12.06 s，backup 5.12 s，local 12.06 s"]
 
 
 def _card():
@@ -91,8 +101,9 @@ def test_fact_check_card_and_table_in_chinese():
     lines = str(card).splitlines()
     assert lines[0] == "说法 6：九十多万卡时；九万八千多卡时没了；十九万六千美元 / 四十九万多美元"
     assert lines[1] == "  卡时 = 98.3万（983,040）"
-    assert lines[3:] == ["  结论：对", "  准确地说：4096 × 10 × 24 = 983,040 卡时；10% = 98,304 卡时 = "
-                                       "196,608 美元（每卡时 2 美元）、491,520 美元（每卡时 5 美元）"]
+    # the precise template's grouped fields follow the Chinese rule: no separator below 10,000, 万 from it up
+    assert lines[3:] == ["  结论：对", "  准确地说：4096 × 10 × 24 = 98.304万卡时；10% = 9.8304万卡时 = "
+                                       "19.6608万美元（每卡时 2 美元）、49.152万美元（每卡时 5 美元）"]
     html = card._repr_html_()
     assert "说法 6" in html and "对" in html
     assert str(verdict_table([card])).splitlines()[-1] == "对 1 条，对但不严谨 0 条，错 0 条"
@@ -171,3 +182,17 @@ def test_a_notebook_run_in_chinese_shows_chinese_check_lines(path):
     assert checks, f"{name}: no ✓ line in the output"
     english = [line for line in checks if not CJK.search(line)]
     assert len(english) <= len(checks) // 10, f"{name}: check lines without Chinese: {english[:10]}"
+
+
+def test_fact_check_card_in_chinese_quotes_in_corner_brackets_shows_units_and_code():
+    # the zh review's S11: 08's cards had “...” hard-coded, a dollar figure without its unit, literal backticks
+    set_language("zh")
+    card = claim(11, "「GPU 翻倍、训练就该翻倍快」从一开始就不成立", figures={"the bill": (196_608, "$"), "GPUs": 4096},
+                 readings={"r": True}, verdict="right", precise="`drop` keeps {n:,} of them", values={"n": 4096})
+    html = card._repr_html_()
+    assert "「『GPU 翻倍、训练就该翻倍快』从一开始就不成立」" in html and "“" not in html
+    assert "19.66万美元（196,608 美元）" in html and ">4096<" in html and "<code>drop</code>" in html
+    assert "`" not in html and "4,096" not in str(card)
+    set_language("en")
+    html = card._repr_html_()
+    assert "“「GPU" in html and "$196,608" in html and "4,096" in html

@@ -143,3 +143,43 @@ def test_student_copies_run_wherever_their_originals_run():
             assert len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr), f"{path.name}: {text!r}"
             call = tree.body[0].value
             assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "solution", text
+
+
+def test_a_student_copy_says_what_it_can_do_in_its_own_language():
+    # The instructor's copy says "Uncomment `hint()` for a nudge, `solution()` for the answer"; a copy has no
+    # solutions, so its prose says what it can do instead, in the notebook's language.
+    from straggle_edu.i18n import translate
+
+    en = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("from straggle_edu.exercises import ____"),
+        nbformat.v4.new_markdown_cell("## Exercises\n\nReplace `____` and run the cell. "
+                                      "Uncomment `hint()` for a nudge, `solution()` for the answer.\n\n**q1.** How many?"),
+    ])
+    zh = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell('import straggle_edu; straggle_edu.set_language("zh")\nx = 1'),
+        nbformat.v4.new_markdown_cell("把 `____` 换成你的答案，运行单元格。`q1.hint()` 给提示，`q1.solution()` 给答案。"),
+    ])
+    said_en = translate(classroom.STUDENT_EXERCISES, "en")
+    assert classroom.student_copy(en).cells[1].source == (
+        f"## Exercises\n\nReplace `____` and run the cell. {said_en}\n\n**q1.** How many?")
+    said_zh = translate(classroom.STUDENT_EXERCISES, "zh")
+    assert said_zh != said_en and "hint()" in said_zh
+    assert classroom.student_copy(zh).cells[1].source == f"把 `____` 换成你的答案，运行单元格。{said_zh}"
+    assert "solution()" in en.cells[1].source  # the input is untouched
+
+
+@pytest.mark.skipif(not _notebooks(), reason="no notebooks yet")
+def test_no_student_copy_of_the_project_notebooks_offers_solution():
+    from straggle_edu.i18n import translate
+
+    for path in _notebooks():
+        original = nbformat.read(path, as_version=4)
+        lang = "zh" if path.parent.name == "zh" else "en"
+        said = translate(classroom.STUDENT_EXERCISES, lang)
+        copied = {cell.id: cell for cell in classroom.student_copy(original).cells}
+        for before in original.cells:
+            after = copied.get(before.id)
+            if before.cell_type != "markdown" or after is None:
+                continue
+            assert "solution()" not in after.source, f"{path.name}: {after.source[:80]!r}"
+            assert ("solution()" in before.source) == (said in after.source), f"{path.name}: {after.source[:80]!r}"

@@ -64,9 +64,43 @@ def test_lost_fraction_explorer_feeds_the_bill():
     ex = lost_fraction_explorer()
     f = lost_fraction(Cluster.uniform(4096, StepTime(1.0, jitter=0.03)))
     assert ex.lost() == f and math.isclose(ex.charts["bill"].params.lost_fraction, f, rel_tol=1e-10)
-    assert f"lost fraction <b>{f:.2%}</b>" in ex.readout.value
+    bill = cost_of_stragglers(4096, 10.0, f, 2.0)
+    assert (f"4,096 GPUs with 3.00% jitter lose <b>{f:.2%}</b> of their time" in ex.readout.value
+            and f"<b>{bill.gpu_hours_lost:,.0f} GPU-hours</b>, <b>${bill.usd_lost:,.0f}</b> at $2 per GPU-hour"
+            in ex.readout.value)
     ex.controls["jitter"].value = 0.0
     assert ex.charts["bill"].params.lost_fraction == 0.0
+    assert "lose <b>0.00%</b>" in ex.readout.value
+
+
+def _sentence(jchart):
+    """The text the chart draws with its params where the reader left them (vl-convert, tags stripped)."""
+    import html
+    import json
+    import re
+
+    import vl_convert
+
+    from straggle_edu.explorers._patch import keep_params
+
+    svg = vl_convert.vegalite_to_svg(json.dumps(keep_params(jchart, jchart.spec)))
+    return " ".join(html.unescape(t) for t in re.findall(r">([^<>]+)<", svg))
+
+
+def test_lost_fraction_explorer_writes_the_bill_as_a_sentence_that_follows_n():
+    from straggle_edu.explorers._base import site_link
+
+    ex = lost_fraction_explorer()
+    ex.controls["n"].value = 1024
+    f = lost_fraction(Cluster.uniform(1024, StepTime(1.0, jitter=0.03)))
+    bill = cost_of_stragglers(1024, 10.0, f, 2.0)
+    text = _sentence(ex.charts["bill"])
+    assert f"1,024 GPUs for 10 days lose {f:.1%} of their time waiting:" in text, text
+    assert f"{bill.gpu_hours_lost:,.0f} GPU-hours, ${bill.usd_lost:,.0f} at $2 per GPU-hour." in text, text
+    # The static site replays n through a table of the lost fraction at each stop of the slider.
+    link = next(entry for entry in ex.links if entry[2] == "lost_fraction")
+    lookup = site_link(ex.controls["n"], ex.charts["bill"], "lost_fraction", link[3])["lookup"]
+    assert lookup[list(ex.controls["n"]._options_values).index(1024)] == pytest.approx(f)
 
 
 def test_lost_fraction_explorer_pauses_add_a_reference_curve():
@@ -113,7 +147,7 @@ def test_lost_fraction_explorer_uses_pasted_step_times_then_the_model_again():
     ex.controls["n"].value = 2
     # Resampling 4 values: E[max of 2] = (1.0 * 4 + 1.2 * 5 + 1.6 * 7) / 16 = 1.325 s; the mean is 1.2 s.
     assert ex.charts["bill"].params.lost_fraction == pytest.approx((1.325 - 1.2) / 1.325)
-    assert "mean of your 4" in ex.readout.value
+    assert "resampling your 4 step times" in ex.readout.value
     assert {r["scenario"] for r in ex.rows()} == {"your step times"}
     ex.controls["text"].value = ""
     ex.controls["n"].value = 4096

@@ -14,6 +14,7 @@ from straggle_edu.explorers.expected_max import (
     max_histogram_explorer,
     slow_card_explorer,
     speedup_explorer,
+    step_draw_explorer,
 )
 from straggle_edu.math.order_stats import expected_max
 from straggle_edu.models.cluster import Cluster, expected_step_time, scaling_efficiency
@@ -205,3 +206,49 @@ def test_expected_max_explorer_shows_bad_input_in_the_readout(tmp_path):
     before = ex.growth
     ex.controls["csv"].value = str(tmp_path / "missing.csv")
     assert "no such file" in ex.readout.value and ex.growth is before
+
+
+def test_step_draw_explorer_draws_one_step_per_press():
+    ex = step_draw_explorer(n=64, steps=40, delay=0)
+    first = ex.draws.slowest[0]
+    assert ex.controls["k"].value == 1 and f"step 1: the slowest of 64 workers took <b>{first:.3f} s</b>" in ex.readout.value
+    ex.controls["draw"].click()
+    ex.controls["draw"].click()
+    assert ex.controls["k"].value == 3 and ex.charts["draws"].params.k == 3
+    maxima = ex.draws.slowest[:3]
+    assert f"step 3: the slowest of 64 workers took <b>{maxima[-1]:.3f} s</b>" in ex.readout.value
+    assert f"the slowest of the 3 steps so far: mean <b>{maxima.mean():.3f} s</b>" in ex.readout.value
+
+
+def test_step_draw_explorer_plays_many_steps_and_stops_at_the_last():
+    ex = step_draw_explorer(n=8, steps=30, play=20, delay=0)
+    ex.controls["play"].click()
+    assert ex.controls["k"].value == 21 and ex.charts["draws"].params.k == 21
+    ex.controls["play"].click()
+    assert ex.controls["k"].value == 30
+    assert ex.controls["draw"].disabled and ex.controls["play"].disabled
+    ex.controls["k"].value = 5  # the slider replays the draws, and the buttons draw again
+    assert not ex.controls["draw"].disabled and "step 5:" in ex.readout.value
+
+
+def test_step_draw_explorer_draws_a_new_sequence_for_another_n():
+    ex = step_draw_explorer(n=8, steps=20, delay=0)
+    ex.controls["k"].value = 10
+    before = ex.charts["draws"].spec
+    ex.controls["n"].value = 4096
+    assert ex.draws.n == 4096 and ex.charts["draws"].spec != before
+    assert ex.controls["k"].value == 10 and ex.charts["draws"].params.k == 10
+    assert "the slowest of 4,096 workers" in ex.readout.value
+    # the slowest of 4096 sits far right of the slowest of 8
+    assert ex.draws.slowest.mean() > step_draw_explorer(n=8, steps=20).draws.slowest.mean() + 0.15
+
+
+def test_step_draw_explorer_is_seeded_and_checks_its_arguments():
+    a, b = step_draw_explorer(n=64, steps=20), step_draw_explorer(n=64, steps=20)
+    assert a.draws.slowest.tolist() == b.draws.slowest.tolist()
+    with pytest.raises(ValueError, match=r"n must be one of 8, 64, \.\.\., 4096, got 100"):
+        step_draw_explorer(n=100)
+    with pytest.raises(ValueError, match=r"steps must be a whole number in 10..1000, got 5"):
+        step_draw_explorer(steps=5)
+    with pytest.raises(ValueError, match=r"delay must be in \[0, 1\], got 2"):
+        step_draw_explorer(delay=2)

@@ -20,6 +20,7 @@ import pytest
 
 from straggle_edu import explorers
 from straggle_edu.i18n import set_language
+from test_zh_style import number_slips
 
 # Symbols, units and proper names that stay as they are in the Chinese edition: phrases first, then words.
 PHRASES = ("1F1B", "E[max]", "p99.9", "p99", "all-reduce", "p2p", "Karmarkar-Karp")
@@ -99,6 +100,21 @@ def test_every_explorer_speaks_chinese_and_keeps_its_values(name):
     bad = [(where, text) for where, text in found if untranslated(text)]
     assert not bad, f"{name}: {len(bad)} text(s) left in English:\n" + "\n".join(f"  {w}: {t!r}" for w, t in bad)
     assert _values(ex) == english, f"{name}: option values changed with the language"
+    # README 中文版: 4096 with no separator, 万 from 10,000 up (a slider's stops read 1.6384万)
+    slips = [(where, text, number_slips(text)) for where, text in found if number_slips(text)]
+    assert not slips, f"{name}: numbers against the Chinese rule:\n" + "\n".join(f"  {w}: {t!r}: {n}" for w, t, n in slips)
+
+
+def test_readouts_write_4096_and_wan_in_chinese():
+    set_language("zh")
+    ex = explorers.tail_explorer()
+    ex.controls["n"].value = 4096
+    assert "n = 4096" in ex.readout.value and "4,096" not in ex.readout.value
+    labels = dict(ex.controls["n"].options)
+    assert labels["4096"] == 4096 and labels["1.6384万"] == 16_384 and labels["10万"] == 100_000
+    set_language("en")
+    assert "4,096" in dict(explorers.tail_explorer().controls["n"].options) and "16,384" in dict(
+        explorers.tail_explorer().controls["n"].options)
 
 
 def test_a_language_change_applies_to_explorers_built_after_it():
@@ -135,7 +151,7 @@ def test_a_readout_updated_after_a_change_stays_chinese():
     set_language("zh")
     ex = explorers.lost_fraction_explorer()
     ex.controls["pause_prob"].value = 1e-3
-    assert "损失比例" in ex.readout.value
+    assert "的时间耗在屏障前" in ex.readout.value and "卡时" in ex.readout.value
     scenarios = {r["scenario"] for r in ex.rows()}
     assert scenarios == {"this cluster", "same jitter, no pauses"}  # the keys stay English
     shown = {r["scenario"] for r in ex.charts["curve"].spec["datasets"][ex.charts["curve"].spec["layer"][0]["data"]["name"]]}

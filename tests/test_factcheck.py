@@ -98,3 +98,36 @@ def test_claim_is_a_number_or_a_verdict_never_both():
         claim("P", 0.634)
     with pytest.raises(ValueError, match="expected must be left out for a fact-check claim"):
         claim(2, "over 60%", 0.634, readings={"P > 60%": True}, verdict="right")
+
+
+def test_readings_from_cited_figures_wear_their_own_mark_not_a_tick():
+    # The reader's review (Low): "✓ over 40% of jobs..." computed only from the study's constants was a second
+    # meaning of ✓. Such readings read "cited, holds/fails"; computed ones keep ✓/✗.
+    c = claim(9, "x", figures={"share": (0.425, "%"), "bill": (196_608.0, "$")},
+              readings={"over 40%": True, "about 45%": False, "computed here": True}, verdict="right but loose",
+              precise="", cited=["over 40%", "about 45%"])
+    text = str(c)
+    assert "cited, holds: over 40%" in text and "cited, fails: about 45%" in text and "✓ computed here" in text
+    assert "✓ over 40%" not in text and "✗ about 45%" not in text
+    assert "share = 42.5%" in text and "bill = $196,608" in text
+    h = c._repr_html_()
+    assert "cited, holds: over 40%" in h and "<li>✓ computed here</li>" in h
+    every = claim(16, "y", figures={}, readings={"a": True, "b": True}, verdict="right", precise="", cited=True)
+    assert every.cited == ("a", "b") and "✓" not in str(every).split("Verdict")[0]
+    with pytest.raises(ValueError, match="cited must be True, False, or names of the readings"):
+        claim(1, "z", figures={}, readings={"a": True}, verdict="right", precise="", cited=["no such reading"])
+
+
+def test_a_card_in_chinese_quotes_the_claim_in_corner_brackets_and_shows_dollars_with_their_unit():
+    from straggle_edu.i18n import set_language
+
+    set_language("zh")
+    try:
+        c = claim(6, "ten days become eleven", figures={"$ at $2/h": (196_608.0, "$")}, readings={"a": True},
+                  verdict="right", precise="", cited=True)
+        h = c._repr_html_()
+        assert "「十天变十一天」" in h and "“" not in h
+        assert "19.66万美元（196,608 美元）" in h
+        assert "引用，成立：" in h
+    finally:
+        set_language("en")

@@ -24,11 +24,12 @@ from _fleet import synthetic_fleet, without_seconds
 from _procs import live_processes
 from straggle_edu.fleet.engine import run_fleet
 from straggle_edu.fleet.store import clean_row, read_rows
+from straggle_edu.traces.optrace import ARTIFACT_DATA
 
 pytest.importorskip("distributed", reason='the fleet on a cluster needs dask: pip install "straggle-edu[fleet]"')
 
 pytestmark = pytest.mark.slow
-OSDI = pathlib.Path(__file__).parent / "data" / "osdi2025"
+OSDI = ARTIFACT_DATA
 JOBS = 48
 
 

@@ -1,6 +1,6 @@
 """The fleet engine in this process (fleet.engine, workers=0): each row is analyze's answer.
 
-Real data: the OSDI 2025 artifact's AR, SE and ST traces (tests/data/osdi2025, Apache-2.0), and a
+Real data: the OSDI 2025 artifact's AR, SE and ST traces (straggle_edu/traces/data/osdi2025, Apache-2.0), and a
 job of each other format with a public sample under tests/data: PyTorch profiler traces
 (HolisticTraceAnalysis), Flight Recorder dumps (nvidia-resiliency-ext), an NCCL Inspector log and
 straggler logs (the tools' documented examples). The answers they are checked against come from
@@ -24,9 +24,10 @@ from straggle_edu.fleet.engine import BYTES_PER_OP, job_row, run_fleet
 from straggle_edu.fleet.figures import analysis_row
 from straggle_edu.fleet.store import read_rows
 from straggle_edu.traces.blocks import analyze_op_file
+from straggle_edu.traces.optrace import ARTIFACT_DATA
 
 DATA = pathlib.Path(__file__).parent / "data"
-OSDI = DATA / "osdi2025"
+OSDI = ARTIFACT_DATA
 
 
 def analyze_cli(*args):
@@ -79,9 +80,9 @@ def test_job_larger_than_the_memory_budget_is_cut_into_blocks_by_itself(name, mi
 
 def test_fleet_of_every_other_format_gives_analyzes_answer(tmp_path):
     # a folder of per-rank files (profiler traces, Flight Recorder dumps) is one job; every other file, one
-    profiler = tmp_path / "profiler"  # HTA's two ranks (not its derived copy: the same format, read again)
+    profiler = tmp_path / "profiler"  # a real 2-rank gloo DDP job (HTA's sample holds 2 of 128 ranks: refused)
     profiler.mkdir()
-    for rank in DATA.joinpath("hta").glob("sampled_rank-*.json.gz"):
+    for rank in DATA.joinpath("ddp-gloo", "2r-late").glob("rank*.pt.trace.json.gz"):
         shutil.copy(rank, profiler)
     sources = [profiler, DATA / "nvidia-resiliency-ext" / "fr_traces", DATA / "documented-examples"]
     run = run_fleet(sources, tmp_path / "out", workers=0, progress=False)

@@ -26,9 +26,10 @@ from _procs import live_processes
 from straggle_edu.app.cli import main
 from straggle_edu.fleet.cluster import ENV_ADDRESS, Terminated, check_signals, scheduler_address, stopping_signals
 from straggle_edu.fleet.store import clean_row, read_rows
+from straggle_edu.traces.optrace import ARTIFACT_DATA
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-OSDI = ROOT / "tests" / "data" / "osdi2025"
+OSDI = ARTIFACT_DATA
 DOC = (ROOT / "docs" / "fleet.md").read_text(encoding="utf-8")
 FLEET = [sys.executable, "-m", "straggle_edu", "fleet"]
 DASK = [sys.executable, "-m", "dask"]

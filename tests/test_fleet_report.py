@@ -8,7 +8,7 @@ import pytest
 from test_charts_fleet import figures as chart_figures
 
 from straggle_edu.app.fleet_report import REPORT_NAMES, write_report
-from straggle_edu.charts._vega import FONT_CONFIG
+from straggle_edu.charts._vega import theme_config
 from straggle_edu.charts.fleet import lost_curve_spec, waste_cdf_spec
 
 
@@ -52,9 +52,9 @@ def test_report_draws_each_chart_from_its_spec(pages):
         assert f'<div class="se-chart" id="{div}">' in pages["en"]
     rows, figures = fleet()
     # the charts' own specs (test_charts_fleet holds them equal to the notebook's Altair charts), with their fonts
-    assert specs["chart-0"] == json.loads(json.dumps({**waste_cdf_spec(figures), "config": FONT_CONFIG}))
+    assert specs["chart-0"] == json.loads(json.dumps({**waste_cdf_spec(figures), "config": theme_config()}))
     # review M8: the slowdown CDF was the waste CDF again; where the GPU-hours lost sit takes its place
-    assert specs["chart-1"] == json.loads(json.dumps({**lost_curve_spec(figures), "config": FONT_CONFIG}))
+    assert specs["chart-1"] == json.loads(json.dumps({**lost_curve_spec(figures), "config": theme_config()}))
 
 
 def test_writing_the_report_loads_no_altair(tmp_path):

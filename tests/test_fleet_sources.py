@@ -15,9 +15,10 @@ import pytest
 
 from straggle_edu.app.cli import main
 from straggle_edu.fleet.sources import Job, count_jobs, expand, is_manifest, trace_kind
+from straggle_edu.traces.optrace import ARTIFACT_DATA
 
 DATA = pathlib.Path(__file__).parent / "data"
-OSDI = DATA / "osdi2025"
+OSDI = ARTIFACT_DATA
 
 
 def ids(jobs):
@@ -49,7 +50,7 @@ def test_trace_kind_tells_traces_from_their_neighbours():
 
 
 def test_expand_glob_and_a_trace_file():
-    pattern = str(DATA / "**" / "trace-S*.parquet")
+    pattern = str(OSDI.parent / "**" / "trace-S*.parquet")
     assert ids(expand([pattern])) == [str(OSDI / "trace-SE.parquet"), str(OSDI / "trace-ST.parquet")]
     assert ids(expand([OSDI / "trace-AR.parquet"])) == [str(OSDI / "trace-AR.parquet")]
 

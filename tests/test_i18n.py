@@ -63,16 +63,29 @@ def test_numbers_follow_cldr_not_the_os_locale():
     i18n.set_language("zh")
     assert i18n.format_count(983_040) == "98.3万"
     assert i18n.format_count(1_234_567_890) == "12.3亿"
-    assert i18n.format_count(9_999) == "9,999"
+    assert i18n.format_count(9_999) == "9999"
     i18n.set_language("en")
-    assert i18n.format_count(983_040) == "983,040"
+    assert i18n.format_count(983_040) == "983,040" and i18n.format_count(9_999) == "9,999"
+
+
+def test_chinese_numbers_have_no_separator_below_ten_thousand_and_wan_from_it_up():
+    # README, 中文版: 4096, not 4,096; 万 from 10,000 up (the zh review's S1, S3)
+    i18n.set_language("zh")
+    assert [i18n.format_int(n) for n in (0, 4096, 9_999, 10_000, 16_384, 100_000, 417_920)] == [
+        "0", "4096", "9999", "1万", "1.6384万", "10万", "41.792万"]
+    assert [i18n.format_number(x, ".1f") for x in (2.27, 4096.04, 12_345.6, float("nan"))] == [
+        "2.3", "4096.0", "1.2万", "nan"]
+    assert i18n.format_number(-25_000.0, ".0f") == "-2.5万" and i18n.format_money(2_048) == "2048 美元"
+    i18n.set_language("en")
+    assert [i18n.format_int(n) for n in (4096, 16_384)] == ["4,096", "16,384"]
+    assert i18n.format_number(12_345.6, ".1f") == "12,345.6" and i18n.format_money(2_048) == "$2,048"
 
 
 def test_chinese_counts_carry_the_exact_figure_in_full_width_parentheses_and_money_reads_in_wan():
     i18n.set_language("zh")
     assert i18n.format_count_exact(407_549) == "40.8万（407,549）"
     assert i18n.format_count_exact(983_040, "983,040.0") == "98.3万（983,040.0）"
-    assert i18n.format_count_exact(9_999) == "9,999"
+    assert i18n.format_count_exact(9_999) == "9999"
     # four significant figures, so 196,608 does not read as a rounded 19.7万 beside the article's 十九万六千
     assert [i18n.format_money(x) for x in (196_608, 353_894.4, 491_520, 1_234_567_890, 3)] == [
         "19.66万美元", "35.39万美元", "49.15万美元", "12.35亿美元", "3 美元"]

@@ -82,6 +82,18 @@ def test_lab_run_in_chinese_sets_the_language_for_the_server(tmp_path, monkeypat
                      capsys.readouterr().out)
 
 
+def test_find_notebooks_from_another_folder_finds_the_checkouts(tmp_path):
+    # An editable install, as this suite's: the checkout's notebooks/ beside the package.
+    assert launch.find_notebooks(tmp_path) == ROOT / "notebooks"
+
+
+def test_find_notebooks_without_a_checkout_says_where_it_looked(tmp_path, monkeypatch):
+    # An installed wheel: no notebooks/ here, none beside the package (tests/test_install.py runs the real command).
+    monkeypatch.setattr(launch, "__file__", str(tmp_path / "site-packages" / "straggle_edu" / "app" / "launch.py"))
+    with pytest.raises(FileNotFoundError, match=r"no notebooks/ folder in .* or beside the package .*a checkout of straggle-edu"):
+        launch.find_notebooks(tmp_path)
+
+
 def test_lab_rejects_a_bad_port(capsys):
     from straggle_edu.app.cli import main
 

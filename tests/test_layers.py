@@ -158,7 +158,9 @@ def test_package_and_cli_import_no_heavy_libraries():
 def test_analyze_of_a_parquet_trace_imports_neither_scipy_nor_pandas(tmp_path):
     # `analyze` of the artifact's SE trace takes about 0.3 s of CPU, most of it imports: pandas
     # (which pyarrow's to_numpy loads) and scipy would add 0.35 s that the analysis never uses.
-    trace = pathlib.Path(__file__).parent / "data" / "osdi2025" / "trace-SE.parquet"
+    from straggle_edu.traces.optrace import ARTIFACT_DATA
+
+    trace = ARTIFACT_DATA / "trace-SE.parquet"
     code = "\n".join([
         "import contextlib, io, runpy, sys",
         f"sys.argv = ['straggle-edu', 'analyze', {str(trace)!r}, '--json']",

@@ -43,7 +43,10 @@ PLANNED = [
     "11_backup_workers_for_real.ipynb",
     "12_detector_thresholds.ipynb",
     "13_the_fleet.ipynb",
+    "A1_core_in_depth.ipynb",
     "A2_more_on_the_step.ipynb",
+    "A3_your_job_in_depth.ipynb",
+    "A4_labs_in_depth.ipynb",
 ]
 
 _MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")

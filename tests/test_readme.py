@@ -77,7 +77,7 @@ def test_the_chinese_section_has_the_same_two_commands():
 
 
 def test_the_tier_table_states_each_tiers_command_and_budget():
-    from _tiers import BUDGET_SLACK, TIERS
+    from _tiers import BUDGET_SLACK, SHARES, TIERS
 
     section = README.split("## Tests and benchmarks", 1)[1].split("\n## ", 1)[0]
     rows = {cells[0]: cells for line in section.splitlines() if line.startswith("| ")
@@ -87,6 +87,8 @@ def test_the_tier_table_states_each_tiers_command_and_budget():
         cells = rows[name]
         assert cells[1] == f"`.venv/bin/python -m {tier['command']}`", cells
         assert re.search(rf"about [\d.]+ min \(budget {tier['minutes']:g} min\)", cells[3]), cells
+        for part, minutes in SHARES.get(name, {}).items():
+            assert part in cells[2] and f"about {minutes:g} min" in cells[2].split(part, 1)[1], (part, cells[2])
     test_command = _bash_blocks(README)[1].strip()
     assert test_command.endswith(".venv/bin/python -m " + TIERS["default"]["command"])
     assert f"more than {BUDGET_SLACK:g} times its budget fails in CI" in section

@@ -388,14 +388,14 @@ def test_demo_move(lang, index):
 
 
 def _claims(notebook, folder=NOTEBOOKS):
-    """{label: expected} for every claim(...), calibrated(...) or demo_figure(...) call with literal arguments in a notebook."""
+    """{label: expected} for every claim(...), timing(...), calibrated(...) or demo_figure(...) call with literal arguments."""
     found = {}
     nb = nbformat.read(folder / notebook, as_version=4)
     cells = [c.source for c in nb.cells if c.cell_type == "code"]
     # IPython-only lines (!shell, %magic) are not Python: leave them out.
     code = "\n".join(ln for src in cells for ln in src.splitlines() if not ln.lstrip().startswith(("!", "%")))
     for node in ast.walk(ast.parse(code)):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("claim", "calibrated", "demo_figure") \
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("claim", "timing", "calibrated", "demo_figure") \
                 and len(node.args) >= 3:
             try:
                 label, expected = ast.literal_eval(node.args[0]), ast.literal_eval(node.args[2])

@@ -1,23 +1,22 @@
 """Block-by-block analysis (traces.blocks, whatif.analyze_blocks) gives the whole-trace result.
 
-Real data: the OSDI 2025 artifact's AR, SE and ST traces (tests/data/osdi2025, Apache-2.0),
+Real data: the OSDI 2025 artifact's AR, SE and ST traces (straggle_edu/traces/data/osdi2025, Apache-2.0),
 cut into blocks of one and of three steps; and a synthetic trace written sorted and shuffled.
 Means are summed block by block, so values agree to rounding (1e-12 relative); the
 rankings, medians, M_W's workers and the longest microbatch are the same.
 """
 
-import pathlib
 
 import numpy as np
 import pytest
 
 from straggle_edu.traces.blocks import analyze_op_file, iter_op_blocks, program_sample
-from straggle_edu.traces.optrace import op_trace_from_columns, read_op_trace, write_trace
+from straggle_edu.traces.optrace import ARTIFACT_DATA, op_trace_from_columns, read_op_trace, write_trace
 from straggle_edu.traces.replay import build_model
 from straggle_edu.traces.synthetic import synthetic_trace
 from straggle_edu.traces.whatif import analyze_blocks, analyze_ops
 
-DATA = pathlib.Path(__file__).parent / "data" / "osdi2025"
+DATA = ARTIFACT_DATA
 
 
 def assert_same(a, b):

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from straggle_edu.traces import write_trace
+from straggle_edu.traces.optrace import ARTIFACT_DATA
 from straggle_edu.traces.synthetic import example_trace, synthetic_trace
 
 OP_KEYS = {"format", "slowdown", "waste", "per_step", "by_optype", "by_dp_rank", "by_stage", "by_worker",
@@ -46,6 +47,7 @@ def test_json_for_a_per_rank_trace(tmp_path):
     assert json.loads(out.stdout) == {
         "format": "per-rank", "slowdown": 1.6, "waste": 0.375, "per_step": {"0": 1.6},
         "by_rank": {"0": 1.0, "1": 1.6, "2": 1.0, "3": 1.0}, "replay_error": 0.0,
+        "noise_floor": None,  # one step: no step-to-step spread to measure
     }
 
 
@@ -131,9 +133,8 @@ def test_a_file_without_an_extension_is_detected_from_its_header(tmp_path):
 def artifact_folder(tmp_path):
     # The OSDI 2025 artifact's layout, small: one op-level trace, its layout, and files that are not traces
     import shutil
-    from pathlib import Path
 
-    here = Path(__file__).resolve().parent / "data" / "osdi2025"
+    here = ARTIFACT_DATA
     for name in ("trace-ST.parquet", "meta-ST.yaml", "ms-ST.json", "result-ST.json", "README.md"):
         shutil.copy(here / name, tmp_path / name)
     return tmp_path

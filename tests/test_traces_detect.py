@@ -31,6 +31,8 @@ DATA_FORMATS = [
     ("osdi2025/trace-*.parquet", "op-level"),
     ("osdi2025/*", None),  # meta-*.yaml, ms-/mw-/result-*.json, README, LICENSE
     ("hta/*.json.gz", "torch-profiler"),
+    ("ddp-gloo/*/*.json.gz", "torch-profiler"),  # PyTorch 2.13's own traces of real gloo DDP jobs
+    ("param-dlrm/*.json.gz", "torch-profiler"),
     ("hta/derived_ncclDevKernel/*.json.gz", "torch-profiler"),
     ("hta-single/execution_trace/*", None),
     ("hta-single/memory_analysis/*", None),
@@ -45,6 +47,9 @@ DATA_FORMATS = [
     ("documented-examples/nccl_inspector_example.log", "nccl-inspector"),
     ("documented-examples/*straggler*.log", "straggler-log"),
     ("savanna/hsd_line.log", "straggler-log"),
+    ("ddp-gloo/*/rank*.pt.trace.json.gz", "torch-profiler"),  # runs.json beside them is the sidecar, not a trace
+    ("param-dlrm/*.pt.trace.json.gz", "torch-profiler"),
+    ("hta-small/*.json.gz", "torch-profiler"),
     ("*", None),  # READMEs, licences, scripts, fault_injection.log, reference outputs
 ]
 
@@ -259,7 +264,7 @@ def test_a_json_beside_the_traces_is_skipped_not_read_as_a_trace(tmp_path):
     shutil.copy(DATA / "tracelens" / "sglang_decode" / "execution_details.json", tmp_path)
     (tmp_path / "bs_32_rank0.json").write_text(json.dumps(trace(0, 1, steps=2)))
     t = read_trace(tmp_path)
-    assert t.format == "torch-profiler" and t.ranks.tolist() == [0] and t.steps.tolist() == [0, 1]
+    assert t.format == "torch-profiler" and t.rank_ids == [0] and t.steps.tolist() == [0, 1]
     assert [f.path.name for f in detect(tmp_path).skipped] == ["execution_details.json"]
 
 
@@ -269,7 +274,7 @@ def test_a_folder_of_folders_names_them(tmp_path):
         (tmp_path / f"iteration_{n}" / "rank0_trace.json").write_text(json.dumps(trace(0, 1)))
     with pytest.raises(TraceError, match=r"no file, only folders: pass one of them \(iteration_10, iteration_20\)"):
         read_trace(tmp_path)
-    assert read_trace(tmp_path / "iteration_20").ranks.tolist() == [0]
+    assert read_trace(tmp_path / "iteration_20").rank_ids == [0]
 
 
 def test_a_gzipped_csv_says_to_gunzip_it(tmp_path):

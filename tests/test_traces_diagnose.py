@@ -17,7 +17,7 @@ from straggle_edu.traces.diagnose import (
     diagnose_job,
     verdicts,
 )
-from straggle_edu.traces.optrace import public_trace_path, read_op_trace
+from straggle_edu.traces.optrace import ARTIFACT_DATA, public_trace_path, read_op_trace
 from straggle_edu.traces.whatif import analyze_ops
 
 
@@ -115,7 +115,7 @@ def test_diagnose_on_se_says_no_single_worker_and_no_single_group():
     from straggle_edu.traces import analyze
     from straggle_edu.traces.diagnose import diagnose
 
-    here = __import__("pathlib").Path(__file__).resolve().parent / "data" / "osdi2025" / "trace-SE.parquet"
+    here = ARTIFACT_DATA / "trace-SE.parquet"
     answers = dict(diagnose(analyze(here, attribution="full")))
     assert answers["Which worker?"].startswith("no single worker: 6 of 64 workers tie")
     assert answers["Which parallel group?"].startswith("no single group: 6 of 32 DP ranks tie")

@@ -58,6 +58,7 @@ def test_per_rank_example_of_the_issue(tmp_path):
         "per_step": {"0": 1.6},
         "by_rank": {"0": 1.0, "1": 1.6, "2": 1.0, "3": 1.0},
         "replay_error": 0.0,
+        "noise_floor": None,  # one step: no step-to-step spread to measure
     }
 
 

@@ -85,9 +85,24 @@ def test_read_bytes_stops_a_gzip_bomb_at_the_budget(tmp_path):
     old = straggle_edu.set_memory_budget(64 * 2**20)  # 8 MiB of input allowed
     try:
         with pytest.raises(TraceError, match=r"rank-0\.json\.gz: decompresses to more than the 8 MiB that fit the memory budget of 64 MiB"):
+            read_bytes(p)
+        with pytest.raises(TraceError, match=r"rank-0\.json\.gz: not valid JSON"):  # streamed: its first byte
             read_trace(p)
     finally:
         straggle_edu.set_memory_budget(old)
+
+
+def test_a_profiler_trace_bomb_stops_at_one_event_of_64_mib(tmp_path):
+    # a valid start, then one event whose name runs for 100 MiB: the stream holds one event at a time, and no
+    # event that large
+    p = tmp_path / "rank-0.json.gz"
+    with gzip.open(p, "wb", compresslevel=9) as f:
+        f.write(b'{"traceEvents": [{"ph": "X", "name": "')
+        block = b"a" * (1 << 20)
+        for _ in range(100):
+            f.write(block)
+    with pytest.raises(TraceError, match=r"rank-0\.json\.gz: one event .* is larger than 64 MiB"):
+        read_trace(p)
 
 
 def test_read_bytes_refuses_a_huge_file_before_reading_it(tmp_path):
@@ -99,10 +114,24 @@ def test_read_bytes_refuses_a_huge_file_before_reading_it(tmp_path):
 
 
 def test_analyze_cli_huge_file_names_the_budget_switch(tmp_path):
-    p = tmp_path / "rank-0.json"
-    p.write_text('{"traceEvents": []}' + " " * (3 * 2**20))
+    p = tmp_path / "h-pid1.log"
+    p.write_text('{"coll_perf": {}}' + " " * (3 * 2**20))
     out = run_cli(p, env={**os.environ, "STRAGGLE_EDU_MEMORY_MIB": "16"})
-    assert "STRAGGLE_EDU_MEMORY_MIB" in one_clean_line(out, "rank-0.json")
+    assert "STRAGGLE_EDU_MEMORY_MIB" in one_clean_line(out, "h-pid1.log")
+
+
+def test_profiler_trace_larger_than_the_byte_limit_streams_to_its_real_error(tmp_path):
+    # a profiler trace is read as a stream: a file larger than the memory budget gets the
+    # error of its content, not a refusal of its size
+    p = tmp_path / "rank-0.json"
+    p.write_text('{"traceEvents": [' + ", ".join(['{"ph": "X", "name": "aten::mm", "ts": 1, "dur": 1}'] * 400_000)
+                 + "]}")
+    assert p.stat().st_size > 16 * 2**20  # larger than the whole memory budget
+    out = run_cli(p, env={**os.environ, "STRAGGLE_EDU_MEMORY_MIB": "16"})
+    lines = out.stderr.strip().splitlines()  # a read over 2 s says how far it got, on stderr, before the error
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert all(line.startswith("reading: ") for line in lines[:-1]), lines
+    assert "rank-0.json" in lines[-1] and "no ProfilerStep#N events" in lines[-1]
 
 
 @pytest.mark.parametrize("kind", ["profiler", "profiler-gz", "inspector"])
@@ -110,7 +139,9 @@ def test_deeply_nested_json_is_refused_before_parsing(tmp_path, kind):
     p = tmp_path / KINDS[kind]
     deep = (b'{"traceEvents": ' if kind != "inspector" else b'{"coll_perf": ') + b"[" * 100_000 + b"]" * 100_000 + b"}"
     p.write_bytes(gzip.compress(deep) if kind.endswith("gz") else deep)
-    with pytest.raises(TraceError, match=rf"{KINDS[kind]}: JSON nested 100001 levels deep, more than the 64"):
+    # a profiler trace is streamed: refused at the first chunk that nests past 64, before the parser sees it
+    depth = r"at least \d+" if kind.startswith("profiler") else "100001"
+    with pytest.raises(TraceError, match=rf"{KINDS[kind]}: JSON nested {depth} levels deep, more than the 64"):
         analyze(p)
 
 

@@ -17,6 +17,7 @@ from straggle_edu.models.osdi2025 import FINDINGS, STUDY
 from straggle_edu.models.remedies import REMEDIES, remedy_for, restart_or_keep
 from straggle_edu.traces import analyze, analyze_rank_times, example_trace
 from straggle_edu.traces.diagnose import OP_QUESTIONS, QUESTIONS, answer, diagnose, diagnose_job
+from straggle_edu.traces.optrace import ARTIFACT_DATA
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -122,7 +123,7 @@ def test_a_note_is_english_in_the_analysis_and_with_json_and_chinese_in_the_zh_r
     from straggle_edu.app import cli
     from straggle_edu.traces.cli import report
 
-    trace = str(Path(__file__).resolve().parent / "data" / "osdi2025" / "trace-SE.parquet")
+    trace = str(ARTIFACT_DATA / "trace-SE.parquet")
     a = analyze(trace)
     note = a.notes[0]
     assert note.startswith("8 collective or send/recv ops end before")
@@ -133,7 +134,7 @@ def test_a_note_is_english_in_the_analysis_and_with_json_and_chinese_in_the_zh_r
     assert "Note: 8 collective or send/recv ops" in en and "Attribution by_optype" in en
     zh_notes = [line for line in zh.splitlines() if line.startswith("注：")]
     assert zh_notes == ["注：有 8 个集合通信或 send/recv op 在最后一个对端到达之前就结束了（时钟偏差，或 eager send）；"
-                        "它们的传输时间按 0 计"]
+                        "它们的传输时间按 0 计。"]
     # the attribution tables' headings: no English key (by_optype, by_stage, by_dp_rank, by_worker) left in zh
     assert [line.strip() for line in zh.splitlines() if "归因（" in line] == [
         f"按{by}归因（S_X，从大到小）：" for by in (" op 类型", "阶段", " DP rank ", " worker ")]

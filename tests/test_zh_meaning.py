@@ -71,7 +71,7 @@ CARD_TITLES = [
      "这个权衡不好做：罕见长卡顿时划算，高斯抖动时不划算", ("这个权衡不好做",), "backup"),
     ("5% slower drags far more than 5%", "一块卡慢 5%，拖累的远不止 5%", ("一块卡慢 5%", "拖累"), "5%"),
     ("ten days become eleven", "十天变十一天", ("十天变十一天",), "days"),
-    ("some tail jobs waste up to about 45% (the p99 job)", "尾巴上有些作业浪费到约四成半（p99 的作业）",
+    ("some tail jobs waste about 45% or more (the p99 job)", "尾巴上有些作业浪费到约四成半（p99 的作业）",
      ("尾巴上有些作业浪费到", "四成半"), "tail"),
 ]
 
@@ -86,7 +86,7 @@ def test_08_card_titles_are_in_the_article_s_words(msgid, zh, words, sentence):
 LABELS = {
     # 02's claim lines: each server is slow on 1 request in 100 (Dean & Barroso), not 1 server in 100
     "slow requests, 1-in-100 servers, fan-out 100": "慢请求：每台服务器每 100 次慢 1 次，扇出 100 台",
-    "slow requests, 1-in-10,000 servers, fan-out 2,000": "慢请求：每台服务器每 10,000 次慢 1 次，扇出 2,000 台",
+    "slow requests, 1-in-10,000 servers, fan-out 2,000": "慢请求：每台服务器万分之一的请求慢，扇出 2000 台",
     # 04's chart: a way of counting the days lost (held or planned), not an algorithm
     "framing": "口径",
     # 02's slider: the line the chart marks, not a 'level' (水平)
@@ -96,6 +96,28 @@ LABELS = {
     "next experiment on the same GPUs": "同一批卡上的下一轮实验",
     # 07's split of the layers: DP is data parallel everywhere else
     "linear-partition DP": "线性划分（动态规划）",
+    # 01's counter is the bar the twin's prose sits at (吧台), not a service window (窗口, the zh review's M4)
+    "average wait at a counter (min)": "坐吧台的平均等待（分钟）",
+    # the jitter at which the slow card is the slowest on half the steps: 领先 (runs ahead) said it backwards (M3)
+    "jitter where the slow card is the slowest on half the steps, 4096 GPUs": "慢卡恰在一半的步里最慢时的抖动，4096 块卡",
+    # 04's milestones: the run is deployed (部署, as the prose and the chart say), and what waits for it is a 环节;
+    # 阶段 is a pipeline stage (the review's T7)
+    "deployment, planned end (day)": "部署，计划结束（第几天）",
+    "what waits": "环节",
+    # one name for the Pareto tail in the prose, the menu and the charts (the review's T8)
+    "pareto": "帕累托",
+    # the zh review of 2026-12-05 (issue 26 §7)
+    # M2: 09's op legend: the optimizer, GC and layernorm ops are local ops, not local SGD (the SGD legend's "local")
+    "local op": "本地 op（不通信）",
+    "local": "本地 SGD（local）",
+    # T11: analyze's first line names the format in words, not by its key
+    "op-level": "op 级",
+    "per-rank": "按 rank",
+    # S10: 12's axis
+    "ranks (symlog scale)": "rank 数（对称对数刻度）",
+    # S13: the fleet CLI's worst jobs
+    "Worst jobs, by GPU-hours lost (open one with the command after it):": "损失卡时最多的作业（每行末尾是打开它的命令）：",
+    "waste = 1 - 1/S = {waste}% of its time and GPU-hours.": "浪费 = 1 − 1/S = {waste}%（时间和卡时都按这个比例浪费）。",
 }
 
 
@@ -112,9 +134,9 @@ def test_the_partition_readout_names_the_split_as_the_chart_does():
 
 def test_no_claim_line_or_twin_says_one_server_in_n_is_slow():
     one_server_in_n = re.compile(r"每\s*[\d,]+\s*台服务器")
-    twin = zh_markdown("02_tail_probability.ipynb")
-    assert not one_server_in_n.search(twin)
-    assert "一台服务器每 100 次有 1 次响应慢" in zh_cell_beside("02_tail_probability.ipynb", "A server answers slowly")
+    for name in ("02_tail_probability.ipynb", "A1_core_in_depth.ipynb"):
+        assert not one_server_in_n.search(zh_markdown(name))
+    assert "一台服务器每 100 次有 1 次响应慢" in zh_cell_beside("A1_core_in_depth.ipynb", "A server answers slowly")
     catalog = (ROOT / "straggle_edu" / "i18n" / "zh" / "notebooks.po").read_text(encoding="utf-8")
     assert not one_server_in_n.search(catalog)
 
@@ -126,9 +148,30 @@ def test_no_claim_line_or_twin_says_one_server_in_n_is_slow():
 def test_09_the_practitioner_s_tell_is_a_giveaway_sign_not_an_opinion():
     heading = zh_cell_beside("09_debug_a_real_job.ipynb", "### The practitioner's tell")
     assert heading.startswith("### 老手的门道：一眼认出掉队者"), heading[:40]
-    after = zh_cell_beside("09_debug_a_real_job.ipynb", "The tell narrows the suspects")
-    assert "这个迹象把嫌疑缩小到阶段 0 和 3" in after
+    after = zh_cell_beside("09_debug_a_real_job.ipynb", "The tell points at stage 3")
+    assert "这个迹象指向阶段 3" in after
     assert "看法" not in zh_markdown("09_debug_a_real_job.ipynb")
+    means = zh_cell_beside("A3_your_job_in_depth.ipynb", "the tell narrows the suspects to stages 0 and 3")
+    assert "这个迹象只能把嫌疑缩小到阶段 0 和 3" in means
+
+
+def test_09_the_op_legend_calls_the_optimizer_and_gc_local_ops_not_local_sgd():
+    # the review's M2: the msgid "local" is also 11's local-SGD scheme, so the legend read 「本地 SGD」
+    from straggle_edu.charts.debug_job import _OP_KINDS
+
+    assert "local" not in _OP_KINDS and "local op" in _OP_KINDS
+    assert _("local op") == "本地 op（不通信）"
+    assert "SGD" not in _("local op")
+
+
+def test_09_and_12_say_one_word_and_one_unit_for_one_thing():
+    # the zh review: 09's prose and chart say 重放 and its claim line said 回放 (T4); 12's axis named "symlog" and its
+    # interval menu went from "600 s" to "1 小时" (S7, S10)
+    assert "重放" in _("replay error with the recorded durations") and "回放" not in zh_markdown("09_debug_a_real_job.ipynb")
+    assert _("ranks (symlog scale)") == "rank 数（对称对数刻度）"
+    from straggle_edu.explorers.detector import _INTERVALS
+
+    assert all(_(label).endswith(" s") for label, _seconds in _INTERVALS)
 
 
 def test_09_the_study_s_script_and_its_result_are_two_files_of_one_trace():
@@ -153,16 +196,16 @@ def test_00_the_legend_names_the_marks_as_the_claim_lines_print_them():
 
 
 def test_01_the_sandbox_names_the_button_and_the_slider_by_their_chinese_labels():
-    cell = zh_cell_beside("01_restaurant.ipynb", "press *new random draw*")
+    cell = zh_cell_beside("A1_core_in_depth.ipynb", "press *new random draw*")
     assert f"多按几次「{_('new random draw')}」" in cell
     assert f"把{_('spread')}调大" in cell
 
 
 def test_02_the_sandbox_names_p_and_the_marked_line_as_the_sliders_show_them():
     cell = zh_cell_beside("02_tail_probability.ipynb", "Set p to 1 in 100,000")
-    assert f"p = {_('1 in 100,000')}时" in cell and f"把 p 设成{_('1 in 100,000')}" in cell
+    assert f"把 p 设成{_('1 in 100,000')}" in cell
     assert f"把{_('mark level')}挪到 90%" in cell
-    q5 = zh_cell_beside("02_tail_probability.ipynb", "**q5")
+    q5 = zh_cell_beside("A1_core_in_depth.ipynb", "**q5 (design).** You run a 2,048-GPU job")
     assert "、".join(_(f"1 in {n}") for n in ("1,000", "10,000", "100,000")) in q5
 
 
@@ -185,6 +228,19 @@ def test_12_counts_false_alarms_per_report():
     assert "每次报告" in zh_markdown("12_detector_thresholds.ipynb")
 
 
+def test_03_the_slow_card_is_the_slowest_never_the_leader():
+    # 领先 (to lead, run ahead) and 领慢 (not a word) said the slow card's crossover backwards (the review's M3)
+    for name in ("03_expected_maximum.ipynb", "A1_core_in_depth.ipynb"):
+        assert not re.search(r"领先|领慢", zh_markdown(name))
+    cell = zh_cell_beside("A1_core_in_depth.ipynb", "### The slow card, and where it hides")
+    assert "低于这个抖动，多数步里最慢的就是这块慢卡；高于它，最慢的是其他卡偶尔的尖峰" in cell
+
+
+def test_01_the_counter_is_the_bar_in_prose_and_check_line():
+    assert "坐吧台" in zh_cell_beside("01_restaurant.ipynb", "At a counter the average diner waits")
+    assert not re.search(r"窗口", zh_markdown("01_restaurant.ipynb"))
+
+
 def test_fleet_the_one_worker_share_is_a_share_of_the_slowed_jobs():
     # the Chinese review's M1: 「有 67.9% 的多出时间主要由一个 worker 造成」 set the figure on the excess time,
     # where the English counts jobs
@@ -200,7 +256,7 @@ def test_fleet_the_one_worker_share_is_a_share_of_the_slowed_jobs():
     text = summary(run)
     assert "在 87 个变慢的作业中，有 2 个（2.3%）多出的时间大部分可由一个 worker 解释" in text
     # the review's other fleet line: 万 and the sentence the other way round, not 「889203.2 中的 90689.1」
-    assert "掉队者浪费了 17万 卡时，占全部 186.7万 卡时的 9.1%。" in text
+    assert "掉队者浪费了 17万卡时，占全部 186.7万卡时的 9.1%。" in text
     assert text.startswith("作业集：203 个作业")
 
 
@@ -216,3 +272,33 @@ def test_13_fleet_is_a_set_of_jobs_and_a_cluster_is_machines():
 def test_00_the_legend_names_the_demo_mark_as_its_lines_print_it():
     cell = zh_cell_beside("00_start_here.ipynb", "a mark says what it was checked against")
     assert _("demo: {label} = {value} (quoted: {expected})").startswith("演示：") and "**「演示：…」**" in cell
+
+
+def test_the_op_legend_and_the_sgd_legend_label_local_apart():
+    # M2: one msgid served both charts, so 09's op chart called the optimizer and GC 「本地 SGD」
+    from straggle_edu.charts.debug_job import _op_kind
+
+    assert _op_kind("optimizer") == "local op" and _op_kind("gc") == "local op" and _(_op_kind("gc")) == "本地 op（不通信）"
+
+
+def test_the_ops_table_header_is_chinese():
+    # S10: 09's ops_table printed 「optype  mb  start (s)  duration (s)」 in a Chinese run
+    from straggle_edu.traces.optrace import ops_table
+    from straggle_edu.traces.synthetic import synthetic_trace
+
+    head, first = ops_table(synthetic_trace(2, 1, 1, 1), 0, 0, 0, rows=1).splitlines()
+    assert head.split() == ["op", "类型", "mb", "开始（s）", "时长（s）"]
+    # the columns stay aligned: a CJK character takes two terminal columns
+    assert len(head) + sum(ord(c) >= 0x1100 for c in head) == len(first)
+
+
+def test_the_fleet_progress_bar_reads_as_chinese(capsys):
+    # S5: 「集群: 100%」 with a half-width colon and 「37.81个作业/s」
+    from straggle_edu.fleet._progress import _Bar
+
+    bar = _Bar(2)
+    bar.update()
+    bar.update()
+    bar.close()
+    err = capsys.readouterr().err
+    assert "作业集：100%" in err and " 个作业/s]" in err and "作业集: " not in err

@@ -5,6 +5,9 @@ A student copy is the same notebook with the exercise solutions taken out:
 - cells tagged ``solution`` (cell metadata ``tags``) are removed;
 - every line that calls ``.solution()`` is removed, while ``.check()`` and
   ``.hint()`` stay and keep working;
+- a sentence of the prose that names ``solution()`` ("Uncomment `hint()` for a
+  nudge, `solution()` for the answer") becomes one that says what the copy can
+  do, in the notebook's language (:data:`STUDENT_EXERCISES`);
 - outputs, execution counts and widget state are cleared;
 - a marker file, :data:`MARKER`, is written beside the copies.
 
@@ -26,13 +29,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["student_copy", "student_copies", "MARKER"]
+__all__ = ["student_copy", "student_copies", "MARKER", "STUDENT_EXERCISES"]
 
 from .._validate import require
 from ..exercises import STUDENT_MARKER as MARKER
-from ..i18n import LANGUAGES, _
+from ..i18n import LANGUAGES, N_, _, translate
+from .translations import LANGUAGE_LINE
 
 _SOLUTION_CALL = re.compile(r"^\s*#?\s*[A-Za-z_][A-Za-z0-9_]*\.solution\(\s*\)\s*(#.*)?$")
+# What a student copy's prose says where the instructor's copy names solution().
+STUDENT_EXERCISES = N_("The exercises check your answer (`check()`) and give a nudge (`hint()`); this copy has no "
+                       "solutions: your instructor has them.")
+# Where a sentence ends: an English full stop before a space, or a Chinese one (code such as `q1.hint()` has none).
+_BOUNDARY = re.compile(r"(?<=[.!?])(\s+)|(?<=[。！？])")
 
 
 def _strip_solutions(source):
@@ -40,10 +49,46 @@ def _strip_solutions(source):
     return "\n".join(lines)
 
 
-def student_copy(nb):
+def _student_prose(source, lang):
+    """``source`` (markdown) with each sentence that names ``solution()`` replaced by :data:`STUDENT_EXERCISES`
+    in ``lang``, once per paragraph line.
+
+    Examples
+    --------
+    >>> out = _student_prose("Run it. Uncomment `hint()` for a nudge, `solution()` for the answer.", "en")
+    >>> out == "Run it. " + STUDENT_EXERCISES
+    True
+    >>> _student_prose("`q1.hint()` gives a nudge, `q1.solution()` the answer. Then go on.", "en")[-30:]
+    'structor has them. Then go on.'
+    >>> _student_prose("No solutions named here.", "en")
+    'No solutions named here.'
+    """
+    if "solution()" not in source:
+        return source
+    said = translate(STUDENT_EXERCISES, lang)
+    lines = []
+    for line in source.split("\n"):
+        parts = [part or "" for part in _BOUNDARY.split(line)]  # sentence, space, sentence, ...
+        sentences = [said if "solution()" in part else part for part in parts[::2]]
+        kept = [sentences[0]]
+        for space, sentence in zip(parts[1::2], sentences[1:]):
+            if not (sentence == said and kept[-1] == said):  # two such sentences in a row say it once
+                kept += [space, sentence]
+        lines.append("".join(kept))
+    return "\n".join(lines)
+
+
+def _language(nb):
+    """The language a notebook speaks: its first code cell's language line, else English."""
+    first = next((c for c in nb.cells if c.cell_type == "code"), None)
+    return "zh" if first is not None and first.source.startswith(LANGUAGE_LINE) else "en"
+
+
+def student_copy(nb, lang=None):
     """Return a student copy of a notebook (an ``nbformat.NotebookNode``).
 
-    The input is not changed.
+    The input is not changed. ``lang`` is the language its prose is in (by
+    default, read from its first code cell's language line).
 
     Examples
     --------
@@ -58,6 +103,7 @@ def student_copy(nb):
     import copy
 
     out = copy.deepcopy(nb)
+    lang = _language(nb) if lang is None else lang
     cells = []
     for cell in out.cells:
         if "solution" in cell.get("metadata", {}).get("tags", []):
@@ -66,6 +112,8 @@ def student_copy(nb):
             cell.source = _strip_solutions(cell.source)
             cell.outputs = []
             cell.execution_count = None
+        elif cell.cell_type == "markdown":
+            cell.source = _student_prose(cell.source, lang)
         cells.append(cell)
     out.cells = cells
     out.metadata.pop("widgets", None)

@@ -33,7 +33,7 @@ import json
 import math
 from pathlib import Path
 
-from ..i18n import _, format_count, get_language
+from ..i18n import _, format_count, format_int, get_language
 
 __all__ = ["write_report", "report_html", "REPORT_NAMES", "configure_fleet", "run_fleet"]
 
@@ -77,7 +77,7 @@ def _num(x, fmt=".3f"):
 def _hours(x):
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "–"
-    return format_count(round(float(x))) if get_language() == "zh" else f"{float(x):,.0f}"
+    return format_count(round(float(x)))
 
 
 def _comparison(figures):
@@ -88,7 +88,7 @@ def _comparison(figures):
     lost, total = figures.get("gpu_hours_lost"), figures.get("gpu_hours")
     wasted = lost / total if lost is not None and total else None
     return [
-        (_("number of jobs"), f"{figures.get('jobs', 0):,}", f"{STUDY['jobs'].value:,}"),
+        (_("number of jobs"), format_int(figures.get("jobs", 0)), format_int(STUDY["jobs"].value)),
         (_("jobs at S >= 1.1 (slowed by 10% or more)"), _pct(figures.get("share_slowed_10pct")),
          _pct(STUDY["jobs_slowed_10pct"].value)),
         (_("the same, weighted by GPU-hours"), _pct(figures.get("share_slowed_10pct_gpu_hours")), "–"),
@@ -132,6 +132,8 @@ def _culprit(row):
         parts.append(_esc(_(CULPRIT_WHERE[row["culprit_where"]])))
     if row.get("culprit_class") in CULPRIT_CLASSES:
         parts.append(_esc(_(CULPRIT_CLASSES[row["culprit_class"]])))
+    if get_language() == "zh" and len(parts) > 1:  # backward-compute（最后一个阶段，计算）
+        return f"{parts[0]}（{'，'.join(parts[1:])}）"
     return ", ".join(parts) or "–"
 
 
@@ -159,10 +161,11 @@ def _error_table(rows):
 def _chart_blocks(figures):
     """``(html, specs)``: a div per chart and its Vega-Lite spec.
 
-    The specs are the fleet charts' plain dicts (``*_spec``), with the charts' fonts: writing them needs no Altair,
-    whose import (with the rest of the charts) was most of the time a report took to write.
+    The specs are the fleet charts' plain dicts (``*_spec``), with the charts' config (the fonts, and in Chinese
+    the numbers' locale): writing them needs no Altair, whose import (with the rest of the charts) was most of the
+    time a report took to write.
     """
-    from ..charts._vega import FONT_CONFIG
+    from ..charts._vega import theme_config
     from ..charts.fleet import lost_by_culprit_spec, lost_curve_spec, waste_cdf_spec, worst_jobs_spec
 
     specs = []
@@ -176,7 +179,7 @@ def _chart_blocks(figures):
         specs.append(worst_jobs_spec(figures))
     parts = []
     for i, chart in enumerate(specs):
-        spec = json.dumps({**chart, "config": FONT_CONFIG}, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+        spec = json.dumps({**chart, "config": theme_config()}, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
         parts.append(f'<div class="se-chart" id="chart-{i}"></div>'
                      f'<script type="application/json" class="se-spec" data-chart="chart-{i}">{spec}</script>')
     return "".join(parts), len(specs)
@@ -208,7 +211,7 @@ def report_html(rows, figures):
     rows = records(rows)
     by_id = {r.get("job_id"): r for r in rows}
     charts, n_charts = _chart_blocks(figures)
-    title = _("Fleet report: {jobs} jobs").format(jobs=f"{figures.get('jobs', len(rows)):,}")
+    title = _("Fleet report: {jobs} jobs").format(jobs=format_int(figures.get("jobs", len(rows))))
     summary = _("{analysed} analysed, {errors} could not be analysed. Every job's row is in jobs.parquet (and jobs.csv); "
                 "these figures are in fleet.json.").format(analysed=figures.get("analysed", 0), errors=figures.get("errors", 0))
     study = _("The study: Lin et al., OSDI 2025, 3,079 jobs of at least 128 GPUs over five months of a ByteDance "

@@ -60,12 +60,15 @@ def find_notebooks(start=None):
     >>> find_notebooks(root) == root / "notebooks"
     True
     """
-    for root in (Path(start or os.getcwd()), Path(__file__).resolve().parent.parent):
+    here, checkout = Path(start or os.getcwd()), Path(__file__).resolve().parents[2]
+    for root in (here, checkout):
         folder = root / "notebooks"
         if folder.is_dir():
             return folder
+    # A wheel holds the library, not the notebooks: they come with a checkout of the repository.
     raise FileNotFoundError(
-        "no notebooks/ folder here or beside the package; run this from the straggle-edu checkout"
+        f"no notebooks/ folder in {here} or beside the package ({checkout}); run this in a checkout of straggle-edu, "
+        "which holds the notebooks (an installed wheel has the library only)"
     )
 
 

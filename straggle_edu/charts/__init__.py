@@ -38,12 +38,12 @@ _MODULES = {
     "backup_for_real": ("sgd_curves_chart",),
     "barrier_lab": ("lab_gantt_chart", "lab_prediction_chart", "LAB_COLORS"),
     "cost": (
-        "BILL_LINES", "bill_chart", "lost_dollars_chart", "delay_framings_chart", "milestones_chart",
-        "lost_fraction_chart",
+        "BILL_LINES", "bill_chart", "bill_sentence_chart", "lost_dollars_chart", "delay_framings_chart",
+        "milestones_chart", "lost_fraction_chart",
     ),
     "debug_job": (
         "trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart", "cause_gallery_chart",
-        "collective_tell_chart", "TRACE_MAX_ROWS",
+        "collective_tell_chart", "arrival_chart", "TRACE_MAX_ROWS",
     ),
     "detector": (
         "report_scores_chart", "alarms_vs_n_chart", "alarms_vs_threshold_chart", "alarm_rows", "threshold_rows",
@@ -51,7 +51,7 @@ _MODULES = {
     ),
     "expected_max": (
         "METHOD_LABELS", "expected_max_chart", "max_histograms_chart", "max_vs_one_chart", "speedup_chart",
-        "slow_card_chart",
+        "slow_card_chart", "step_draws_chart",
     ),
     "fleet": (
         "SLOWED", "CULPRIT_CLASSES", "CULPRIT_WHERE", "cdf_rows", "study_waste_rows", "culprit_rows",
@@ -85,12 +85,12 @@ _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "skip_slow_optional_imports", "sgd_curves_chart", "lab_gantt_chart", "lab_prediction_chart",
-    "LAB_COLORS", "BILL_LINES", "bill_chart", "lost_dollars_chart", "delay_framings_chart",
+    "LAB_COLORS", "BILL_LINES", "bill_chart", "bill_sentence_chart", "lost_dollars_chart", "delay_framings_chart",
     "milestones_chart", "lost_fraction_chart", "trace_heatmap_chart", "trace_attribution_chart",
-    "worker_ops_chart", "cause_gallery_chart", "collective_tell_chart", "TRACE_MAX_ROWS",
+    "worker_ops_chart", "cause_gallery_chart", "collective_tell_chart", "arrival_chart", "TRACE_MAX_ROWS",
     "report_scores_chart", "alarms_vs_n_chart", "alarms_vs_threshold_chart", "alarm_rows",
     "threshold_rows", "simulated_rows", "ALARM_FLOOR", "METHOD_LABELS", "expected_max_chart",
-    "max_histograms_chart", "max_vs_one_chart", "speedup_chart", "slow_card_chart",
+    "max_histograms_chart", "max_vs_one_chart", "speedup_chart", "slow_card_chart", "step_draws_chart",
     "SLOWED", "CULPRIT_CLASSES", "CULPRIT_WHERE", "cdf_rows", "study_waste_rows", "culprit_rows",
     "slowdown_cdf_chart", "waste_cdf_chart", "lost_by_culprit_chart", "worst_jobs_chart", "remedy_chart", "line_rows",
     "lost_curve_chart", "lost_curve_rows", "short_labels",

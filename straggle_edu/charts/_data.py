@@ -19,9 +19,10 @@ import re
 
 import altair as alt
 
-from ._vega import FONT_CONFIG
+from ._vega import FONT_CONFIG, count_axis_spec, theme_config, vega_numbers
 
-__all__ = ["inline_rows", "rows_of", "quoted", "vega_text", "FONT_CONFIG", "use_font_theme", "altair_chart"]
+__all__ = ["inline_rows", "rows_of", "quoted", "vega_text", "vega_numbers", "count_axis", "FONT_CONFIG",
+           "use_font_theme", "altair_chart"]
 
 
 def inline_rows(rows):
@@ -75,8 +76,20 @@ def vega_text(template, **exprs):
     '"no numbers"'
     """
     parts = re.split(r"\{(\w+)\}", template)
-    pieces = [quoted(p) if i % 2 == 0 else f"({exprs[p]})" for i, p in enumerate(parts) if i % 2 == 1 or p]
+    pieces = [quoted(p) if i % 2 == 0 else f"({vega_numbers(exprs[p])})" for i, p in enumerate(parts) if i % 2 == 1 or p]
     return " + ".join(pieces) if pieces else '""'
+
+
+def count_axis(fmt=",.0f", money=False):
+    """``alt.Axis`` for counts (GPU-hours, dollars): ``format`` in English; in Chinese labels in 万 (no k, M, $)
+    (:func:`~straggle_edu.charts._vega.count_axis_spec`).
+
+    Examples
+    --------
+    >>> count_axis("$,.0f").to_dict()
+    {'format': '$,.0f'}
+    """
+    return alt.Axis(**count_axis_spec(fmt, money))
 
 
 THEME = "straggle_edu"
@@ -96,7 +109,7 @@ def use_font_theme():
     True
     """
     if THEME not in alt.theme.names():
-        alt.theme.register(THEME, enable=False)(lambda: alt.theme.ThemeConfig(config=FONT_CONFIG))
+        alt.theme.register(THEME, enable=False)(lambda: alt.theme.ThemeConfig(config=theme_config()))
     if alt.theme.active in ("default", THEME):
         alt.theme.enable(THEME)
 

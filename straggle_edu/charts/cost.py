@@ -8,6 +8,8 @@ with no re-render, and the static site binds the same params to HTML inputs,
 so these charts stay interactive with no kernel.
 
 - :func:`bill_chart`: the receipt (GPU-hours, dollars, days).
+- :func:`bill_sentence_chart`: the same bill as one sentence whose numbers
+  follow the params (a sentence that moves, also on the static site).
 - :func:`lost_dollars_chart`: dollars lost against the lost fraction.
 - :func:`delay_framings_chart`: the two framings of the calendar delay.
 - :func:`milestones_chart`: what the delay pushes back.
@@ -21,12 +23,13 @@ import altair as alt
 import numpy as np
 
 from ..math.delay import DOWNSTREAM
-from ..i18n import N_, _
-from ._data import inline_rows, quoted, vega_text
+from ..i18n import N_, _, get_language
+from ._data import count_axis, inline_rows, quoted, vega_numbers, vega_text
 
 __all__ = [
     "BILL_LINES",
     "bill_chart",
+    "bill_sentence_chart",
     "lost_dollars_chart",
     "delay_framings_chart",
     "milestones_chart",
@@ -82,13 +85,56 @@ def bill_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0, *
     rows = [{"line": i, "label": _(label)} for i, (label, __) in enumerate(BILL_LINES)]
     expr = "''"
     for i, (__, value) in reversed(list(enumerate(BILL_LINES))):
-        expr = f"datum.line == {i} ? {value} : {expr}"
+        expr = f"datum.line == {i} ? {vega_numbers(value)} : {expr}"
     base = alt.Chart(alt.Data(values=rows)).transform_calculate(value=expr).encode(
         y=alt.Y("line:O", axis=None), color=alt.ColorValue("black", condition={"test": "datum.line == 2", "value": "#d62728"}))
     labels = base.mark_text(align="right", dx=-8, fontSize=14).encode(x=alt.XValue(width * 0.62), text=alt.Text("label:N"))
     values = base.mark_text(align="left", fontSize=14, fontWeight="bold").encode(x=alt.XValue(width * 0.62), text=alt.Text("value:N"))
     params = _params(gpus=gpus, days=days, lost_fraction=lost_fraction, usd_per_gpu_hour=usd_per_gpu_hour)
     return alt.layer(labels, values).add_params(*params).properties(width=width, height=26 * len(rows))
+
+
+def _count(expr):
+    """A Vega expression writing the count ``expr`` as prose does (:func:`straggle_edu.i18n.format_count`):
+    "98,304" in English; "9.8万" from 10,000 up in Chinese."""
+    if get_language() == "zh":
+        return (f"(({expr}) >= 1e8 ? format(({expr}) / 1e8, '.1~f') + '亿' : ({expr}) >= 1e4 ? "
+                f"format(({expr}) / 1e4, '.1~f') + '万' : format(({expr}), '.0f'))")
+    return f"format({expr}, ',.0f')"
+
+
+def _money(expr, digits=0):
+    """A Vega expression writing dollars as prose does (:func:`straggle_edu.i18n.format_money`):
+    "$196,608"; "19.66万美元" in Chinese."""
+    if get_language() == "zh":
+        return (f"(({expr}) >= 1e4 ? format(({expr}) / 1e4, '.4~r') + '万美元' : "
+                f"format(({expr}), '.{digits}~f') + ' 美元')")
+    return f"'$' + format({expr}, ',.{digits}~f')"
+
+
+def bill_sentence_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0, *, width=560):
+    """The bill as one sentence, written in the browser from four params: its numbers follow the sliders.
+
+    The same params as :func:`bill_chart` (``gpus``, ``days``, ``lost_fraction``,
+    ``usd_per_gpu_hour``), so a slider linked to them moves the sentence with
+    no kernel, on the static site too. The words come from the catalog.
+
+    Examples
+    --------
+    >>> spec = bill_sentence_chart().to_dict()
+    >>> sorted(p["name"] for p in spec["params"]), spec["mark"]["lineBreak"]
+    (['days', 'gpus', 'lost_fraction', 'usd_per_gpu_hour'], '\\n')
+    """
+    hours = f"{_HOURS} * lost_fraction"
+    text = vega_text(_("{gpus} GPUs for {days} days lose {lost} of their time waiting:\n"
+                       "{hours} GPU-hours, {usd} at {price} per GPU-hour."),
+                     gpus=_count("gpus"), days="format(days, '.3~f')", lost="format(lost_fraction, '.1%')",
+                     hours=_count(hours), usd=_money(f"{hours} * usd_per_gpu_hour"), price=_money("usd_per_gpu_hour", 2))
+    sentence = alt.Chart(alt.Data(values=[{}])).transform_calculate(text=text).mark_text(
+        align="left", baseline="top", fontSize=15, lineBreak="\n", lineHeight=22)
+    params = _params(gpus=gpus, days=days, lost_fraction=lost_fraction, usd_per_gpu_hour=usd_per_gpu_hour)
+    return sentence.encode(x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N")).add_params(*params).properties(
+        width=width, height=48).configure_view(strokeWidth=0)
 
 
 def lost_dollars_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0, *, max_lost=0.5, width=420, height=220):
@@ -103,12 +149,12 @@ def lost_dollars_chart(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hou
     grid = [{"f": float(f)} for f in np.linspace(0.0, float(max_lost), 61)]
     usd = f"{_HOURS} * datum.f * usd_per_gpu_hour"
     x = alt.X("f:Q", title=_("lost fraction"), axis=alt.Axis(format="%"))
-    y = alt.Y("usd:Q", title=_("dollars lost"), axis=alt.Axis(format="$,.0f"))
+    y = alt.Y("usd:Q", title=_("dollars lost"), axis=count_axis("$,.0f", money=True))
     line = alt.Chart(alt.Data(values=grid)).transform_calculate(usd=usd).mark_line(color="#1f4e79").encode(x=x, y=y)
     now = alt.Chart(alt.Data(values=[{}])).transform_calculate(f="lost_fraction").transform_calculate(usd=usd)
     dot = now.mark_point(filled=True, size=90, color="#d62728").encode(
         x=x, y=y, tooltip=[alt.Tooltip("usd:Q", title=_("dollars lost"), format="$,.0f")])
-    text = now.transform_calculate(text="'$' + format(datum.usd, ',.0f')").mark_text(align="left", dx=8, dy=-8, fontSize=13)
+    text = now.transform_calculate(text=vega_numbers("'$' + format(datum.usd, ',.0f')")).mark_text(align="left", dx=8, dy=-8, fontSize=13)
     text = text.encode(x=x, y=y, text=alt.Text("text:N"))
     params = _params(gpus=gpus, days=days, lost_fraction=lost_fraction, usd_per_gpu_hour=usd_per_gpu_hour)
     return alt.layer(line, dot, text).add_params(*params).properties(width=width, height=height)
@@ -176,7 +222,7 @@ def milestones_chart(days=10.0, lost_fraction=0.10, stages=DOWNSTREAM, *, width=
         x=alt.X("p0:Q", title=_("days from the start of the run")), x2=alt.X2("p1:Q"), y=y)
     actual = base.mark_bar(color="#1f4e79", height=7).encode(
         x=alt.X("a0:Q"), x2=alt.X2("a1:Q"), y=y,
-        tooltip=[alt.Tooltip("stage:N", title=_("stage")), alt.Tooltip("a1:Q", format=".2f", title=_("ends on day"))])
+        tooltip=[alt.Tooltip("stage:N", title=_("what waits")), alt.Tooltip("a1:Q", format=".2f", title=_("ends on day"))])
     text = base.mark_text(align="left", dx=4, color="#d62728").encode(x=alt.X("a1:Q"), y=y, text=alt.Text("text:N"))
     chart = alt.layer(planned, actual, text).add_params(*_params(days=days, lost_fraction=lost_fraction))
     return chart.properties(width=width, height=34 * len(rows))

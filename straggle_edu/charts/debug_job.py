@@ -13,6 +13,9 @@
   long stand out in red.
 - :func:`collective_tell_chart`: each DP rank's (or stage's) mean recorded
   time in one collective; the straggler's bar is the shortest.
+- :func:`arrival_chart`: a profiler trace's collectives in order, each rank's
+  arrival after the first; the last to arrive is on top, and every other
+  rank waits the distance up to it.
 - :func:`cause_gallery_chart`: the fingerprints of the injected causes: S,
   M_W, M_S and the share of slowed steps, one row per cause.
 """
@@ -25,12 +28,12 @@ import altair as alt
 import numpy as np
 
 from .._validate import require
-from ..i18n import N_, _, get_language
+from ..i18n import N_, _, fill, get_language
 from ..traces.diagnose import worker_label
 from . import _data  # noqa: F401  (importing it registers the charts' font theme)
 
 __all__ = ["trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart", "cause_gallery_chart",
-           "collective_tell_chart",
+           "collective_tell_chart", "arrival_chart",
            "TRACE_MAX_ROWS"]
 
 TRACE_MAX_ROWS = 5000
@@ -176,7 +179,7 @@ def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
     return (bars + job).properties(width=width, height=18 * len(rows) + 10, title=title)
 
 
-_OP_KINDS = (N_("compute"), N_("send/recv"), N_("collective"), N_("local"), N_("ran long"))
+_OP_KINDS = (N_("compute"), N_("send/recv"), N_("collective"), N_("local op"), N_("ran long"))
 _OP_RANGE = ["#4c78a8", "#9ecae9", "#7f7f7f", "#bab0ac", "#d62728"]
 
 
@@ -186,7 +189,7 @@ def _op_kind(op):
     if "send" in op or "recv" in op:
         return "send/recv"
     if op.startswith(("optimizer", "gc", "layernorm")) and "clip" not in op:
-        return "local"
+        return "local op"  # no communication (optimizer, GC, layernorm); not 11's "local" SGD scheme
     return "collective"
 
 
@@ -294,12 +297,16 @@ def cause_gallery_chart(rows, *, width=360):
 # What collective_tell_chart's bars are per, and the ops it names (notebook 09), for the catalog.
 _TELL_BY = (N_("DP rank"), N_("stage"))
 _TELL_OPS = (N_("collective"), N_("gradient clipping"))
+# The statistic of each rank's times: the axis title and the tooltip.
+_TELL_STATS = {"mean": (N_("mean recorded {optype} (ms), waits included"), N_("mean (ms)")),
+               "median": (N_("median recorded {optype} (ms), waits included"), N_("median (ms)"))}
 
 
-def collective_tell_chart(tell, *, culprit=None, by=N_("DP rank"), optype="collective", width=360):
-    """Bars of the mean recorded time in one collective per DP rank (or stage), in milliseconds.
+def collective_tell_chart(tell, *, culprit=None, by=N_("DP rank"), optype="collective", stat="mean", width=360):
+    """Bars of the mean (or median) recorded time in one collective per DP rank (or stage), in milliseconds.
 
-    ``tell`` is :func:`~straggle_edu.traces.diagnose.collective_tell`'s dict;
+    ``tell`` is :func:`~straggle_edu.traces.diagnose.collective_tell`'s dict,
+    ``stat`` the statistic it took (``"mean"`` or ``"median"``);
     ``culprit`` (an id) is drawn in red: the straggler waits least.
 
     Examples
@@ -308,13 +315,49 @@ def collective_tell_chart(tell, *, culprit=None, by=N_("DP rank"), optype="colle
     'bar'
     """
     require(len(tell) > 0, "tell", tell, "a non-empty dict of id -> seconds")
+    require(stat in _TELL_STATS, "stat", stat, "'mean' or 'median'")
     by, optype = (_(by) if by in _TELL_BY else by), (_(optype) if optype in _TELL_OPS else optype)
+    axis, tip = _TELL_STATS[stat]
     rows = [{"id": f"{by} {k}", "ms": 1000 * v, "culprit": k == culprit} for k, v in sorted(tell.items())]
     return alt.Chart({"values": rows}).mark_bar().encode(
         y=alt.Y("id:N", title=None, sort=None),
-        x=alt.X("ms:Q", title=_("mean recorded {optype} (ms), waits included").format(optype=optype)),
+        x=alt.X("ms:Q", title=fill(_(axis), optype=optype)),
         color=alt.Color("culprit:N", scale=alt.Scale(domain=[False, True], range=["#bbbbbb", "#d62728"]),
                         legend=None),
         tooltip=[alt.Tooltip("id:N", title=by),
-                 alt.Tooltip("ms:Q", format=".1f", title=_("mean (ms)"))],
+                 alt.Tooltip("ms:Q", format=".1f", title=_(tip))],
     ).properties(width=width)
+
+
+def arrival_chart(analysis, *, width=420, max_rows=TRACE_MAX_ROWS):
+    """Each rank's arrival at each collective of a profiler trace, after the first rank's, in milliseconds.
+
+    A rank arrives at a collective when it issues it (host) or when its compute before it ends (GPU). The last to
+    arrive sets when the collective can run; every other rank waits from its own arrival until then, the distance
+    up to the top line. A long trace keeps its first ``max_rows // ranks`` collectives, and the title says so.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.syncpoints import _demo_trace, analyze_profiler
+    >>> spec = arrival_chart(analyze_profiler(_demo_trace([[1.0, 1.5]] * 3))).to_dict()   # rank 1 0.5 s late
+    >>> [(r["n"], r["rank"], r["ms"], r["wait"]) for r in spec["datasets"][spec["data"]["name"]]][:2]
+    [(1, 'rank 0', 0.0, 500.0), (1, 'rank 1', 500.0, 0.0)]
+    """
+    c = getattr(analysis, "details", None) and analysis.details.get("collectives")
+    require(getattr(analysis, "format", None) == "torch-profiler" and bool(c), "analysis", type(analysis).__name__,
+            "an Analysis of a profiler trace with collectives (straggle_edu.traces.analyze)")
+    ranks, n = list(c["ranks"]), len(c["step"])
+    keep = min(n, max(1, int(max_rows) // len(ranks)))
+    rows = [{"n": i + 1, "rank": worker_label(r, short=True), "step": int(c["step"][i]),
+             "ms": round(1e3 * float(c["arrival_s"][i, j]), 3), "wait": round(1e3 * float(c["wait_s"][i, j]), 3)}
+            for i in range(keep) for j, r in enumerate(ranks)]
+    title = _("each rank's arrival at each collective") if keep == n else \
+        _("each rank's arrival at the first {n} collectives").format(n=keep)
+    return alt.Chart({"values": rows}).mark_line(point=True).encode(
+        x=alt.X("n:Q", title=_("collective, in order"), axis=alt.Axis(tickMinStep=1, tickCount=5)),
+        y=alt.Y("ms:Q", title=_("arrival after the first rank (ms)")),
+        color=alt.Color("rank:N", title=None, sort=[worker_label(r, short=True) for r in ranks]),
+        tooltip=[alt.Tooltip("rank:N", title=_("rank")), alt.Tooltip("step:Q", title=_("step")),
+                 alt.Tooltip("ms:Q", format=".1f", title=_("arrival (ms)")),
+                 alt.Tooltip("wait:Q", format=".1f", title=_("wait (ms)"))],
+    ).properties(width=width, title=title)

@@ -11,6 +11,10 @@
   transform, so it stays interactive without a kernel.
 - :func:`slow_card_chart`: the job's slowdown from one persistently slow card,
   against n, for several jitters.
+- :func:`step_draws_chart`: one drawn step's n worker times with its slowest
+  marked, above the histogram of the maxima of the steps drawn so far; the
+  param ``k`` (steps drawn) picks both, so a slider or a button moves them
+  with no re-render, and the static site binds it to a slider.
 
 Every chart takes data already aggregated with numpy (see
 :mod:`straggle_edu.models.max_growth` and :mod:`straggle_edu.models.waste`).
@@ -21,7 +25,7 @@ from __future__ import annotations
 import altair as alt
 import numpy as np
 
-from ..i18n import N_, _
+from ..i18n import N_, _, format_count
 from ._data import inline_rows, quoted, vega_text
 from ._linked import share_selection
 
@@ -32,6 +36,7 @@ __all__ = [
     "max_vs_one_chart",
     "speedup_chart",
     "slow_card_chart",
+    "step_draws_chart",
 ]
 
 # English legend entries (msgids); the charts translate them when they are built.
@@ -297,3 +302,63 @@ def slow_card_chart(rows, *, slow_factor=1.05, n_mark=None, width=420, height=24
         return alt.layer(*layers).properties(width=width, height=height)
     rule = alt.Chart(alt.Data(values=[{}])).transform_calculate(n="n_mark").mark_rule(color="#d62728").encode(x=x)
     return alt.layer(*layers, rule).add_params(alt.param(name="n_mark", value=int(n_mark))).properties(width=width, height=height)
+
+
+def step_draws_chart(draws, *, k=1, unit="s", width=460, height=110, bins=120):
+    """The k-th drawn step's n worker times, its slowest in red, above the maxima of steps 1..k.
+
+    Parameters
+    ----------
+    draws : StepDraws
+        From :func:`straggle_edu.models.step_draws.draw_steps`.
+    k : int
+        Initial value of the param ``k``: the steps drawn so far (1 .. ``draws.steps``).
+    bins : int
+        Bins of the maxima's histogram across the whole time axis (the browser bins them).
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> from straggle_edu.models.step_draws import draw_steps
+    >>> spec = step_draws_chart(draw_steps(stats.norm(1, 0.1), n=8, steps=3, bins=10, rng=0), k=2).to_dict()
+    >>> [p["value"] for p in spec["params"] if p["name"] == "k"]
+    [2]
+    """
+    lo, hi = float(draws.edges[0]), float(draws.edges[-1])
+    step = (hi - lo) / draws.counts.shape[1]
+    x = alt.X("start:Q", title=_("step time ({unit})").format(unit=unit), scale=alt.Scale(domain=[lo, hi], nice=False),
+              axis=alt.Axis(format=".2f"))
+    top_bin = draws.bin_of(draws.slowest) + 1  # 1-based, as row_number() counts the bins
+    now = alt.Chart(inline_rows([{"s": i + 1, "c": row.tolist(), "m": int(m)} for i, (row, m) in enumerate(zip(draws.counts, top_bin))]))
+    bars = now.transform_filter("datum.s == k").transform_flatten(["c"]).transform_window(
+        b="row_number()").transform_calculate(start=f"{lo!r} + (datum.b - 1) * {step!r}", end=f"{lo!r} + datum.b * {step!r}")
+    whole = alt.Axis(tickMinStep=1)
+    workers = bars.mark_bar(stroke="white", strokeWidth=0.3).encode(
+        x=x, x2=alt.X2("end:Q"), y=alt.Y("c:Q", title=_("workers"), axis=whole), y2=alt.Y2Datum(0),
+        color=alt.ColorValue("#1f4e79", condition={"test": "datum.b == datum.m", "value": "#d62728"}),
+        tooltip=[alt.Tooltip("start:Q", format=".3f", title=_("from ({unit})").format(unit=unit)),
+                 alt.Tooltip("c:Q", title=_("workers"))])
+    maxima = alt.Chart(inline_rows([{"s": i + 1, "t": float(t)} for i, t in enumerate(draws.slowest)]))
+    latest = maxima.transform_filter("datum.s == k")
+    red = latest.mark_rule(color="#d62728", strokeWidth=2).encode(x=alt.X("t:Q"))
+    label = latest.transform_calculate(text=vega_text(_("step {k}: the slowest of {n} took {t} s"), k="datum.s",
+                                                      n=quoted(format_count(draws.n)), t="format(datum.t, '.3f')"))
+    text = label.mark_text(align="left", baseline="top", dx=4, dy=4, color="#d62728").encode(
+        x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N"))
+    upper = alt.layer(workers, red, text).properties(width=width, height=height)
+    binned = maxima.transform_filter("datum.s <= k").transform_bin(
+        ["start", "end"], "t", bin=alt.Bin(extent=[lo, hi], step=(hi - lo) / bins))
+    piled = binned.mark_bar(color="#7f7f7f", stroke="white", strokeWidth=0.3).encode(
+        x=x, x2=alt.X2("end:Q"), y=alt.Y("count():Q", title=_("steps"), axis=whole),
+        tooltip=[alt.Tooltip("count():Q", title=_("steps"))])
+    mean = alt.Chart(alt.Data(values=[{"t": draws.mean, "text": _("one worker's mean")}]))
+    mean = mean.mark_rule(color="#1f4e79", strokeDash=[4, 3]).encode(x=alt.X("t:Q")) + mean.mark_text(
+        align="left", baseline="bottom", dx=4, dy=-4, color="#1f4e79").encode(x=alt.X("t:Q"), y=alt.YValue(height), text=alt.Text("text:N"))
+    first = quoted(_("the slowest of step 1"))
+    so_far = maxima.transform_filter("datum.s <= k").transform_aggregate(steps="count()").transform_calculate(
+        text=f"datum.steps == 1 ? {first} : " + vega_text(_("the slowest of each of {k} steps"), k="datum.steps"))
+    title = so_far.mark_text(align="left", baseline="top", dx=4, dy=4).encode(x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("text:N"))
+    lower = alt.layer(piled, red, mean, title).properties(width=width, height=height)
+    chart = alt.vconcat(upper, lower).resolve_scale(x="shared")
+    chart.params = [alt.param(name="k", value=int(k)).param]
+    return chart

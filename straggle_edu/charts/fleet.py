@@ -35,6 +35,7 @@ import re
 from .._validate import require, whole
 from ..i18n import N_, _
 from ..models.osdi2025 import STUDY
+from ._vega import count_axis_spec
 
 __all__ = [
     "SLOWED",
@@ -271,7 +272,7 @@ def _label(key, labels):
 def _bars(rows, title, color):
     """Bars of GPU-hours lost per row, each with its share of all lost written beside it."""
     lost = _("GPU-hours lost")
-    encoding = {"y": _n("label", sort=None, title=None), "x": _q("gpu_hours", title=lost, axis={"format": "~s"}),
+    encoding = {"y": _n("label", sort=None, title=None), "x": _q("gpu_hours", title=lost, axis=count_axis_spec("~s")),
                 "tooltip": [_n("label", title=title), _q("gpu_hours", title=lost, format=",.0f"),
                             _q("share", title=_("share of all lost"), format=".1%")]}
     return {"data": {"values": rows},
@@ -509,7 +510,7 @@ def remedy_spec(gains):
         rows.append({"what": label, "gpu_hours": float(g["gpu_hours"]), "share": float(g["share"]), "jobs": int(g["jobs"]),
                      "color": _RED if key == "replace" else _BLUE})
     hours = _("GPU-hours")
-    encoding = {"y": _n("what", sort=None, title=None), "x": _q("gpu_hours", title=hours, axis={"format": "~s"}),
+    encoding = {"y": _n("what", sort=None, title=None), "x": _q("gpu_hours", title=hours, axis=count_axis_spec("~s")),
                 "tooltip": [_n("what", title=_("remedy")), _q("gpu_hours", title=hours, format=",.0f"),
                             _q("share", title=_("share of all lost"), format=".1%"), _q("jobs", title=_("jobs it applies to"))]}
     return {"data": {"values": rows},

@@ -94,7 +94,7 @@ def restaurant_chart(noise=None, dishes=8, dish=10.0, slow=14.0, spread=0.2, ran
     colors = _translated(RESTAURANT_COLORS)
     tip = [alt.Tooltip("i:O", title=_("dish")), alt.Tooltip("t:Q", title=_("cooks (min)"), format=".1f")]
     cook = base.mark_bar().encode(
-        x=alt.X("zero:Q", title=_("minutes")), x2="t:Q", y=y,
+        x=alt.X("zero:Q", title=_("minutes"), axis=alt.Axis(tickMinStep=2)), x2="t:Q", y=y,
         color=alt.Color("kind:N", scale=colors, title=None, legend=alt.Legend(orient="bottom")),
         opacity=fade, tooltip=tip, strokeWidth=alt.condition(hover, alt.value(2), alt.value(0)), stroke=alt.value("black"),
     ).transform_calculate(zero="0").add_params(hover, *params)

@@ -5,11 +5,12 @@
 - ``q2``: in that run, how many ms does each healthy worker wait per step?
 - ``q3``: the same 2x slow worker among 8 workers: the slowdown S that
   ``straggle-edu analyze`` reports?
-- ``q4``: 8 workers with 50 ms steps and 10% jitter, no slow worker: the
-  library's predicted mean step time in ms (no overhead)?
+- ``q4`` (posed in the appendix ``A4_labs_in_depth.ipynb``): 8 workers with 50 ms
+  steps and 10% jitter, no slow worker: the library's predicted mean step time
+  in ms (no overhead)?
 - ``q5`` (a design question): 8 workers with 50 ms steps and 5% jitter,
   rank 3 at 1.5x; 2000 steps remain, and replacing rank 3 costs a 60 s
-  restart. ``"replace"`` or ``"keep"``: which finishes first?
+  restart. ``"replace"`` or ``"keep running"``: which finishes first?
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def _replace_or_keep():
     models = LabSettings(**_NODE).step_times()
     keep = _STEPS_LEFT * predict_step_time(models)
     replace = _RESTART_S + _STEPS_LEFT * replaced_step_time(models)
-    return "replace" if replace < keep else "keep"
+    return "replace" if replace < keep else "keep running"
 
 
 q5 = Exercise(

@@ -9,15 +9,17 @@
   :data:`straggle_edu.traces.synthetic.CAUSES`.
 - ``q4``: ``last_stage_trace()`` is a DP 2 x PP 4 job whose last stage
   computes 1.5 times as long as the others. What share of the slowdown does
-  fixing the last stage remove (M_S)? (09b's text names this trace; the
-  section above it shows ``example_trace("last-stage")``, another job.)
+  fixing the last stage remove (M_S), to 3 significant figures? (09b's text
+  names this trace; the section above it shows ``example_trace("last-stage")``,
+  another job.)
 - ``q5`` (design, 09): one of 8 ranks runs 1.5x slow in every step, 3.3 h of
   work are left, a restart costs 1 h and loses 0.5 h of work. Replace the
   rank or keep running? (The speed-up of a replacement is 1.5, not the
   what-if S, which compares with rebalanced work.)
-- ``q6`` (design, 09b): the slow-worker example against the same job with a
-  healthy worker in place: below how many hours of remaining work do you keep
-  the slow worker, when a restart costs 20 minutes and loses 40 minutes?
+- ``q6`` (design, appendix A3): the slow-worker example against the same job
+  with a healthy worker in place: below how many hours of remaining work do
+  you keep the slow worker, when a restart costs 20 minutes and loses 40
+  minutes? (06b teaches the rule; 09b computes the healthy speed-up.)
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ q4 = Exercise(
     "q4", expected=lambda: analyze(last_stage_trace()).m_s,
     hint="It is the m_s attribute of the analysis: (T_recorded - T_last_stage_fixed) / (T_recorded - T_ideal), "
          "a ratio, so it can exceed 1.",
-    solution="analyze(last_stage_trace()).m_s  # 8/7 = 1.14: fixing the stage removes more than the ideal does",
+    solution="analyze(last_stage_trace()).m_s  # 1.14 (8/7): fixing the stage removes more than the ideal does",
     rel_tol=1e-3,
 )
 
@@ -130,6 +132,6 @@ q5 = Exercise(
 q6 = Exercise(
     "q6", expected=lambda: restart_or_keep(1.0, healthy_speedup(), restart=1 / 3, lost=2 / 3).break_even_hours,
     hint="healthy_speedup() is the replacement's speed-up s; break even where remaining x (s - 1) = restart + lost.",
-    solution="restart_or_keep(1.0, healthy_speedup(), restart=1/3, lost=2/3).break_even_hours  # 1 / 0.725 = 1.38 h",
+    solution="restart_or_keep(1.0, healthy_speedup(), restart=1/3, lost=2/3).break_even_hours  # 1.38 h: 1 / 0.725",
     rel_tol=1e-3,
 )

@@ -9,8 +9,9 @@ with one argument changed:
   low must the timing CV be for at most one false alarm a day (an inverse
   question: the CV, not the alarms)?
 - ``q2``: at a threshold that gives one false alarm a day on average, the
-  probability that a whole day (288 reports) passes without one, to 2
-  significant figures?
+  probability that a whole day (288 reports) passes without one, to 3
+  significant figures (0.367, near e^-1 = 0.368: the question states the
+  digits it wants)?
 - ``q3``: pick the threshold for your job: 1,024 ranks, a 5 s step, a report
   every 300 s, ``profiling_interval=3`` (every third step timed), CV 0.15,
   at most one false alarm a week (the window and the rate are the reader's

@@ -24,6 +24,7 @@ from .detector import (
 )
 from .expected_max import (
     expected_max_explorer, max_histogram_explorer, slow_card_explorer, speedup_explorer,
+    step_draw_explorer, DRAW_WORKERS,
 )
 from .fleet import (
     fleet_explorer, fleet_readout,
@@ -59,7 +60,8 @@ __all__ = [
     "real_sgd_explorer", "prediction_rows", "barrier_lab_explorer", "LAB_MAX_WORKERS",
     "cost_explorer", "lost_fraction_explorer", "PAUSE_CHOICES", "debug_job_explorer",
     "EXAMPLE_CAUSES", "detector_explorer", "detector_readout", "expected_max_explorer",
-    "max_histogram_explorer", "slow_card_explorer", "speedup_explorer", "fleet_explorer", "fleet_readout",
+    "max_histogram_explorer", "slow_card_explorer", "speedup_explorer", "step_draw_explorer", "DRAW_WORKERS",
+    "fleet_explorer", "fleet_readout",
     "independence_explorer",
     "independence_rows", "scale_up_explorer", "step_times_from", "backup_explorer",
     "hedging_explorer", "packing_explorer", "partition_explorer", "sgd_explorer",

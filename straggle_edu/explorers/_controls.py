@@ -25,7 +25,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from .._validate import in_range, require, whole
-from ..i18n import _
+from ..i18n import _, format_int
 
 __all__ = ["STYLE", "ROW", "N_MAX", "worker_counts", "int_slider", "float_slider", "log_slider", "n_slider",
            "dropdown", "choices"]
@@ -169,7 +169,7 @@ def n_slider(value, options=None, *, name="n", label=None, continuous=True, layo
         value = whole(name, value)
         require(value in options, name, value, f"one of {options[0]}, {options[1]}, ..., {options[-1]}")
     label = _("workers n") if label is None else label
-    return widgets.SelectionSlider(options=[(f"{m:,}", m) for m in options], value=value, description=label,
+    return widgets.SelectionSlider(options=[(format_int(m), m) for m in options], value=value, description=label,
                                    style=STYLE, continuous_update=continuous, **_layout(layout))
 
 

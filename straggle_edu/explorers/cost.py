@@ -6,8 +6,9 @@
   recomputed in Python but the readout, and the static site keeps it live.
 - :func:`lost_fraction_explorer`: workers, jitter, pauses and sync give the
   model's lost fraction (:func:`straggle_edu.models.waste.lost_fraction`),
-  which flows into the bill. Paste your own step times, or give a per-rank
-  CSV's path, and the lost fraction comes from their empirical distribution.
+  which flows into the bill, written as a sentence whose numbers follow the
+  sliders. Paste your own step times, or give a per-rank CSV's path, and the
+  lost fraction comes from their empirical distribution.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._validate import require, whole
-from ..charts.cost import bill_chart, delay_framings_chart, lost_dollars_chart, lost_fraction_chart, milestones_chart
-from ..i18n import N_, _, format_count, format_money
+from ..charts.cost import bill_chart, bill_sentence_chart, delay_framings_chart, lost_dollars_chart, lost_fraction_chart, milestones_chart
+from ..i18n import N_, _, fill, format_count, format_int, format_money
 from ..math.cost import cost_of_stragglers
 from ..math.delay import planned_delay
 from ..models.cluster import Cluster
@@ -99,9 +100,9 @@ def cost_explorer(gpus=4096, days=10.0, lost_fraction=0.10, usd_per_gpu_hour=2.0
 
     def readout(change=None):
         b = ex.bill()
-        ex.readout.value = _("<b>{lost}</b> GPU-hours lost of {total} · <b>{usd}</b> · a run that held {days:g} days "
-                             "waited {delay:.2f} of them · a run planned at {days:g} days ends <b>{late:.2f}</b> days "
-                             "late").format(lost=format_count(round(b.gpu_hours_lost)), total=format_count(round(b.gpu_hours)),
+        ex.readout.value = fill(_("<b>{lost}</b> GPU-hours lost of {total} · <b>{usd}</b> · a run that held {days:g} days "
+                                  "waited {delay:.2f} of them · a run planned at {days:g} days ends <b>{late:.2f}</b> days "
+                                  "late"), lost=format_count(round(b.gpu_hours_lost)), total=format_count(round(b.gpu_hours)),
                                             usd=format_money(round(b.usd_lost)), days=b.days, delay=b.days_delay,
                                             late=planned_delay(b.days, b.lost_fraction))
 
@@ -140,7 +141,10 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
     -------
     Explorer
         Controls ``n``, ``jitter``, ``pause_prob``, ``pause``, ``sync``, ``text``, ``csv``; charts
-        ``curve`` (its rows are swapped in place, so read its ``.spec``) and ``bill``; ``readout``; ``cluster()``, ``lost()`` (exact,
+        ``curve`` (its rows are swapped in place, so read its ``.spec``) and ``bill`` (the bill as a sentence,
+        :func:`~straggle_edu.charts.cost.bill_sentence_chart`; ``n`` drives its ``gpus`` and, through the
+        curve, its ``lost_fraction``, so it follows n on the static site too); ``readout`` (the same bill
+        as a sentence, with the model's numbers); ``cluster()``, ``lost()`` (exact,
         :func:`~straggle_edu.models.waste.lost_fraction`) and ``rows()`` (the
         curve, which the readout and the bill use).
 
@@ -194,25 +198,37 @@ def lost_fraction_explorer(n=4096, jitter=0.03, pause_prob=0.0, pause=0.1, sync=
     def current():
         return next(r for r in state["rows"] if r["n"] == c["n"].value and r["scenario"] in (THIS_CLUSTER, YOURS))
 
+    def lost_at(m):
+        return next(r["lost"] for r in state["rows"] if r["n"] == m and r["scenario"] in (THIS_CLUSTER, YOURS))
+
     state = {}
-    charts = {"curve": lost_fraction_chart(_shown(curve()), n_mark=n), "bill": bill_chart(n, days, current()["lost"], usd_per_gpu_hour)}
+    charts = {"curve": lost_fraction_chart(_shown(curve()), n_mark=n),
+              "bill": bill_sentence_chart(n, days, current()["lost"], usd_per_gpu_hour)}
     ex = Explorer(controls, charts, extra=[widgets.HTML()])
     ex.readout, ex.cluster, ex.rows = ex.extra[0], cluster, lambda: state["rows"]
     ex.lost = lambda: lost_fraction(cluster())
     ex.link("n", "curve", "n_mark")
     ex.link("n", "bill", "gpus")
+    ex.link("n", "bill", "lost_fraction", lost_at)
 
     def readout(change=None):
-        row, sync = current(), c["sync"].value
+        row, sync, m = current(), c["sync"].value, c["n"].value
         values = state["values"]
-        if values is None:
-            mean, whose = step_time().mean(), _("mean worker")
-        else:
-            mean, whose = values.mean(), _("mean of your {count}").format(count=format_count(values.size))
         ex.charts["bill"].params.lost_fraction = row["lost"]
-        ex.readout.value = _("lost fraction <b>{lost:.2%}</b> = (E[slowest] {slowest:.4f} s − {whose} {mean:.4f} s) / "
-                             "E[step] {step:.4f} s").format(lost=row["lost"], slowest=row["slowest"], whose=whose,
-                                                             mean=mean, step=row["slowest"] + sync)
+        bill = cost_of_stragglers(m, days, row["lost"], usd_per_gpu_hour)
+        money = dict(hours=format_count(round(bill.gpu_hours_lost)), usd=format_money(round(bill.usd_lost)),
+                     days=f"{days:g}", price=format_money(usd_per_gpu_hour), lost=f"{row['lost']:.2%}", n=format_int(m),
+                     slowest=f"{row['slowest']:.4f}", step=f"{row['slowest'] + sync:.4f}")
+        if values is None:
+            ex.readout.value = fill(_("{n} GPUs with {jitter} jitter lose <b>{lost}</b> of their time at the barrier "
+                                      "(E[slowest] {slowest} s, mean worker {mean} s, E[step] {step} s): over {days} days "
+                                      "that is <b>{hours} GPU-hours</b>, <b>{usd}</b> at {price} per GPU-hour."),
+                jitter=f"{c['jitter'].value:.2%}", mean=f"{step_time().mean():.4f}", **money)
+        else:
+            ex.readout.value = fill(_("{n} GPUs resampling your {count} step times lose <b>{lost}</b> of their time at "
+                                      "the barrier (E[slowest] {slowest} s, your mean {mean} s, E[step] {step} s): over "
+                                      "{days} days that is <b>{hours} GPU-hours</b>, <b>{usd}</b> at {price} per GPU-hour."),
+                count=format_count(values.size), mean=f"{values.mean():.4f}", **money)
 
     def redraw(change=None):
         try:

@@ -14,7 +14,7 @@ import ipywidgets as widgets
 from ..charts.detector import alarm_rows, alarms_vs_n_chart, alarms_vs_threshold_chart, threshold_rows
 from ..math.detector import alarms_per_day, lognormal_timing, p_false_alarm, p_rank_flagged, threshold_for_alarms
 from ..charts.tail import log_grid
-from ..i18n import N_, _, format_count
+from ..i18n import N_, _, fill, format_count, format_int
 from ._base import Explorer
 from ._controls import dropdown, float_slider, int_slider, n_slider
 from ._patch import patch_rows
@@ -41,7 +41,7 @@ def detector_readout(n, window, cv, threshold, interval):
     q = p_rank_flagged(n, threshold, window, dist)
     if q > 0:
         one_in = float(f"{1 / q:.2g}")
-        flagged = _("1 in {ranks} ranks flagged per report").format(
+        flagged = fill(_("1 in {ranks} ranks flagged per report"),
             ranks=format_count(one_in) if one_in < 1e12 else f"{one_in:.2g}")
     else:
         flagged = _("no rank flagged, to float precision")
@@ -102,7 +102,7 @@ def detector_explorer(n=4096, window=30, cv=0.2, threshold=0.7, interval=300):
         label = _("highest within budget: {pick:.3f}").format(pick=pick)
         spot = [{"threshold": pick, "per_day": 1.0, "label": label}] if m > 1 else []
         per_n = alarm_rows(log_grid(N_MAX, 24), sorted({0.7, 0.75, t}), *args)
-        return threshold_rows(m, *args), spot, per_n, _("at n = {n}").format(n=f"{m:,}")
+        return threshold_rows(m, *args), spot, per_n, fill(_("at n = {n}"), n=format_int(m))
 
     per_t, spot, per_n, title = rows()
     charts = {

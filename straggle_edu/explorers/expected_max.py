@@ -12,22 +12,30 @@
   peers: the job's slowdown and the GPU-hours the others waste.
 - :func:`speedup_explorer`: throughput = 1/E[step], so doubling the GPUs
   does not halve the time. Closed form: both sliders drive params.
+- :func:`step_draw_explorer`: "draw one step" and "play": n workers draw
+  their times, the slowest lights up red and drops into a histogram of
+  maxima that builds up step by step. The steps are drawn once (seeded);
+  the buttons move the "steps drawn" slider, which drives the chart's param
+  ``k``, so on the static site the slider alone replays the draws.
 """
 
 from __future__ import annotations
 
 
+import time
+
 import ipywidgets as widgets
 import numpy as np
 
-from .._validate import require, whole
-from ..charts.expected_max import expected_max_chart, max_vs_one_chart, slow_card_chart, speedup_chart
-from ..i18n import N_, _, format_count
+from .._validate import in_range, require, whole
+from ..charts.expected_max import expected_max_chart, max_vs_one_chart, slow_card_chart, speedup_chart, step_draws_chart
+from ..i18n import N_, _, fill, format_count, format_int
 from ..math.order_stats import expected_max, gumbel_max_approx, sqrt_2_ln_n
 from ..models.cluster import Cluster, expected_step_time, scaling_efficiency
 from ..models.empirical import empirical_growth
 from ..models.max_growth import STEP_TIME_SHAPES, log_grid, max_growth, max_histograms, normal_max_sigmas, step_time_dist
 from ..models.samplers import sample_max
+from ..models.step_draws import draw_steps
 from ..models.step_time import StepTime
 from ..models.waste import slow_card, slow_card_curves
 from ._base import Explorer
@@ -35,9 +43,12 @@ from ._controls import STYLE, choices, float_slider, int_slider, n_slider
 from ._patch import patch_rows, replace_spec
 from .independence import step_times_from
 
-__all__ = ["expected_max_explorer", "max_histogram_explorer", "slow_card_explorer", "speedup_explorer"]
+__all__ = ["expected_max_explorer", "max_histogram_explorer", "slow_card_explorer", "speedup_explorer",
+           "step_draw_explorer", "DRAW_WORKERS"]
 
 POWERS_OF_TWO = tuple(2**k for k in range(15))  # 1 .. 16,384 workers
+#: The worker counts the "draw one step" explorer offers.
+DRAW_WORKERS = (8, 64, 512, 4096)
 N_("normal"), N_("log-normal"), N_("exponential"), N_("pareto")  # the step-time shapes, shown translated
 
 
@@ -143,17 +154,17 @@ def expected_max_explorer(shape="normal", jitter=0.1, n=4096, size=2000, seed=0)
         mc = sample_max(d, m, c["size"].value, rng=c["seed"].value).mean()
         gumbel = float(d.mean()) if m == 1 else gumbel_max_approx(d, m)
         z = (exact - 1.0) / c["jitter"].value
-        ex.readout.value = _("slowest of {n}: exact <b>{exact:.4f} s</b> (mean + <b>{z:.2f} σ</b>) · Monte Carlo "
-                             "{mc:.4f} s · Gumbel {gumbel:.4f} s · mean + σ√(2 ln n) {bound:.4f} s").format(
-            n=f"{m:,}", exact=exact, z=z, mc=mc, gumbel=gumbel, bound=1.0 + c["jitter"].value * sqrt_2_ln_n(m))
+        ex.readout.value = fill(_("slowest of {n}: exact <b>{exact:.4f} s</b> (mean + <b>{z:.2f} σ</b>) · Monte Carlo "
+                                  "{mc:.4f} s · Gumbel {gumbel:.4f} s · mean + σ√(2 ln n) {bound:.4f} s"),
+            n=format_int(m), exact=exact, z=z, mc=mc, gumbel=gumbel, bound=1.0 + c["jitter"].value * sqrt_2_ln_n(m))
 
     def your_readout(values, m):
         g = ex.growth
         i = int(np.argmin(np.abs(g.n - m)))
-        ex.readout.value = _("your {count} step times, slowest of {n}: resampled <b>{exact:.4f} s</b> · Monte Carlo "
-                             "{mc:.4f} s · normal fit: Gumbel {gumbel:.4f} s · your largest <b>{largest:.4f} s</b>: "
-                             "resampling never goes past it, the fitted lines do").format(
-            count=format_count(values.size), n=f"{int(g.n[i]):,}", exact=g.exact[i], mc=g.monte_carlo[i],
+        ex.readout.value = fill(_("your {count} step times, slowest of {n}: resampled <b>{exact:.4f} s</b> · Monte Carlo "
+                                  "{mc:.4f} s · normal fit: Gumbel {gumbel:.4f} s · your largest <b>{largest:.4f} s</b>: "
+                                  "resampling never goes past it, the fitted lines do"),
+            count=format_count(values.size), n=format_int(g.n[i]), exact=g.exact[i], mc=g.monte_carlo[i],
             gumbel=g.gumbel[i], largest=values.max())
 
     def redraw(change=None):
@@ -216,9 +227,9 @@ def max_histogram_explorer(shape="normal", jitter=0.1, n=256, size=20_000, seed=
     def readout(change=None):
         h, m = ex.hist, c["n"].value
         i = ns.index(m)
-        ex.readout.value = _("slowest of {n}: mean <b>{mean:.3f} s</b> (exact E[max] {exact:.3f} s) · spread σ "
-                             "<b>{std:.3f} s</b>, {share:.0%} of one worker's").format(
-            n=f"{m:,}", mean=h.mean[i], exact=expected_max(dist(), m), std=h.std[i], share=h.std[i] / h.std[0])
+        ex.readout.value = fill(_("slowest of {n}: mean <b>{mean:.3f} s</b> (exact E[max] {exact:.3f} s) · spread σ "
+                                  "<b>{std:.3f} s</b>, {share:.0%} of one worker's"),
+            n=format_int(m), mean=h.mean[i], exact=expected_max(dist(), m), std=h.std[i], share=h.std[i] / h.std[0])
 
     def redraw(change=None):
         ex.hist = hist()
@@ -282,11 +293,11 @@ def slow_card_explorer(n=4096, jitter=0.01, slow_factor=1.05, days=10.0):
 
     def readout(change=None):
         k, d = card(), c["days"].value
-        ex.readout.value = _(
+        ex.readout.value = fill(_(
             "job slowdown <b>{slowdown:.2%}</b> (the card alone: {alone:.0%}) · the other {others} GPUs wait "
             "<b>{wasted} GPU-hours</b> on it in {days:.0f} days, <b>{amplification:,.1f}×</b> the card's own shortfall "
-            "· in all they idle {idle:.1%} of each step").format(
-            slowdown=k.job_slowdown, alone=k.slow_factor - 1, others=f"{k.n - 1:,}",
+            "· in all they idle {idle:.1%} of each step"),
+            slowdown=k.job_slowdown, alone=k.slow_factor - 1, others=format_int(k.n - 1),
             wasted=format_count(round(k.gpu_hours_wasted(d))), days=d, amplification=k.amplification,
             idle=k.peer_wait / ((k.n - 1) * k.step_with))
 
@@ -340,8 +351,99 @@ def speedup_explorer(jitter=0.05, n=1024):
         m, t = c["n"].value, StepTime(1.0, jitter=c["jitter"].value)
         eff = scaling_efficiency(Cluster.uniform(m, t))
         ratio = expected_step_time(Cluster.uniform(2 * m, t)) / (2 * expected_step_time(Cluster.uniform(m, t)))
-        ex.readout.value = _("{n} workers: speed-up <b>{speedup:,.0f}</b>, not {n} (efficiency {eff:.1%}) · "
-                             "doubling to {doubled}: time × <b>{ratio:.3f}</b>, not × 0.5").format(
-            n=f"{m:,}", speedup=m * eff, eff=eff, doubled=f"{2 * m:,}", ratio=ratio)
+        ex.readout.value = fill(_("{n} workers: speed-up <b>{speedup:,.0f}</b>, not {n} (efficiency {eff:.1%}) · "
+                                  "doubling to {doubled}: time × <b>{ratio:.3f}</b>, not × 0.5"),
+                                n=format_int(m), speedup=m * eff, eff=eff, doubled=format_int(2 * m), ratio=ratio)
 
     return ex.on_change(readout)
+
+
+def step_draw_explorer(n=4096, jitter=0.1, steps=300, seed=0, play=50, delay=0.03):
+    """Draw steps one by one: n workers' times, the slowest in red, and the maxima piling up.
+
+    One worker's step time is normal with mean 1 s and standard deviation
+    ``jitter`` s. ``steps`` steps are drawn once, seeded
+    (:func:`~straggle_edu.models.step_draws.draw_steps`); "draw one step"
+    shows the next, "play" the next ``play`` ones, ``delay`` seconds apart.
+    Both buttons move the "steps drawn" slider, which drives the chart's
+    param ``k``; the workers slider draws a new sequence for that n.
+
+    Parameters
+    ----------
+    n : int
+        Workers per step, one of :data:`DRAW_WORKERS`.
+    jitter : float
+        Standard deviation over mean, in [0.01, 0.5].
+    steps : int
+        Steps drawn in all, in [10, 1000].
+    seed : int
+        Seed of the draws, >= 0.
+    play : int
+        Steps one press of "play" draws, in [1, 1000].
+    delay : float
+        Seconds between two steps while playing, in [0, 1] (0 in tests).
+
+    Returns
+    -------
+    Explorer
+        Controls ``n``, ``k`` (steps drawn), ``draw`` and ``play`` (buttons);
+        chart ``draws``; ``readout``; ``draws`` (the current
+        :class:`~straggle_edu.models.step_draws.StepDraws`).
+
+    Examples
+    --------
+    >>> ex = step_draw_explorer(n=64, steps=100, delay=0)
+    >>> ex.controls["draw"].click(); ex.controls["k"].value, ex.charts["draws"].params.k
+    (2, 2.0)
+    >>> ex.controls["play"].click(); ex.controls["k"].value
+    52
+    """
+    jitter = in_range("jitter", jitter, 0.01, 0.5)
+    steps = whole("steps", steps, low=10, high=1000)
+    seed, play = whole("seed", seed, low=0), whole("play", play, low=1, high=1000)
+    delay = in_range("delay", delay, 0.0, 1.0)
+    controls = {
+        "n": n_slider(n, DRAW_WORKERS),
+        "k": int_slider("k", 1, 1, steps, _("steps drawn")),
+        "draw": widgets.Button(description=_("draw one step"), button_style="primary"),
+        "play": widgets.Button(description=_("play"), icon="play"),
+    }
+    c = controls
+    dist = step_time_dist("normal", 1.0, jitter)
+    draw = lambda: draw_steps(dist, c["n"].value, steps, bins=40, rng=seed)
+    ex = Explorer(controls, {"draws": step_draws_chart(first := draw(), k=1)}, extra=[widgets.HTML()])
+    ex.readout, ex.draws = ex.extra[0], first
+    ex.link("k", "draws", "k")
+
+    def readout(change=None):
+        d, k = ex.draws, c["k"].value
+        text = _("step {k}: the slowest of {n} workers took <b>{t:.3f} s</b> (one worker's mean: {mean:.3f} s)").format(
+            k=k, n=format_count(d.n), t=d.slowest[k - 1], mean=d.mean)
+        if k > 1:
+            maxima = d.so_far(k)
+            text += _(" · the slowest of the {k} steps so far: mean <b>{avg:.3f} s</b>, spread <b>{std:.3f} s</b>, "
+                      "{share:.0%} of one worker's").format(k=k, avg=maxima.mean(), std=maxima.std(ddof=1),
+                                                             share=maxima.std(ddof=1) / jitter)
+        ex.readout.value = text
+        c["draw"].disabled = c["play"].disabled = k >= steps
+
+    def redraw(change=None):
+        ex.draws = draw()
+        replace_spec(ex.charts["draws"], step_draws_chart(ex.draws, k=c["k"].value))
+        readout()
+
+    def one(button=None):
+        c["k"].value = min(steps, c["k"].value + 1)
+
+    def many(button=None):
+        for _step in range(play):
+            if c["k"].value >= steps:
+                break
+            one()
+            if delay:
+                time.sleep(delay)
+
+    c["draw"].on_click(one)
+    c["play"].on_click(many)
+    ex.on_change(redraw, "n", now=False)
+    return ex.on_change(readout, "k")

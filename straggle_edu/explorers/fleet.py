@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..charts.fleet import cdf_rows, line_rows, slowdown_cdf_chart
-from ..i18n import _, format_count
+from ..i18n import _, fill, format_count
 from ._base import Explorer
 from ._controls import float_slider
 from ._patch import patch_rows
@@ -50,15 +50,14 @@ def fleet_readout(rows, threshold=1.1, before=None):
     jobs, hours = slowed_shares(rows, threshold)
     total = sum(r["gpus"] * r["hours"] for r in rows if r.get("gpus") is not None and r.get("hours") is not None)
     lost = _lost(rows)
-    text = _("S ≥ {threshold}: <b>{jobs}</b> of the jobs, {hours} of the GPU-hours · GPU-hours wasted: "
-             "<b>{wasted}</b> of {total}").format(threshold=f"{threshold:.2f}", jobs=_pct(jobs), hours=_pct(hours),
-                                                   wasted=_pct(lost / total if total > 0 else None),
-                                                   total=format_count(round(total)))
+    text = fill(_("S ≥ {threshold}: <b>{jobs}</b> of the jobs, {hours} of the GPU-hours · GPU-hours wasted: "
+                  "<b>{wasted}</b> of {total}"), threshold=f"{threshold:.2f}", jobs=_pct(jobs), hours=_pct(hours),
+                wasted=_pct(lost / total if total > 0 else None), total=format_count(round(total)))
     if before is not None:
         was = _lost(records(before))
-        text += " · " + _("got back: <b>{got}</b> GPU-hours, {share} of the {lost} lost").format(
-            got=format_count(round(was - lost)), share=_pct((was - lost) / was if was > 0 else None),
-            lost=format_count(round(was)))
+        text += " · " + fill(_("got back: <b>{got}</b> GPU-hours, {share} of the {lost} lost"),
+                             got=format_count(round(was - lost)), share=_pct((was - lost) / was if was > 0 else None),
+                             lost=format_count(round(was)))
     return text
 
 

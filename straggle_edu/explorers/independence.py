@@ -14,7 +14,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..charts.independence import independence_chart, scale_prediction_chart
-from ..i18n import _, format_count
+from ..i18n import _, fill, format_count, format_int
 from ..math.tail import p_any_slow
 from ..models.correlation import expected_max_correlated, p_any_slow_shared
 from ..models.empirical import parse_step_times, predict_at_scale
@@ -90,9 +90,9 @@ def independence_explorer(p=0.01, shared=0.5, group=8, rho=0.3, n=4096):
         c = {k: v.value for k, v in controls.items()}
         g = min(c["group"], c["n"])
         ex.charts["independence"].chart = independence_chart(independence_rows(c["p"], c["shared"], c["group"], c["rho"]))
-        readout.value = _("n = {n}: P(some slow) <b>{p_any:.1%}</b> (independent {p_ind:.1%}) · E[slowest] "
-                          "<b>{e_max:.2f} σ</b> (independent {e_ind:.2f} σ)").format(
-            n=f"{c['n']:,}", p_any=p_any_slow_shared(c["p"], c["n"], c["shared"], g), p_ind=p_any_slow(c["p"], c["n"]),
+        readout.value = fill(_("n = {n}: P(some slow) <b>{p_any:.1%}</b> (independent {p_ind:.1%}) · E[slowest] "
+                               "<b>{e_max:.2f} σ</b> (independent {e_ind:.2f} σ)"),
+            n=format_int(c["n"]), p_any=p_any_slow_shared(c["p"], c["n"], c["shared"], g), p_ind=p_any_slow(c["p"], c["n"]),
             e_max=expected_max_correlated(c["n"], c["rho"], g), e_ind=expected_max_correlated(c["n"]))
 
     return ex.on_change(update)
@@ -161,11 +161,11 @@ def scale_up_explorer(text="", n=4096, csv_path="", seed=0):
             readout.value = f"<span style='color:#b00'>{err}</span>"
             return
         ex.charts["prediction"].chart = scale_prediction_chart(pred)
-        note = _(" · n is beyond your {m} measurements: the sample cannot show the 1-in-{n} tail, "
-                 "so the range is set by the tail model, not by data").format(
-            m=format_count(pred.m), n=f"{pred.n:,}") if pred.extrapolating else ""
-        readout.value = _("slowest of {n}: resampled <b>{empirical:.4f} s</b> · range <b>{low:.4f}–{high:.4f} s</b> "
-                          "· your largest {largest:.4f} s").format(
-            n=f"{pred.n:,}", empirical=pred.empirical, low=pred.low, high=pred.high, largest=pred.sample_max) + note
+        note = fill(_(" · n is beyond your {m} measurements: the sample cannot show the 1-in-{n} tail, "
+                      "so the range is set by the tail model, not by data"),
+            m=format_count(pred.m), n=format_int(pred.n)) if pred.extrapolating else ""
+        readout.value = fill(_("slowest of {n}: resampled <b>{empirical:.4f} s</b> · range <b>{low:.4f}–{high:.4f} s</b> "
+                               "· your largest {largest:.4f} s"),
+            n=format_int(pred.n), empirical=pred.empirical, low=pred.low, high=pred.high, largest=pred.sample_max) + note
 
     return ex.on_change(update)

@@ -35,7 +35,7 @@ from ..charts.mitigations import (
 )
 import math
 
-from ..i18n import N_, _
+from ..i18n import N_, _, fill, format_int, get_language
 from ..models.backup import backup_workers
 from ..models.balance import pack_sequences, partition_for_step, partition_layers, split_layers_evenly
 from ..models.causes import sequence_cost, sequence_lengths, stage_imbalance
@@ -337,7 +337,9 @@ def hedging_explorer(delay_ms=10.0, fanout=1000, slow_prob=None):
     slow_prob = base.slow_prob if slow_prob is None else in_range("slow_prob", slow_prob, 0, 0.05)
     controls = {
         "delay_ms": log_slider("delay_ms", delay_ms, -1, 3, _("hedge after (ms)"), ".3g"),
-        "fanout": log_slider("fanout", whole("fanout", fanout, 1, 10_000), 0, 4, _("requests per answer"), ",.0f",
+        # the readout groups thousands in English; Chinese writes no separator below 10,000
+        "fanout": log_slider("fanout", whole("fanout", fanout, 1, 10_000), 0, 4, _("requests per answer"),
+                             ",.0f" if get_language() != "zh" else ".0f",
                              continuous=False),
         "slow_prob": _float("slow_prob", slow_prob, 0.0, 0.05, 0.0005, _("slow-mode prob."), ".4f", continuous=True),
     }
@@ -371,9 +373,9 @@ def hedging_explorer(delay_ms=10.0, fanout=1000, slow_prob=None):
     def update(change=None):
         lat, d, m = latency(), c["delay_ms"].value, k()
         hedged = HedgedLatency(lat, d / 1000)
-        readout.value = _("p99.9 of {n} requests: <b>{plain:,.0f} ms</b> plain, <b>{hedged:,.0f} ms</b> hedged after "
-                          "{delay:.3g} ms, for <b>{extra:.1f}%</b> more requests").format(
-            n=f"{m:,}", plain=1e3 * fanout_quantile(lat, 0.999, m), hedged=1e3 * fanout_quantile(hedged, 0.999, m),
+        readout.value = fill(_("p99.9 of {n} requests: <b>{plain:,.0f} ms</b> plain, <b>{hedged:,.0f} ms</b> hedged "
+                               "after {delay:.3g} ms, for <b>{extra:.1f}%</b> more requests"),
+            n=format_int(m), plain=1e3 * fanout_quantile(lat, 0.999, m), hedged=1e3 * fanout_quantile(hedged, 0.999, m),
             delay=d, extra=100 * hedged.extra_load)
 
     ex.on_change(rebuild, "fanout", "slow_prob", now=False)

@@ -48,7 +48,7 @@ from ..models.causes import (
     straggler_scenario,
 )
 from .._validate import whole
-from ..i18n import N_, _
+from ..i18n import N_, _, format_int
 from ..traces.diagnose import OP_QUESTIONS, STRAGGLING, diagnose_job
 from ._base import Explorer
 from ._controls import ROW, STYLE, choices, dropdown, float_slider, int_slider, log_slider
@@ -240,7 +240,7 @@ def stage_imbalance_explorer(layers=32, stages=4, microbatches=8, hidden=4096, v
         "stages": _is("stages", stages, 2, 16, _("stages")),
         "microbatches": _is("microbatches", microbatches, 1, 64, _("microbatches")),
         "hidden": dropdown("hidden", hidden, list(_HIDDEN_SIZES), _("hidden size")),
-        "vocab": dropdown("vocab", vocab, list(_VOCABULARIES), _("vocabulary")),
+        "vocab": dropdown("vocab", vocab, [(format_int(v), v) for v in _VOCABULARIES], _("vocabulary")),
         "moved": _is("moved", moved, 0, 7, _("layers moved off the last stage")),
     }
     seq = whole("seq_len", seq_len)

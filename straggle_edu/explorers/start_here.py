@@ -13,7 +13,7 @@ import numpy as np
 
 from .._validate import require, whole
 from ..charts.start_here import job_vs_average_chart
-from ..i18n import _
+from ..i18n import _, format_int, format_number
 from ..math.order_stats import check_dist, expected_max
 from ..models.step_time import StepTime
 from ._base import Explorer
@@ -69,6 +69,6 @@ def start_here_explorer(step_time=None, max_workers=4096, n=4096):
         t = float(job[list(ns).index(m)])
         readout.value = _("job <b>{job:.3f}</b> s · average worker <b>{average:.3f}</b> s · "
                           "{n} workers do the work of <b>{equivalent}</b>").format(
-            job=t, average=average, n=f"{m:,}", equivalent=f"{m * average / t:,.{1 if m < 100 else 0}f}")
+            job=t, average=average, n=format_int(m), equivalent=format_number(m * average / t, f".{1 if m < 100 else 0}f"))
 
     return ex.on_change(update)

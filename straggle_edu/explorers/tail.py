@@ -16,7 +16,7 @@ import math
 import ipywidgets as widgets
 
 from ..charts.tail import tail_budget_chart, tail_percentile_chart, tail_probability_chart
-from ..i18n import _
+from ..i18n import _, fill, format_int
 from ..math.tail import p_any_slow, per_worker_budget, workers_until
 from ..models.step_time import StepTime
 from ._base import Explorer
@@ -73,9 +73,9 @@ def tail_explorer(p=0.01, n=100, target=0.5):
     def update(change=None):
         c = ex.controls
         p_, m, level = c["p"].value, _workers(c["n"].value), c["target"].value
-        readout.value = _("P(at least one slow) = <b>{p_any:.1%}</b> at n = {n} · {level:.0%} at <b>{until}</b> "
-                          "workers").format(p_any=p_any_slow(p_, m), n=f"{m:,}", level=level,
-                                            until=f"{workers_until(p_, level):,}")
+        readout.value = fill(_("P(at least one slow) = <b>{p_any:.1%}</b> at n = {n} · {level:.0%} at <b>{until}</b> "
+                               "workers"), p_any=p_any_slow(p_, m), n=format_int(m), level=level,
+                                            until=format_int(workers_until(p_, level)))
 
     return ex.on_change(update)
 
@@ -114,8 +114,9 @@ def budget_explorer(n=4096, target=0.01):
     def update(change=None):
         m, level = _workers(ex.controls["n"].value), ex.controls["target"].value
         b = per_worker_budget(m, level)
-        readout.value = _("n = {n}, slow on at most {percent:.3g}% of steps: each worker at most <b>{budget:.4g}</b> "
-                          "(1 step in <b>{one_in:,.0f}</b>)").format(n=f"{m:,}", percent=100 * level, budget=b, one_in=1 / b)
+        readout.value = fill(_("n = {n}, slow on at most {percent:.3g}% of steps: each worker at most "
+                               "<b>{budget:.4g}</b> (1 step in <b>{one_in:,.0f}</b>)"),
+                             n=format_int(m), percent=100 * level, budget=b, one_in=1 / b)
 
     return ex.on_change(update)
 

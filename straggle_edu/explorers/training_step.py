@@ -34,7 +34,7 @@ from ..charts.training_step import (
     gantt_size,
     pipeline_gantt_chart,
 )
-from ..i18n import N_, _
+from ..i18n import N_, _, fill, format_int
 from ..models.barriers import barrier_overhead, barrier_overhead_rows
 from ..models.cluster import AllReduce
 from ..models.pipeline import simulate_pipeline
@@ -318,9 +318,10 @@ def dp_scaling_explorer(jitter=0.05, pause_prob=0.01, pause=0.5, gradient_gb=1.0
         one = data_parallel_scaling(k, StepTime(1.0, jitter=c["jitter"].value, pause_prob=c["pause_prob"].value,
                                                 pause=c["pause"].value),
                                     sync=AllReduce(c["gradient_gb"].value * 1e9, c["bandwidth_gbs"].value * 1e9, 5e-6))
-        readout.value = _("n = {n}: step <b>{step:.3f} s</b> = compute {compute:.3f} + wait for the slowest {wait:.3f} "
-                          "+ all-reduce {sync:.3f} · speed-up {speedup:,.0f}x · efficiency <b>{eff:.1%}</b>").format(
-            n=f"{k:,}", step=one.step_time[0], compute=one.compute, wait=one.wait[0], sync=one.sync[0],
+        readout.value = fill(_("n = {n}: step <b>{step:.3f} s</b> = compute {compute:.3f} + wait for the slowest "
+                               "{wait:.3f} + all-reduce {sync:.3f} · speed-up {speedup:,.0f}x · efficiency "
+                               "<b>{eff:.1%}</b>"),
+            n=format_int(k), step=one.step_time[0], compute=one.compute, wait=one.wait[0], sync=one.sync[0],
             speedup=one.speedup[0], eff=one.efficiency[0])
 
     templates = {c["measure"].value: ex.charts["scaling"].spec}  # one spec per measure

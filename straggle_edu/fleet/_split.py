@@ -55,7 +55,8 @@ def _batch(task):
 
 
 def plan(path, block_steps, meta):
-    """The blocks of a Parquet op-level trace to analyse as tasks, or None (analysed in one task).
+    """The tasks of a job, or None (analysed in one task): the blocks of a Parquet op-level trace, or the files of a
+    job of profiler traces (one task each).
 
     Examples
     --------
@@ -63,13 +64,15 @@ def plan(path, block_steps, meta):
     >>> plan(public_trace_path(), 10, None) is None   # a CSV: read once, in one task
     True
     """
+    p = Path(path)
+    if p.is_dir():
+        return _profiler_plan(p)
     import pyarrow.parquet as pq
 
     from ..traces import _detect
     from ..traces.blocks import STREAM_ROWS, _step_order, auto_block_steps, block_ranges, count_rows, step_row_groups
 
-    p = Path(path)
-    if p.is_dir() or p.suffix.lower() not in (".parquet", ".pq") or _detect(p) != "op-level":
+    if p.suffix.lower() not in (".parquet", ".pq") or _detect(p) != "op-level":
         return None
     if block_steps == "auto" and count_rows(p) <= STREAM_ROWS:
         return None
@@ -248,9 +251,11 @@ def _analysis_of(scores, program, finished, ideal, n, whole, *rest):
 
 
 def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact", analysis=False):
-    """Submit the tasks of one job's blocks (the program's sample read in ``workers`` parts); return the future of
-    its row's analysis columns, or with ``analysis=True`` of the job's whole
+    """Submit the tasks of one job's blocks (the program's sample read in ``workers`` parts), or of its profiler
+    files; return the future of its row's analysis columns, or with ``analysis=True`` of the job's whole
     :class:`~straggle_edu.traces.Analysis` (every S_X, from which the row's columns are taken)."""
+    if "profiler" in job_plan:
+        return _submit_profiler(client, path, job_plan, key, budget, analysis)
     meta = job_plan["meta"]
 
     def sub(name, fn, *args):
@@ -272,3 +277,59 @@ def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact", ana
     t_mw = [sub(f"mw{u}", _mw, r, finished, fix, ideal) for u, r in enumerate(runs)]
     return sub("analysis" if analysis else "row", _analysis_of, merged, program, finished, ideal, len(infos), analysis,
                *infos, *t_mw)
+
+
+# A job of PyTorch profiler traces: each file is read as a task of its own (a stream of events, in parallel on
+# the workers; what a rank keeps is small), then one task joins them and replays the job, as analyze does.
+
+def _profiler_plan(folder):
+    """``{"profiler": [files]}`` for a folder of several profiler traces (detection's files, in its order), else None.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> _profiler_plan(Path(tempfile.mkdtemp())) is None   # nothing to read apart
+    True
+    """
+    from ..traces import TraceError
+    from ..traces.detect import detect
+
+    try:
+        det = detect(folder)
+    except (TraceError, ValueError, OSError):
+        return None  # the one task's analyze says what is wrong
+    if det.format != "torch-profiler" or len(det.files) < 2:
+        return None
+    return {"profiler": [str(f) for f in det.paths]}
+
+
+def _read_rank(path, budget):
+    """Task: one profiler file read as a stream, under the job's memory budget."""
+    from .. import _validate
+    from ..traces.profiler import read_profiler_rank
+
+    old = _validate.set_memory_budget(max(_validate.memory_budget(), budget))
+    try:
+        return read_profiler_rank(path)
+    finally:
+        _validate.set_memory_budget(old)
+
+
+def _profiler_analysis(path, whole, *ranks):
+    """Task: the files' :class:`RankEvents` joined into the job and replayed; its row columns (or the analysis)."""
+    import warnings
+
+    from ..traces.profiler import profiler_trace_of
+    from ..traces.syncpoints import analyze_profiler
+    from .figures import analysis_row
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # analyze's warnings go to the terminal; a row keeps its answer
+        a = analyze_profiler(profiler_trace_of(list(ranks), path))
+    return a if whole else {**analysis_row(a), "ops": None, "blocks": None}
+
+
+def _submit_profiler(client, path, job_plan, key, budget, analysis):
+    parts = [client.submit(_read_rank, f, budget, key=f"{key}-rank{i}", pure=False)
+             for i, f in enumerate(job_plan["profiler"])]
+    return client.submit(_profiler_analysis, str(path), analysis, *parts, key=f"{key}-analysis", pure=False)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from ..i18n import _
+from ..i18n import _, fill, format_int, join_list
 from ._progress import LOG_SECONDS
 from .cluster import NOTICE_SECONDS, REFUSED_SECONDS, TIMEOUT_SECONDS
 
@@ -86,7 +86,7 @@ def _num(x, digits=3):
 
 
 def _hours(x):
-    """GPU-hours as prose reads them: 169,640 (English), 17万 (Chinese)."""
+    """GPU-hours as prose reads them: 169,640 and 9,832 (English), 17万 and 9832 (Chinese)."""
     from ..i18n import format_count
 
     return _("n/a") if x is None else format_count(round(x))
@@ -101,8 +101,9 @@ def _demo_line(demo):
 def _worst_lines(worst, top):
     lines = [_("Worst jobs, by GPU-hours lost (open one with the command after it):")]
     for w in worst[:top]:
-        lines.append("  " + _("{job}  S = {S}  {lost} GPU-hours lost").format(
-            job=w["job_id"], S=f"{w['slowdown']:.3f}", lost=_hours(w.get("gpu_hours_lost"))) + "  " + w["analyze"])
+        lines.append("  " + fill(_("{job}  S = {S}  {lost} GPU-hours lost"),
+                                 job=w["job_id"], S=f"{w['slowdown']:.3f}", lost=_hours(w.get("gpu_hours_lost")))
+                     + "  " + w["analyze"])
     return lines
 
 
@@ -125,29 +126,30 @@ def summary(run, top=5):
     q = f["slowdown_quantiles"]
     lost, total = f["gpu_hours_lost"], f["gpu_hours"]
     lines = [
-        _("Fleet: {jobs} jobs in {seconds:.1f} s ({analysed} analysed now, {cached} done by an earlier run, "
-          "{errors} errors).").format(jobs=run.jobs, seconds=run.seconds, analysed=run.analysed, cached=run.cached,
-                                      errors=f["errors"]),
+        fill(_("Fleet: {jobs} jobs in {seconds:.1f} s ({analysed} analysed now, {cached} done by an earlier run, "
+               "{errors} errors)."), jobs=format_int(run.jobs), seconds=run.seconds, analysed=format_int(run.analysed),
+             cached=format_int(run.cached), errors=format_int(f["errors"])),
     ]
     if f.get("demo"):
         lines.append(_demo_line(f["demo"]))
     lines += [
         _("Slowed by at least 10% (S >= 1.1): {share} of the {count} jobs with a slowdown ({gpu} of their "
-          "GPU-hours).").format(share=_pct(f["share_slowed_10pct"]), count=f["analysed"],
+          "GPU-hours).").format(share=_pct(f["share_slowed_10pct"]), count=format_int(f["analysed"]),
                                 gpu=_pct(f["share_slowed_10pct_gpu_hours"])),
         _("Slowdown S: median {p50}, p90 {p90}, p99 {p99}, max {max}.").format(
             **{k: _num(v) for k, v in q.items()}),
-        _("GPU-hours lost to stragglers: {lost}, {share} of all {total}.").format(
-            lost=_hours(lost), total=_hours(total), share=_pct(lost / total if total else None)),
+        fill(_("GPU-hours lost to stragglers: {lost}, {share} of all {total}."),
+             lost=_hours(lost), total=_hours(total), share=_pct(lost / total if total else None)),
         _("Of the {slowed} slowed jobs, one worker explains most of the excess, step after step, in {workers} "
           "({worker}); one DP rank in {dp_ranks} ({dp_rank}).").format(
-            slowed=f["slowed_jobs"], workers=f["slowed_single_worker"], worker=_pct(f["share_slowed_single_worker"]),
-            dp_ranks=f["slowed_single_dp_rank"], dp_rank=_pct(f["share_slowed_single_dp_rank"])),
+            slowed=format_int(f["slowed_jobs"]), workers=format_int(f["slowed_single_worker"]),
+            worker=_pct(f["share_slowed_single_worker"]), dp_ranks=format_int(f["slowed_single_dp_rank"]),
+            dp_rank=_pct(f["share_slowed_single_dp_rank"])),
     ]
     if f["worst"]:
         lines += _worst_lines(f["worst"], top)
     lines.append(_("Rows: {tables}; figures: {figures}").format(
-        tables=", ".join(run.tables), figures=f"{run.out}/fleet.json"))
+        tables=join_list(run.tables), figures=f"{run.out}/fleet.json"))
     return "\n".join(lines)
 
 
@@ -227,15 +229,16 @@ def run_demo(args):
 
     fleet = write_demo(args.dir, jobs=args.jobs, seed=args.seed, public=args.public, format=args.format,
                        progress=sys.stderr.isatty())
-    from ..i18n import format_count, get_language
+    from ..i18n import format_count
 
-    print(_("Wrote {jobs} synthetic jobs ({ops} ops) and {public} of the study's sample traces to {folder}").format(
-        jobs=len(fleet.jobs), ops=format_count(fleet.ops), public=len(fleet.public), folder=fleet.folder))
+    print(fill(_("Wrote {jobs} synthetic jobs ({ops} ops) and {public} of the study's sample traces to {folder}"),
+               jobs=format_int(len(fleet.jobs)), ops=format_count(fleet.ops), public=len(fleet.public),
+               folder=fleet.folder))
     print(_("Sizes, causes and slowdowns are drawn from distributions calibrated to the study's fleet figures "
             "(see {truth}); they are not measurements.").format(truth=fleet.truth))
     if fleet.public:
         print(_("The study's sample traces ({ids}) come from its public artifact, Apache-2.0: see {license}.").format(
-            ids=("、" if get_language() == "zh" else ", ").join(fleet.public),
+            ids=join_list(fleet.public),
             license=fleet.folder / "public" / "LICENSE.txt"))
     print(_("Analyse it with:"))
     print(f"  straggle-edu fleet {fleet.manifest} --out {fleet.folder / 'out'}")

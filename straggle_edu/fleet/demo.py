@@ -62,8 +62,9 @@ one rank becomes the culprit of a job of 8 steps by chance.
 
 The artifact's three sample traces (ST, AR and SE; Apache-2.0,
 see ``straggle_edu/traces/data/README.txt``) are added by default, copied
-unchanged with their licence. ST ships with the package; AR and SE are read
-from the repository's ``tests/data/osdi2025/`` when it is there.
+unchanged with their licence. All three ship with the package: ST as CSV, AR
+and SE as the artifact's Parquet (``straggle_edu/traces/data/osdi2025/``),
+which needs pyarrow (the ``fleet`` and ``lab`` extras).
 
 Examples
 --------
@@ -435,7 +436,6 @@ def demo_trace(job):
 # the three public jobs
 
 _PACKAGED = Path(__file__).resolve().parents[1] / "traces" / "data"
-_REPO_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "osdi2025"
 
 
 _PUBLIC_README = """\
@@ -450,8 +450,8 @@ Copyright (c) 2025 Bytedance Ltd. and/or its affiliates. Licensed under the
 Apache License, Version 2.0; the full text is in LICENSE.txt beside this file.
 
 The files are copied unchanged from straggle-edu, which redistributes AR and SE
-unmodified (tests/data/osdi2025/) and ST converted from Parquet to CSV (the
-same rows, columns and values; straggle_edu/traces/data/README.txt).
+unmodified (straggle_edu/traces/data/osdi2025/) and ST converted from Parquet
+to CSV (the same rows, columns and values; straggle_edu/traces/data/README.txt).
 The study publishes no wall-clock hours for these jobs: the manifest leaves
 their hours empty, so they count in the fleet's slowdown figures and not in
 its GPU-hours.
@@ -461,20 +461,20 @@ its GPU-hours.
 def public_jobs():
     """The study's public jobs that are at hand: ``{name: (trace file, meta file)}``.
 
-    ST ships with the package (as CSV); AR and SE come from the repository's
-    ``tests/data/osdi2025/`` (Parquet, which needs pyarrow), when both are there.
+    All three ship with the package: ST as CSV, AR and SE as the artifact's
+    Parquet (:data:`~straggle_edu.traces.optrace.ARTIFACT_DATA`), which needs pyarrow.
 
     Examples
     --------
     >>> sorted(public_jobs())[-1], public_jobs()["ST"][0].name
     ('ST', 'trace-ST.csv')
     """
+    from ..traces.optrace import ARTIFACT_DATA
+
     found = {"ST": (_PACKAGED / "trace-ST.csv", _PACKAGED / "meta-ST.yaml")}
     if _has_pyarrow():
         for name in ("AR", "SE"):
-            trace, meta = _REPO_DATA / f"trace-{name}.parquet", _REPO_DATA / f"meta-{name}.yaml"
-            if trace.is_file() and meta.is_file():
-                found[name] = (trace, meta)
+            found[name] = (ARTIFACT_DATA / f"trace-{name}.parquet", ARTIFACT_DATA / f"meta-{name}.yaml")
     return dict(sorted(found.items()))
 
 

@@ -67,7 +67,8 @@ PERSISTS = 0.5  # a culprit persists when it carries its share in more than half
 CDF_POINTS = 1001
 WHERE = ("last-stage", "single-dp-rank", "single-worker", "spread")
 # Local work, whose ideal is a mean in the what-if engine; every other optype is communication.
-COMPUTE_OPTYPES = ("forward-compute", "backward-compute", "optimizer", "gc")
+# "compute": a profiler trace's compute segments (its other kinds are its collectives)
+COMPUTE_OPTYPES = ("forward-compute", "backward-compute", "optimizer", "gc", "compute")
 
 
 def culprit_class(optype):

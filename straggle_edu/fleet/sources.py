@@ -373,8 +373,9 @@ def expand(sources, *, follow_links=False, skip=()):
     Examples
     --------
     >>> from straggle_edu.traces.optrace import public_trace_path
-    >>> [j.job_id.endswith("trace-ST.csv") for j in expand([public_trace_path().parent])]
-    [True]
+    >>> here = public_trace_path().parent   # ST as CSV, and the artifact's folder below it
+    >>> [Path(j.job_id).relative_to(here).as_posix() for j in expand([here])]
+    ['trace-ST.csv', 'osdi2025/trace-AR.parquet', 'osdi2025/trace-SE.parquet', 'osdi2025/trace-ST.parquet']
     """
     skip = {os.path.realpath(s) for s in skip}
     for source in sources:

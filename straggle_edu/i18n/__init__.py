@@ -24,11 +24,19 @@ The English text is the key (gettext's msgid). The catalogs are
 into one ``locales/zh/LC_MESSAGES/straggle_edu.mo``; see
 :mod:`straggle_edu.i18n.catalog` for extraction and compilation with Babel.
 
-Numbers follow Babel's CLDR data, never the operating system's locale:
+Numbers follow Babel's CLDR data, never the operating system's locale, and
+one rule in Chinese (README, 中文版): below 10,000 a number has no thousands
+separator (4096, not 4,096); from 10,000 up it is written in 万 (or 亿).
 :func:`format_count` writes 983,040 as "983,040" in English and "98.3万" in
-Chinese; :func:`format_count_exact` adds the exact figure in full-width
-parentheses, "98.3万（983,040）", and :func:`format_money` writes dollars
-as "$196,608" or "19.66万美元".
+Chinese, 4096 as "4,096" and "4096"; :func:`format_count_exact` adds the
+exact figure in full-width parentheses, "98.3万（983,040）";
+:func:`format_int` writes a whole number exactly ("1.6384万" for 16,384, a
+slider's stop); :func:`format_number` writes a measured value with a format
+spec (".1f") and the language's grouping; :func:`format_money` writes
+dollars as "$196,608" or "19.66万美元". :func:`fill` fills a translated
+template by the same rule: a placeholder whose spec groups thousands
+(``{n:,}``, ``{x:,.0f}``) is a quantity, written in Chinese with no separator
+below 10,000 and in 万 from 10,000 up.
 
 Examples
 --------
@@ -43,12 +51,16 @@ Examples
 from __future__ import annotations
 
 import gettext as _gettext
+import math
+import numbers
 import os
 import pathlib
+import re
+import string
 
 __all__ = [
-    "LANGUAGES", "LANG_ENV", "set_language", "get_language", "_", "N_", "ngettext",
-    "format_count", "format_count_exact", "format_money", "FONT",
+    "LANGUAGES", "LANG_ENV", "WAN", "set_language", "get_language", "_", "N_", "ngettext", "translate",
+    "format_count", "format_count_exact", "format_int", "format_number", "format_money", "fill", "join_list", "FONT",
 ]
 
 LANGUAGES = ("en", "zh")
@@ -134,8 +146,8 @@ def get_language():
     return _check(env)
 
 
-def _translations():
-    lang = get_language()
+def _translations(lang=None):
+    lang = get_language() if lang is None else _check(lang)
     cached = _state["translations"].get(lang)
     if cached is None:
         if lang == "en":
@@ -155,6 +167,22 @@ def _(message):
     'workers'
     """
     return _translations().gettext(message)
+
+
+def translate(message, lang):
+    """``message`` in ``lang``, whatever the current language: for a file written in another language (a student
+    copy of a Chinese twin, say).
+
+    Examples
+    --------
+    >>> set_language("en"); translate("workers", "en")
+    'workers'
+    >>> translate("workers", "fr")
+    Traceback (most recent call last):
+    ...
+    ValueError: lang must be one of 'en', 'zh', got 'fr'
+    """
+    return _translations(lang).gettext(message)
 
 
 def N_(message):
@@ -179,24 +207,38 @@ def ngettext(singular, plural, n):
     return _translations().ngettext(singular, plural, n)
 
 
+# Chinese writes a number below this with no thousands separator, and one from it up in 万 (or 亿).
+WAN = 10_000
+
+
+def _exact(x):
+    """``x`` in full, in the current language: grouped in English; in Chinese grouped only from 10,000 up."""
+    from babel.numbers import format_decimal
+
+    lang = get_language()
+    x = round(x) if float(x).is_integer() else x
+    return format_decimal(x, locale=_CLDR[lang], group_separator=lang != "zh" or abs(x) >= WAN)
+
+
 def format_count(x):
     """A large count as prose reads it: "983,040" in English, "98.3万" in Chinese.
 
-    Below 10,000 both languages write the whole number with grouping.
+    Below 10,000 the whole number, grouped in English and not in Chinese
+    ("4,096", "4096").
 
     Examples
     --------
     >>> set_language("zh"); format_count(983_040), format_count(4096), format_count(38_400_000)
-    ('98.3万', '4,096', '3840万')
-    >>> set_language("en"); format_count(983_040)
-    '983,040'
+    ('98.3万', '4096', '3840万')
+    >>> set_language("en"); format_count(983_040), format_count(4096)
+    ('983,040', '4,096')
     """
-    from babel.numbers import format_compact_decimal, format_decimal
+    from babel.numbers import format_compact_decimal
 
     lang = get_language()
-    if lang == "zh" and abs(x) >= 10_000:
+    if lang == "zh" and abs(x) >= WAN:
         return format_compact_decimal(x, format_type="short", locale=_CLDR[lang], fraction_digits=1)
-    return format_decimal(round(x) if float(x).is_integer() else x, locale=_CLDR[lang])
+    return _exact(x)
 
 
 def format_count_exact(x, exact=None):
@@ -204,22 +246,62 @@ def format_count_exact(x, exact=None):
 
     ``exact`` is the exact figure as text (the count with grouping by
     default). English has no short form, so it shows the exact figure alone;
-    below 10,000 both languages do.
+    below 10,000 both languages do, Chinese without a separator.
 
     Examples
     --------
     >>> set_language("zh"); format_count_exact(407_549), format_count_exact(4096)
-    ('40.8万（407,549）', '4,096')
+    ('40.8万（407,549）', '4096')
     >>> set_language("en"); format_count_exact(407_549)
     '407,549'
     """
-    from babel.numbers import format_decimal
-
     if exact is None:
-        exact = format_decimal(round(x) if float(x).is_integer() else x, locale=_CLDR[get_language()])
-    if get_language() == "zh" and abs(x) >= 10_000:
+        exact = _exact(x)
+    if get_language() == "zh" and abs(x) >= WAN:
         return f"{format_count(x)}（{exact}）"
     return exact
+
+
+def format_int(n):
+    """A whole number, exactly: "16,384" in English; in Chinese "16384" below 10,000 and "1.6384万" from it up.
+
+    For the counts a reader sets or reads exactly (a slider's stops, n
+    workers in a readout); a rounded figure is :func:`format_count`'s.
+
+    Examples
+    --------
+    >>> set_language("zh"); [format_int(n) for n in (4096, 10_000, 16_384, 100_000, 1_234_567_890)]
+    ['4096', '1万', '1.6384万', '10万', '12.3456789亿']
+    >>> set_language("en"); format_int(16_384)
+    '16,384'
+    """
+    from babel.numbers import format_compact_decimal
+
+    n = int(round(n))
+    lang = get_language()
+    if lang == "zh" and abs(n) >= WAN:
+        return format_compact_decimal(n, format_type="short", locale=_CLDR[lang], fraction_digits=12)
+    return _exact(n)
+
+
+def format_number(x, spec=""):
+    """A measured value with a format spec, grouped as the language groups it.
+
+    ``spec`` is a Python format spec without the grouping comma (``".0f"``,
+    ``".1f"``, ``".3g"``). English groups thousands ("12,345.6"); Chinese
+    writes the value below 10,000 with no separator ("4096.0") and from
+    10,000 up as :func:`format_count` does ("1.2万").
+
+    Examples
+    --------
+    >>> set_language("zh"); format_number(1234.56, ".1f"), format_number(123_456.7, ".0f")
+    ('1234.6', '12.3万')
+    >>> set_language("en"); format_number(1234.56, ".1f"), format_number(123_456.7, ".0f")
+    ('1,234.6', '123,457')
+    """
+    if get_language() == "zh":
+        return format_count(x) if math.isfinite(x) and abs(x) >= WAN else format(x, spec)
+    return format(x, "," + spec)
 
 
 def format_money(x):
@@ -232,14 +314,14 @@ def format_money(x):
     Examples
     --------
     >>> set_language("zh"); format_money(196_608), format_money(490_000), format_money(2_000)
-    ('19.66万美元', '49万美元', '2,000 美元')
+    ('19.66万美元', '49万美元', '2000 美元')
     >>> set_language("en"); format_money(196_608)
     '$196,608'
     """
-    from babel.numbers import format_compact_decimal, format_decimal
+    from babel.numbers import format_compact_decimal
 
     lang = get_language()
-    plain = format_decimal(round(x) if float(x).is_integer() else x, locale=_CLDR[lang])
+    plain = _exact(x)
     if lang != "zh":
         return f"${plain}"
     if abs(x) < 10_000:
@@ -248,3 +330,67 @@ def format_money(x):
     digits = max(0, 4 - len(str(int(abs(x) // scale))))
     short = format_compact_decimal(x, format_type="short", locale=_CLDR[lang], fraction_digits=digits)
     return f"{short}美元"
+
+
+class _Formatter(string.Formatter):
+    """``str.format``, but in Chinese a grouped field (``{n:,}``) follows the 万 rule."""
+
+    def format_field(self, value, format_spec):
+        number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if "," not in format_spec or not number or get_language() != "zh":
+            return super().format_field(value, format_spec)
+        text = format(value, format_spec.replace(",", ""))
+        try:
+            exact = float(text.rstrip("%"))
+        except ValueError:
+            return text
+        if text.endswith("%") or not math.isfinite(exact) or abs(exact) < WAN:
+            return text
+        from decimal import Decimal
+
+        from babel.numbers import format_compact_decimal
+
+        return format_compact_decimal(Decimal(text), format_type="short", locale=_CLDR["zh"], fraction_digits=12)
+
+
+_FORMATTER = _Formatter()
+# A space the template puts before a Chinese word goes where what precedes it is Chinese too: a number that ends
+# in 万 or 亿 (17万卡时), a translated name filled in ({optype} 的 -> 梯度裁剪的).
+# An HTML tag between them does not count (<b>6.9315万</b> 个 worker).
+_CJK_SPACE = re.compile(r"([\u4e00-\u9fff](?:</?\w+>)*) (?=(?:</?\w+>)*[\u4e00-\u9fff])")
+
+
+def fill(template, /, **values):
+    """``template.format(**values)``, with the Chinese rule for numbers.
+
+    A field whose spec groups thousands (``{n:,}``, ``{x:,.0f}``) is a
+    quantity: English groups it ("983,040"); Chinese writes it with no
+    separator below 10,000 ("4096") and from 10,000 up exactly in 万 or 亿
+    ("98.304万"), and a space between two Chinese characters goes ("17万卡时",
+    not "17万 卡时"; "梯度裁剪的", not "梯度裁剪 的"). Other fields (an id,
+    a step, a seed) are formatted as ``str.format`` does.
+
+    Examples
+    --------
+    >>> set_language("zh"); fill("{n:,} 块卡，{h:,.0f} 卡时，第 {step} 步", n=4096, h=983_040.0, step=12345)
+    '4096 块卡，98.304万卡时，第 12345 步'
+    >>> fill("<b>{n}</b> 个 worker", n="1.2万")
+    '<b>1.2万</b>个 worker'
+    >>> set_language("en"); fill("{n:,} GPUs, {h:,.0f} GPU-hours", n=4096, h=983_040.0)
+    '4,096 GPUs, 983,040 GPU-hours'
+    """
+    text = _FORMATTER.vformat(template, (), values)
+    return _CJK_SPACE.sub(r"\1", text) if get_language() == "zh" else text
+
+
+def join_list(items):
+    """Items of an enumeration joined as the language joins them: "a, b, c"; Chinese "a、b、c".
+
+    Examples
+    --------
+    >>> set_language("zh"); join_list(["osdi-AR", "osdi-SE"])
+    'osdi-AR、osdi-SE'
+    >>> set_language("en"); join_list(["osdi-AR", "osdi-SE"])
+    'osdi-AR, osdi-SE'
+    """
+    return ("、" if get_language() == "zh" else ", ").join(map(str, items))

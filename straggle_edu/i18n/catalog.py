@@ -43,7 +43,7 @@ KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 # (also of dicts assigned to ``figures`` or ``readings`` before the call),
 # and the ``precise=``, ``where=`` and ``source`` strings. ``say(template,
 # **values)`` is a code cell's translated print.
-NOTEBOOK_CALLS = ("claim", "cite", "calibrated", "demo_figure", "reveal", "say")
+NOTEBOOK_CALLS = ("claim", "timing", "cite", "calibrated", "demo_figure", "reveal", "say")
 _NOTEBOOK_KEYWORDS = ("precise", "where", "source", "text")
 
 
@@ -86,8 +86,9 @@ def extract_notebook(fileobj, keywords, comment_tags, options):
                 for lineno, text in _call_messages(node):
                     yield 1000 * (index + 1) + lineno, None, text, [f"cell {index}, {node.func.id}()"]
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
-                    isinstance(t, ast.Name) and t.id in ("figures", "readings") for t in node.targets):
-                # figures = {...}; claim(..., figures=figures): the keys are the table's labels
+                    isinstance(t, ast.Name) and t.id.startswith(("figures", "readings")) for t in node.targets):
+                # figures = {...}; claim(..., figures=figures): the keys are the table's labels (readings3 = {...}
+                # too, for a cell that checks two claims)
                 for key in node.value.keys:
                     for lineno, text in _strings(key) if key is not None else ():
                         yield 1000 * (index + 1) + lineno, None, text, [f"cell {index}, {node.targets[0].id}"]

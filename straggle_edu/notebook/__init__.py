@@ -4,6 +4,9 @@
     check a number the prose quotes, and show a ✓ line (or raise); with
     ``readings=`` and ``verdict=``, check a claim of the article and show
     its fact-check card.
+``timing``
+    check a number measured on real processes: the ✓ line when it holds, a
+    note (a busy machine) instead of a traceback when it strays.
 ``reveal``
     show a computed value, unchecked: the answer to a "Guess first", in the
     cell the prompt names (the ``claim`` that checks it sits in a hidden
@@ -22,7 +25,7 @@
 A notebook's setup cell reads ``from straggle_edu.notebook import claim, cite, calibrated, reveal, say, show``.
 """
 
-from .claims import calibrated, cite, claim, demo_figure, reveal, say
+from .claims import calibrated, cite, claim, demo_figure, reveal, say, timing
 from .display import show
 
-__all__ = ["claim", "cite", "calibrated", "demo_figure", "reveal", "say", "show"]
+__all__ = ["claim", "timing", "cite", "calibrated", "demo_figure", "reveal", "say", "show"]

@@ -15,20 +15,33 @@ library, or a wrong verdict, fails the notebook run (the private
 ``_check_verdict`` here does the work). The result renders as a card in a notebook (HTML) and
 as plain text elsewhere.
 
+A reading computed only from figures quoted from a source (the study's
+constants, a paper's abstract) is not checked against anything independent,
+so the card does not mark it ✓ or ✗: it reads "cited, holds: ..." or
+"cited, fails: ..." (``cited=True``, or the names of those readings). A
+figure may carry its unit, ``(value, unit)``, shown as :func:`claim`'s lines
+show it ("$196,608"; in Chinese "19.66万美元（196,608 美元）").
+
 The card speaks the reader's language: the notebook's English texts (the
 claim, the figures' and readings' labels, the precise statement) are the
 catalog's keys, translated when the card is shown; ``values=`` fills the
-named placeholders of ``precise`` after translation.
+named placeholders of ``precise`` after translation, with
+:func:`straggle_edu.i18n.fill` (a grouped field, ``{usd:,.0f}``, follows the
+Chinese rule for numbers: no separator below 10,000, 万 from it up). In
+Chinese the card quotes the claim in 「」, a quote inside it in 『』, and a
+precise statement's `code` shows as code.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass, field
 
 from .._validate import require, whole
-from ..i18n import N_, _, format_count_exact
+from ..i18n import N_, _, fill, format_count_exact, get_language
+from ._shown import _show, _t
 
 __all__ = ["VERDICTS", "ClaimCheck", "VerdictTable", "verdict_from_readings", "verdict_table"]
 
@@ -54,11 +67,6 @@ def verdict_from_readings(readings):
     return "right but loose" if any(values) else "wrong"
 
 
-def _t(text):
-    """``text`` translated, when it is a non-empty string (``_("")`` would give the catalog's header)."""
-    return _(text) if isinstance(text, str) and text else text
-
-
 def _text(template, values=None):
     """``template`` translated, then filled with ``values`` (strings among them translated too).
 
@@ -71,26 +79,41 @@ def _text(template, values=None):
     """
     if not values:
         return _t(template)
-    return _t(template).format(**{k: _t(v) if isinstance(v, str) else v for k, v in values.items()})
+    return fill(_t(template), **{k: _t(v) if isinstance(v, str) else v for k, v in values.items()})
 
 
 def _fmt(x):
+    if isinstance(x, tuple) and len(x) == 2:  # (value, unit): a share to 4 figures, others as claim's lines show them
+        value, unit = x
+        if unit == "%" and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return f"{100 * value:,.4g}%"
+        return _show(value, unit)
     if isinstance(x, bool):
         return _("yes") if x else _("no")
+    # Chinese writes a number below 10,000 with no separator (4096); from 10,000 up 98.3万（983,040）
+    group = get_language() != "zh" or abs(x) >= 1e4 if isinstance(x, (int, float)) else True
     if isinstance(x, int):
-        text = f"{x:,}"
+        text = f"{x:,}" if group else f"{x}"
     elif isinstance(x, float):
         if x == 0 or not math.isfinite(x):
             return f"{x}"
         if abs(x) >= 1e4 or (abs(x) >= 1e3 and x == round(x)):
-            text = f"{x:,.0f}"
+            text = f"{x:,.0f}" if group else f"{x:.0f}"
         elif abs(x) >= 1e-3:
-            return f"{x:,.4g}"
+            return f"{x:,.4g}" if group else f"{x:.4g}"
         else:
             return f"{x:.3g}"
     else:
         return _t(x) if isinstance(x, str) else str(x)
     return format_count_exact(x, text)
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def _html_code(escaped):
+    """An escaped text's `code` spans as <code> (a precise statement names a scheme: `drop`)."""
+    return _CODE.sub(r"<code>\1</code>", escaped)
 
 
 @dataclass(frozen=True)
@@ -113,6 +136,8 @@ class ClaimCheck:
         The precise statement (English; a template when ``values`` is given).
     values : dict
         Values for the named placeholders of ``precise``.
+    cited : tuple
+        The readings computed only from cited figures (marked "cited", not ✓).
 
     Examples
     --------
@@ -130,6 +155,13 @@ class ClaimCheck:
     verdict: str = "right"
     precise: str = ""
     values: dict = field(default_factory=dict)
+    cited: tuple = ()
+
+    def _mark(self, reading, ok):
+        """A reading's line: ✓/✗ when computed, "cited, holds/fails:" when read from cited figures only."""
+        if reading in self.cited:
+            return (_("cited, holds: {reading}") if ok else _("cited, fails: {reading}")).format(reading=_t(reading))
+        return f"{'✓' if ok else '✗'} {_t(reading)}"
 
     @property
     def precise_text(self):
@@ -139,7 +171,7 @@ class ClaimCheck:
     def __str__(self):
         lines = [_("Claim {number}: {claim}").format(number=self.number, claim=_t(self.claim))]
         lines += [f"  {_t(k)} = {_fmt(v)}" for k, v in self.figures.items()]
-        lines += [f"  {'✓' if ok else '✗'} {_t(k)}" for k, ok in self.readings.items()]
+        lines += [f"  {self._mark(k, ok)}" for k, ok in self.readings.items()]
         lines += ["  " + _("Verdict: {verdict}").format(verdict=_(self.verdict).upper()),
                   "  " + _("Precisely: {precise}").format(precise=self.precise_text)]
         return "\n".join(lines)
@@ -152,20 +184,24 @@ class ClaimCheck:
         color = _COLORS[self.verdict]
         figures = "".join(f"<tr><td>{e(_t(k))}</td><td style='text-align:right'><b>{e(_fmt(v))}</b></td></tr>"
                           for k, v in self.figures.items())
-        readings = "".join(f"<li>{'✓' if ok else '✗'} {e(_t(k))}</li>" for k, ok in self.readings.items())
+        readings = "".join(f"<li>{e(self._mark(k, ok))}</li>" for k, ok in self.readings.items())
         title, colon = e(_("Claim {number}")).format(number=self.number), e(_(": "))
+        claim = _t(self.claim)
+        if get_language() == "zh":  # 「…」 around it, so a quote inside it takes 『』
+            claim = claim.replace("「", "『").replace("」", "』")
+        quoted = _("“{claim}”").format(claim=claim)  # zh: 「…」
         return (
             # The claims quote dollars: keep JupyterLab's MathJax from typesetting "$2 ... $5".
             f"<div class='tex2jax_ignore mathjax_ignore' style='border-left:6px solid {color};padding:6px 12px;margin:4px 0'>"
-            f"<div><b>{title}</b>{colon}“{e(_t(self.claim))}”</div>"
+            f"<div><b>{title}</b>{colon}{e(quoted)}</div>"
             f"<table style='margin:4px 0'>{figures}</table>"
             f"<ul style='margin:2px 0 4px 0;list-style:none;padding-left:0'>{readings}</ul>"
             f"<div><span style='background:{color};color:white;padding:1px 8px;border-radius:3px'>"
-            f"{e(_(self.verdict).upper())}</span> {e(self.precise_text)}</div></div>"
+            f"{e(_(self.verdict).upper())}</span> {_html_code(e(self.precise_text))}</div></div>"
         )
 
 
-def _check_verdict(number, claim, *, figures, readings, verdict, precise, values=None):
+def _check_verdict(number, claim, *, figures, readings, verdict, precise, values=None, cited=False):
     """Check a claim's stated verdict against its computed readings.
 
     Called as :func:`straggle_edu.notebook.claim` (the same arguments), the
@@ -188,6 +224,9 @@ def _check_verdict(number, claim, *, figures, readings, verdict, precise, values
         The precise statement (a template when ``values`` is given).
     values : dict, optional
         Values for the named placeholders of ``precise``, filled in after translation.
+    cited : bool or collection of str
+        True when every reading is computed only from cited figures, or the
+        names of the readings that are: the card marks them "cited", not ✓.
 
     Returns
     -------
@@ -209,6 +248,13 @@ def _check_verdict(number, claim, *, figures, readings, verdict, precise, values
       ✓ P > 0.6
       Verdict: RIGHT
       Precisely: 1 - 0.99^100 = 63.4%
+    >>> print(_check_verdict(9, "over 40% of jobs", figures={"jobs slowed": (0.425, "%")},
+    ...                      readings={"over 40%": 0.425 > 0.40}, verdict="right", precise="42.5%", cited=True))
+    Claim 9: over 40% of jobs
+      jobs slowed = 42.5%
+      cited, holds: over 40%
+      Verdict: RIGHT
+      Precisely: 42.5%
     >>> _check_verdict(2, "over 70%", figures={"P": 0.634}, readings={"P > 0.7": False},
     ...                verdict="right", precise="")
     Traceback (most recent call last):
@@ -223,13 +269,21 @@ def _check_verdict(number, claim, *, figures, readings, verdict, precise, values
     require(values is None or isinstance(values, dict), "values", values, "a dict of {placeholder: value}")
     computed = verdict_from_readings(readings)
     readings = {str(k): bool(v) for k, v in readings.items()}
+    if cited is True:
+        cited = tuple(readings)
+    elif cited is False or cited is None:
+        cited = ()
+    else:
+        require(not isinstance(cited, str) and all(str(k) in readings for k in cited), "cited", cited,
+                "True, False, or names of the readings")
+        cited = tuple(str(k) for k in cited)
     if computed != verdict:
         detail = "; ".join(f"{'✓' if ok else '✗'} {k}" for k, ok in readings.items())
         raise AssertionError(
             f"✗ claim {number}: stated verdict {verdict!r}, but the computed readings say {computed!r} ({detail})"
         )
     return ClaimCheck(number=number, claim=claim, figures=dict(figures), readings=readings, verdict=verdict,
-                      precise=precise, values=dict(values or {}))
+                      precise=precise, values=dict(values or {}), cited=cited)
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,19 @@ Map of the package
 :mod:`~straggle_edu.traces.optrace`
     op-level traces in the schema of the OSDI 2025 artifact (.parquet, .csv).
 :mod:`~straggle_edu.traces.profiler`
-    PyTorch profiler Chrome traces, reduced to per-rank step times.
+    PyTorch profiler (Kineto) traces, read as a stream: each rank's steps,
+    collectives and arrivals.
+:mod:`~straggle_edu.traces.syncpoints`
+    profiler traces on the one what-if engine: collectives as
+    synchronisation points, the compute between them as segments.
 :mod:`~straggle_edu.traces.flight_recorder`
     PyTorch Flight Recorder dumps: the ranks the others wait on.
 :mod:`~straggle_edu.traces.straggler_log`
     Megatron-LM ``--log-straggler`` lines and nvidia-resiliency-ext reports.
 :mod:`~straggle_edu.traces.nccl_inspector`
     NCCL Inspector JSON lines: per-collective execution time per rank.
+:mod:`~straggle_edu.traces.noise`
+    the noise floor of a profiler or per-rank analysis.
 :mod:`~straggle_edu.traces.suspects`
     :class:`SuspectAnalysis`, the result of the formats without step times.
 :mod:`~straggle_edu.traces.replay`
@@ -64,6 +70,8 @@ __all__ = [
     "Analysis",
     "FORMATS",
     "OpTrace",
+    "ProfilerTrace",
+    "rank_table",
     "SuspectAnalysis",
     "RankTrace",
     "TraceError",
@@ -92,6 +100,9 @@ _LAZY = {
     "read_op_trace": "optrace",
     "write_trace": "optrace",
     "read_profiler_traces": "profiler",
+    "ProfilerTrace": "profiler",
+    "analyze_profiler": "syncpoints",
+    "rank_table": "syncpoints",
     "read_flight_recorder": "flight_recorder",
     "analyze_flight_recorder": "flight_recorder",
     "read_straggler_log": "straggler_log",
@@ -185,7 +196,7 @@ def op_traces_in(folder):
     return traces, layouts, others
 
 
-def read_trace(path, *, format=None, meta=None):
+def read_trace(path, *, format=None, meta=None, comm_kernel=()):
     """Read a trace file, or a folder or list of per-rank files.
 
     The format is decided by :func:`~straggle_edu.traces.detect.detect` from
@@ -205,10 +216,13 @@ def read_trace(path, *, format=None, meta=None):
     meta : str or os.PathLike, optional
         Op-level only: the layout file (``meta-<name>.yaml`` or ``.json``);
         by default it is looked up beside the trace.
+    comm_kernel : sequence of str
+        Profiler traces only: regular expressions of communication kernels
+        beyond :data:`~straggle_edu.traces.profiler.COMM_PATTERNS`.
 
     Returns
     -------
-    OpTrace, RankTrace, FlightRecorderTrace or SuspectAnalysis
+    OpTrace, RankTrace, ProfilerTrace, FlightRecorderTrace or SuspectAnalysis
         Straggler logs and NCCL Inspector logs hold no step times; they are
         read straight into their :class:`SuspectAnalysis`.
 
@@ -223,9 +237,9 @@ def read_trace(path, *, format=None, meta=None):
     import warnings
 
     det = _detection(path, format)
-    for line in det.warnings:
-        warnings.warn(line, stacklevel=2)
     fmt, files = det.format, det.paths
+    for line in det.warnings if fmt != "torch-profiler" else ():  # the profiler reader warns, seeing every file's rank
+        warnings.warn(line, stacklevel=2)
     if fmt == "flight-recorder":
         from .flight_recorder import read_flight_recorder
 
@@ -246,10 +260,10 @@ def read_trace(path, *, format=None, meta=None):
         return read_op_trace(files[0], meta=meta)
     from .profiler import read_profiler_traces
 
-    return read_profiler_traces(path)
+    return read_profiler_traces(files, comm_kernel, source=path)
 
 
-def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):
+def analyze(trace, *, attribution="auto", progress=False, ideal="artifact", comm_kernel=()):
     """What-if analysis of a trace: how much slower than ideal, and who is to blame.
 
     Parameters
@@ -265,6 +279,8 @@ def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):
     ideal : {"artifact", "per-step"}
         Op-level traces: how ideal durations are set (see
         :func:`~straggle_edu.traces.whatif.ideal_work`).
+    comm_kernel : sequence of str
+        Profiler traces read from a path: more communication kernel patterns.
 
     Returns
     -------
@@ -282,10 +298,14 @@ def analyze(trace, *, attribution="auto", progress=False, ideal="artifact"):
         raise ValueError(f"attribution must be one of 'auto', 'full', 'basic', got {attribution!r}")
     if isinstance(trace, RankTrace):
         return analyze_ranks(trace)
-    if not _is_op_trace(trace) and not _is_suspect_source(trace):
-        trace = read_trace(trace)
+    if not _is_op_trace(trace) and not _is_suspect_source(trace) and not _is_profiler(trace):
+        trace = read_trace(trace, comm_kernel=comm_kernel)
         if isinstance(trace, RankTrace):
             return analyze_ranks(trace)
+    if _is_profiler(trace):
+        from .syncpoints import analyze_profiler
+
+        return analyze_profiler(trace)
     if _is_suspect_source(trace):
         return _suspects_of(trace)
     from .whatif import analyze_ops
@@ -304,6 +324,10 @@ def _suspects_of(trace):
     from .flight_recorder import analyze_flight_recorder
 
     return analyze_flight_recorder(trace)
+
+
+def _is_profiler(obj):
+    return type(obj).__module__.endswith("traces.profiler")
 
 
 def _is_op_trace(obj):

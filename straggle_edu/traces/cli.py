@@ -24,6 +24,8 @@ TABLES = {"by_rank": N_("by_rank"), "by_optype": N_("by_optype"), "by_stage": N_
 # The formats of straggle_edu.traces.FORMATS, spelled out so that the parser
 # needs no import of the readers (tests/test_traces_detect.py holds them equal).
 FORMATS = ("op-level", "per-rank", "torch-profiler", "flight-recorder", "straggler-log", "nccl-inspector")
+# TRANSLATORS: a format as the report's first line names it (op-level: op 级).
+FORMAT_NAMES = {"op-level": N_("op-level"), "per-rank": N_("per-rank")}
 
 
 def configure(parser):
@@ -69,6 +71,14 @@ def configure(parser):
         "streams traces of more than 6 million ops, 0 reads the trace whole",
     )
     parser.add_argument("--meta", metavar="FILE", help="op-level layout file (default: meta-<name>.yaml beside the trace)")
+    parser.add_argument(
+        "--comm-kernel",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="profiler traces: a GPU kernel whose name matches REGEX is a collective (added to the default patterns: "
+        "nccl, DeepEP dispatch/combine, all_to_all, all_reduce, ...; see docs/trace-formats.md); may be repeated",
+    )
     parser.add_argument(
         "--format",
         choices=FORMATS,
@@ -157,11 +167,11 @@ def _run(args):
                 if bar is not None:
                     bar.close()
                 return _print(result, args)
-            trace = _read_with_a_hint(read_trace, paths, args)
+            trace = _read_with_a_hint(read_trace, paths, args, bar)
             if bar is not None:
                 bar.update(1)
                 bar.set_description("analysing")
-            result = analyze(trace, attribution=args.attribution, ideal=args.ideal)
+            result = analyze(trace, attribution=args.attribution, ideal=args.ideal, comm_kernel=args.comm_kernel)
             if bar is not None:
                 bar.update(1)
                 bar.close()
@@ -170,13 +180,18 @@ def _run(args):
     return _print(result, args)
 
 
-def _read_with_a_hint(read_trace, paths, args):
+def _read_with_a_hint(read_trace, paths, args, bar=None):
     """``read_trace``; when a file beside op-level traces is not a trace (the artifact's ms-ST.json), say which to read."""
     import os
 
-    from . import TraceError, op_traces_in
+    from . import TraceError, _detection, op_traces_in
 
     try:
+        det = _detection(paths, args.format)
+        if det.format == "torch-profiler":
+            from .profiler import read_profiler_traces
+
+            return read_profiler_traces(det.paths, args.comm_kernel, progress=_Reading(bar), source=paths)
         return read_trace(paths, format=args.format, meta=args.meta)
     except TraceError as exc:
         folder = os.path.dirname(os.path.abspath(paths)) if isinstance(paths, (str, os.PathLike)) else None
@@ -187,6 +202,36 @@ def _read_with_a_hint(read_trace, paths, args):
         pick = next((t for t in traces if t.name.split(".")[0].split("-")[-1] == tag), traces[0])
         raise TraceError(f"{exc}; this folder holds op-level traces: try straggle-edu analyze "
                          f"{os.path.join(os.path.dirname(str(paths)), pick.name)}, or the folder itself") from None
+
+
+class _Reading:
+    """Progress of reading profiler traces file by file: the bar on a terminal, else a line on stderr every 2 s."""
+
+    EVERY = 2.0
+
+    def __init__(self, bar):
+        import time
+
+        self.bar, self.n, self.t0 = bar, 0, time.monotonic()
+        self.last = self.t0
+
+    def __call__(self, path, done=None):
+        import os
+        import time
+
+        now = time.monotonic()
+        name = os.path.basename(str(path))
+        if done is None:
+            self.n += 1
+        if self.bar is not None:
+            self.bar.set_description(_("reading {n} files").format(n=self.n) if done is None else
+                                     _("reading {name}: {mib:.0f} MiB").format(name=name, mib=done / 2**20))
+        elif now - self.last >= self.EVERY:
+            print(_("reading: {n} file(s) read in {seconds:.0f} s, the last {name}").format(
+                n=self.n, seconds=now - self.t0, name=name) if done is None else
+                _("reading: {n} file(s) read in {seconds:.0f} s; {name}: {mib:.0f} MiB so far").format(
+                n=self.n, seconds=now - self.t0, name=name, mib=done / 2**20), file=sys.stderr, flush=True)
+            self.last = now
 
 
 def _op_folder(paths, fmt):
@@ -331,7 +376,7 @@ def _share(x, digits=2):
 
 def _suspect_report(result):
     """The report of a format without step times: its suspects and their evidence."""
-    lines = [_("Trace: {source} ({format})").format(source=result.source, format=result.format)]
+    lines = [_("Trace: {source} ({format})").format(source=result.source, format=_format_name(result.format))]
     if result.suspects:
         lines.append(_("Suspects (most suspicious first): {ranks}").format(ranks=", ".join(map(str, result.suspects))))
     else:
@@ -367,6 +412,40 @@ def _suspect_report(result):
                                    "collectives)").format(rank=k, seconds=v, share=_share(100 * ev["last_share"][k], 0)))
     lines.extend(_("Note: {note}").format(note=_note(note)) for note in result.notes)
     return "\n".join(lines)
+
+
+def _profiler_lines(result):
+    """The report's lines on a profiler trace: ranks and groups, the noise floor, M_W, who the others waited for."""
+    d = result.details or {}
+    present, world = d.get("ranks_present", []), d.get("world_size")
+    ranks = _("{n} of {world} ranks").format(n=len(present), world=world) if world else \
+        _("{n} ranks (world size not recorded)").format(n=len(present))
+    lines = ["  " + _("Ranks: {ranks}; analysed: {used}; synchronised by {groups}; clocks: {clock}.").format(
+        ranks=ranks, used=", ".join(map(str, result.workers)), groups=", ".join(d.get("groups", [])) or _("none"),
+        clock=_note(d.get("clock", "")))]
+    floor = d.get("noise_floor")
+    lines.append("  " + (_("Noise floor: S = {floor:.3f}, the 99th percentile of S for {n} ranks of equal speed over "
+                           "{steps} steps, from each rank's own step-to-step spread.").format(
+        floor=floor, n=len(result.workers), steps=len(result.steps)) if floor is not None else
+        _("Noise floor: not measurable from {steps} step(s) (each rank's step-to-step spread needs 2).").format(
+            steps=len(result.steps))))
+    if result.m_w is not None:
+        lines.append("  " + _("M_W (share fixed by the slowest {n} rank(s)) = {mw}").format(
+            n=d.get("mw_workers", 1), mw=_share(result.m_w)))
+    table = d.get("collectives")
+    caused = d.get("caused_wait", {})
+    if table and caused:
+        top = max(caused, key=caused.get)
+        lines.append("  " + _("Collectives: {n} in {steps} steps; rank {rank} arrived last at {last} of them, and the "
+                              "others waited {seconds:.4f} s for it in all.").format(
+            n=len(table["step"]), steps=len(result.steps), rank=top, last=int((table["last_rank"] == top).sum()),
+            seconds=caused[top]))
+    return lines
+
+
+def _format_name(fmt):
+    """A format as the report names it, in the reader's language ("op 级" for op-level); the key elsewhere."""
+    return _(FORMAT_NAMES[fmt]) if fmt in FORMAT_NAMES else fmt
 
 
 def _note(note):
@@ -405,7 +484,8 @@ def report(result, top=5):
     S = result.slowdown
     lines = [
         _("Trace: {source} ({format}, {steps} steps, {workers} workers)").format(
-            source=result.source, format=result.format, steps=len(result.steps), workers=len(result.workers)),
+            source=result.source, format=_format_name(result.format), steps=len(result.steps),
+            workers=len(result.workers)),
         _("Slowdown S = {S:.3f}: the job ran {S:.2f}x as long as it would without stragglers;").format(S=S),
         "  " + _("waste = 1 - 1/S = {waste}% of its time and GPU-hours.").format(waste=_share(100 * result.waste, 1)),
         _("Replay check: the replay of the recorded durations is off by {error:.2f}% from the recorded step times "
@@ -426,6 +506,8 @@ def report(result, top=5):
         if table:
             lines.append("  " + _("Attribution {table} (S_X, largest first):").format(table=_(TABLES[name])))
             lines.extend(_fmt_table(result.ranking(name), label, top))
+    if result.format == "torch-profiler":
+        lines += _profiler_lines(result)
     if result.format == "op-level":
         mw = _("n/a") if result.m_w is None else _share(result.m_w)
         ms = _("n/a") if result.m_s is None else _share(result.m_s)

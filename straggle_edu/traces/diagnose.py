@@ -35,7 +35,7 @@ from .result import Analysis
 __all__ = [
     "diagnose", "diagnose_job", "Diagnosis", "verdicts", "answer", "QUESTIONS", "OP_QUESTIONS", "STRAGGLING",
     "EXPLAINS", "LARGE_PART", "PERSISTENT", "NEAR_TIE", "COMM_OPTYPES", "persistent_share", "collective_tell", "tied",
-    "worker_label",
+    "MIN_STEPS", "worker_label",
 ]
 
 #: Short keys for :func:`answer`, and the questions they stand for.
@@ -61,6 +61,8 @@ EXPLAINS = 0.8
 LARGE_PART = 0.4
 PERSISTENT = 0.5
 NEAR_TIE = 0.9
+#: Fewer steps than this tell no persistent slowdown from a transient one (profiler and per-rank traces).
+MIN_STEPS = 4
 
 COMM_OPTYPES = frozenset(
     {
@@ -94,8 +96,8 @@ def persistent_share(result):
     return float(np.mean(per - 1.0 >= PERSISTENT * excess))
 
 
-def collective_tell(trace, optype="grads-reduce-scatter", by="dp_rank"):
-    """The practitioner's tell: each DP rank's (or stage's) mean recorded time in one collective.
+def collective_tell(trace, optype="grads-reduce-scatter", by="dp_rank", stat="mean"):
+    """The practitioner's tell: each DP rank's (or stage's) mean (or median) recorded time in one collective.
 
     A collective's recorded duration includes the wait for the slowest peer.
     The straggler arrives last and waits least, so *its* collectives look
@@ -109,11 +111,15 @@ def collective_tell(trace, optype="grads-reduce-scatter", by="dp_rank"):
         A collective, e.g. ``"grads-reduce-scatter"`` (across DP ranks) or
         ``"optimizer-clip-main-grad"`` (across every rank).
     by : {"dp_rank", "stage"}
+    stat : {"mean", "median"}
+        The median is not pulled up by a few long waits: on the artifact's ST
+        trace the mean clipping of stages 0 and 3 ties within 1%, the median
+        picks stage 3, the culprit (notebook 09; the tie in appendix A3).
 
     Returns
     -------
     dict
-        id (int) -> mean recorded duration, in seconds.
+        id (int) -> mean (or median) recorded duration, in seconds.
 
     Examples
     --------
@@ -122,6 +128,9 @@ def collective_tell(trace, optype="grads-reduce-scatter", by="dp_rank"):
     >>> tell = collective_tell(t)
     >>> min(tell, key=tell.get)   # DP rank 2 is slow: its reduce-scatter waits for nobody
     2
+    >>> tell = collective_tell(t, stat="median")
+    >>> min(tell, key=tell.get)
+    2
     """
     from .optrace import OPTYPES
 
@@ -129,11 +138,15 @@ def collective_tell(trace, optype="grads-reduce-scatter", by="dp_rank"):
         raise ValueError(f"optype must be one of {', '.join(OPTYPES)}, got {optype!r}")
     if by not in ("dp_rank", "stage"):
         raise ValueError(f"by must be 'dp_rank' or 'stage', got {by!r}")
+    if stat not in ("mean", "median"):
+        raise ValueError(f"stat must be 'mean' or 'median', got {stat!r}")
     sel = trace.optype == OPTYPES.index(optype)
     if not sel.any():
         raise ValueError(f"optype must be an optype the trace records, got {optype!r}")
-    ids = getattr(trace, by)[sel]
-    total = np.bincount(ids, weights=trace.duration[sel])
+    ids, durations = getattr(trace, by)[sel], trace.duration[sel]
+    if stat == "median":
+        return {int(i): float(np.median(durations[ids == i])) for i in np.unique(ids)}
+    total = np.bincount(ids, weights=durations)
     count = np.bincount(ids)
     return {int(i): float(total[i] / count[i]) for i in np.flatnonzero(count)}
 
@@ -215,8 +228,8 @@ def diagnose(result):
     --------
     >>> from straggle_edu.traces import analyze_rank_times
     >>> qa = diagnose(analyze_rank_times([[2.0, 1.0, 1.0, 1.0]] * 3))
-    >>> qa[0]
-    ('Is the job straggling?', 'Yes: S = 1.600, so 37.5% of its time is waste (the line is S >= 1.10).')
+    >>> qa[0]   # three equal steps: no step-to-step spread, a noise floor of 1
+    ('Is the job straggling?', 'Yes: S = 1.600, so 37.5% of its time is waste (the line is S >= 1.10). (Noise floor: S = 1.000.)')
     >>> qa[1][1]
     'rank 0: S_X = 1.600 on its own, which explains the slowdown.'
     """
@@ -225,16 +238,7 @@ def diagnose(result):
 
 def _answers(result):
     """:func:`diagnose`'s answers (in the current language), each with its question in English, the key."""
-    S = result.slowdown
-    out = []
-    verdict = _("Yes") if S >= STRAGGLING else _("Not much")
-    out.append(
-        (
-            "Is the job straggling?",
-            _("{verdict}: S = {S:.3f}, so {waste:.1f}% of its time is waste (the line is S >= {line:.2f}).").format(
-                verdict=verdict, S=S, waste=100 * result.waste, line=STRAGGLING),
-        )
-    )
+    out = [("Is the job straggling?", _straggling_answer(result))]
     # which worker
     workers = result.by_worker if result.by_worker is not None else result.by_rank
     if workers:
@@ -246,6 +250,33 @@ def _answers(result):
         return out
     out.extend(_op_questions(result))
     return out
+
+
+def _floor(result):
+    """The noise floor of a profiler or per-rank analysis (None: op-level, or not measurable)."""
+    if result.format == "op-level" or not isinstance(result.details, dict):
+        return None
+    return result.details.get("noise_floor")
+
+
+def _straggling_answer(result):
+    """Yes / Not much by the S >= 1.10 line; on profiler and per-rank traces, "within noise" below the noise floor."""
+    S, floor = result.slowdown, _floor(result)
+    text = _("{verdict}: S = {S:.3f}, so {waste:.1f}% of its time is waste (the line is S >= {line:.2f}).")
+    if floor is not None and S >= STRAGGLING and S <= floor:
+        return _("Within noise: S = {S:.3f} is at or below the noise floor S = {floor:.3f}, what ranks of equal "
+                 "speed reach by their own step-to-step spread in 1 of 100 jobs; no rank is shown to be "
+                 "slower.").format(S=S, floor=floor)
+    verdict = _("Yes") if S >= STRAGGLING else _("Not much")
+    answer = text.format(verdict=verdict, S=S, waste=100 * result.waste, line=STRAGGLING)
+    if floor is not None:
+        answer += " " + _("(Noise floor: S = {floor:.3f}.)").format(floor=floor)
+    return answer
+
+
+def _is_straggling(result):
+    floor = _floor(result)
+    return result.slowdown >= STRAGGLING and (floor is None or result.slowdown > floor)
 
 
 def _stage_wide(result):
@@ -303,8 +334,10 @@ def _link_ends(result, ties):
 
 
 def _persistence_kind(result):
-    if result.slowdown < STRAGGLING:
+    if not _is_straggling(result):
         return "neither"
+    if result.format != "op-level" and len(result.steps) < MIN_STEPS:
+        return "unknown"
     return "persistent" if persistent_share(result) >= 0.5 else "transient"
 
 
@@ -476,7 +509,13 @@ def _rank_questions(result):
     d = result.details or {}
     wait_share = d.get("wait_share")
     comm_share = d.get("comm_share")
-    if wait_share is not None and (wait_share > 0 or comm_share > 0):
+    if result.format == "torch-profiler" and wait_share is not None:
+        out.append(("Compute or communication?", _(
+            "compute: each collective's transfer is kept, so the slowdown is the ranks' compute and lateness between "
+            "collectives (S_X = {s:.3f}); of all rank-time, {wait:.1f}% lies between a rank's arrival at a collective "
+            "and the last arrival, and {comm:.1f}% is transfer.").format(
+                s=(result.by_optype or {}).get("compute", S), wait=100 * wait_share, comm=100 * comm_share)))
+    elif wait_share is not None and (wait_share > 0 or comm_share > 0):
         out.append(
             (
                 "Compute or communication?",
@@ -497,7 +536,7 @@ def _rank_questions(result):
             (
                 "Same worker every step?",
                 (_("rank {rank} is the slowest in {share:.0f}% of the steps (a persistent straggler).")
-                 if share >= 0.5 and S >= STRAGGLING else
+                 if share >= 0.5 and _is_straggling(result) and len(result.steps) >= MIN_STEPS else
                  _("rank {rank} is the slowest in {share:.0f}% of the steps.")).format(rank=top, share=100 * share),
             )
         )
@@ -507,8 +546,12 @@ def _rank_questions(result):
 def _persistence(result):
     share = persistent_share(result)
     per = np.array(list(result.per_step.values()))
+    found = _persistence_kind(result)
+    if found == "unknown" or result.format != "op-level" and len(result.steps) < MIN_STEPS:
+        return ("Persistent or one-off?", _("{steps} step(s): cannot tell persistent from transient (it takes at "
+                                              "least {least} steps).").format(steps=len(result.steps), least=MIN_STEPS))
     kind = {"neither": _("neither: the slowdown is small"), "persistent": _("persistent"),
-            "transient": _("transient (one-off spikes)")}[_persistence_kind(result)]
+            "transient": _("transient (one-off spikes)")}[found]
     return (
         "Persistent or one-off?",
         _("{kind}: {share:.0f}% of steps carry at least half the job's excess slowdown "

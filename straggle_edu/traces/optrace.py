@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import check_memory
+from ..i18n import _
 from ..models.job_trace import OPTYPES
 from ._table import (
     TraceError,
@@ -56,7 +57,7 @@ from ._table import (
 from ._table import column_error
 
 __all__ = ["OPTYPES", "OpTrace", "Layout", "read_op_trace", "write_trace", "op_trace_from_columns", "ops_table",
-           "public_trace_path", "public_result", "PUBLIC_TRACES", "find_meta"]
+           "public_trace_path", "public_result", "PUBLIC_TRACES", "ARTIFACT_DATA", "find_meta"]
 
 COMPUTE = ("forward-compute", "backward-compute")
 P2P = ("forward-send", "forward-recv", "backward-send", "backward-recv")
@@ -289,7 +290,7 @@ def read_op_trace(path, *, meta=None):
             import pyarrow  # noqa: F401
         except ImportError:
             raise missing_pyarrow(display_path(path)) from None
-    cols, _ = read_table(path)
+    cols, __ = read_table(path)
     meta_data, meta_source = find_meta(path, meta)
     return op_trace_from_columns(cols, source=str(path), meta=meta_data, meta_source=meta_source)
 
@@ -357,7 +358,7 @@ def op_trace_from_columns(columns, *, source="<memory>", meta=None, meta_source=
         skipped = tuple(unknown)
         listed = ", ".join(f"{name!r} x{c}" for name, c in unknown)
         warnings.warn(
-            f"{shown}: column 'optype': skipping {sum(c for _, c in unknown)} ops of unknown type ({listed}); "
+            f"{shown}: column 'optype': skipping {sum(c for __, c in unknown)} ops of unknown type ({listed}); "
             f"known types: {', '.join(OPTYPES)}",
             stacklevel=3,
         )
@@ -581,6 +582,11 @@ def _check_duplicates(shown, dp, stage, step, step_codes, code, seq, rows):
                        f"(rows {rows[min(a, b)]} and {rows[max(a, b)]})")
 
 
+def _columns(text):
+    """The terminal columns ``text`` takes: two for a wide (CJK) character."""
+    return len(text) + sum(ord(ch) >= 0x1100 for ch in text)
+
+
 def ops_table(trace, dp_rank, stage, step, rows=10):
     """One worker's first ops in one step, as a text table (seconds from the step's start).
 
@@ -597,7 +603,10 @@ def ops_table(trace, dp_rank, stage, step, rows=10):
     if len(ops["step"]) == 0:
         raise ValueError(f"no ops for worker (dp_rank {dp_rank}, stage {stage}) in step {step}")
     t0 = trace.start_ts[trace.step == step].min()
-    lines = [f"{'optype':<28}{'mb':>4}{'start (s)':>13}{'duration (s)':>16}"]
+    # the header in the reader's language: a CJK character takes two terminal columns
+    optype, start, duration = _("optype"), _("start (s)"), _("duration (s)")
+    lines = [optype + " " * (28 - _columns(optype)) + "  mb" + " " * (13 - _columns(start)) + start
+             + " " * (16 - _columns(duration)) + duration]
     for i in range(min(rows, len(ops["step"]))):
         lines.append(f"{ops['optype'][i]:<28}{int(ops['mb_id'][i]):>4}{ops['start_ts'][i] - t0:>13.6f}"
                      f"{ops['duration'][i]:>16.6f}")
@@ -607,8 +616,12 @@ def ops_table(trace, dp_rank, stage, step, rows=10):
 # ---------------------------------------------------------------------------
 # the public trace shipped with the package
 
-PUBLIC_TRACES = ("ST",)  # the OSDI 2025 artifact's traces inside the package (AR and SE: tests/data/osdi2025)
+PUBLIC_TRACES = ("ST",)  # the OSDI 2025 artifact's trace as CSV, readable without pyarrow
 _DATA = Path(__file__).parent / "data"
+#: The OSDI 2025 artifact's ``data/`` folder, unchanged (AR, SE and ST as Parquet, their layouts and the
+#: artifact's results; Apache-2.0, see its README.md and LICENSE): package data, so that an installed
+#: wheel has it too (the demo fleet's public jobs; the tests' real traces).
+ARTIFACT_DATA = _DATA / "osdi2025"
 
 
 def public_trace_path(name="ST"):

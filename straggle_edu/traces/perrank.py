@@ -62,7 +62,7 @@ class RankTrace:
     Attributes
     ----------
     format : str
-        ``"per-rank"`` or ``"torch-profiler"`` (profiler traces reduce to this).
+        ``"per-rank"``.
     source : str
         Where it came from.
     steps, ranks : numpy.ndarray
@@ -263,7 +263,10 @@ def analyze_ranks(trace):
     Returns
     -------
     Analysis
-        ``slowdown``, ``waste``, ``per_step``, ``by_rank`` and ``replay_error``.
+        ``slowdown``, ``waste``, ``per_step``, ``by_rank`` and ``replay_error``;
+        ``details["noise_floor"]``, the S that ranks of equal speed reach by
+        their own step-to-step spread (None with one step; see
+        :func:`~straggle_edu.traces.noise.noise_floor`).
         ``step_time`` is the slowest rank's compute and ``ideal_step_time`` the
         mean rank's. For ``replay_error`` the replayed step adds the step's
         median transfer (``comm``) and is compared with the recorded step, the
@@ -307,9 +310,12 @@ def analyze_ranks(trace):
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(recorded > 0, np.abs(replay - recorded) / recorded, 0.0)
     total = float((trace.compute + trace.wait + trace.comm).sum())
+    from .noise import noise_floor
+
     details = {
         "wait_share": float(trace.wait.sum()) / total if total > 0 else 0.0,
         "comm_share": float(trace.comm.sum()) / total if total > 0 else 0.0,
+        "noise_floor": noise_floor(work, ideal),
     }
     notes = []
     if trace.incomplete:

@@ -10,6 +10,12 @@ shape. Dictionaries map an id to a slowdown S_X (a ratio >= about 1):
 ``by_worker``
     op-level traces: ``(dp_rank, stage)`` -> min(S_dp, S_stage).
 
+A PyTorch profiler trace's analysis has ``by_rank`` and ``by_optype`` (the
+kinds of op: ``compute`` and each collective kind), M_W, and in
+``details`` (and its JSON) the ranks present against the world size, the
+noise floor, each collective's arrivals, waits and transfer, and the wait
+each rank caused.
+
 :meth:`Analysis.to_json` turns ids into strings (``"0:3"`` for a worker) and
 keeps exactly the keys that apply to the format.
 """
@@ -206,6 +212,10 @@ class Analysis:
             out["m_w"] = _num(self.m_w)
             out["m_s"] = _num(self.m_s)
         out["replay_error"] = _num(self.replay_error)
+        if self.format == "torch-profiler":
+            out.update(_profiler_fields(self))
+        elif self.format == "per-rank" and self.details:
+            out["noise_floor"] = _num(self.details.get("noise_floor"))
         return out
 
     def to_json(self, **kwargs):
@@ -217,6 +227,27 @@ class Analysis:
             f"Analysis(format={self.format!r}, slowdown={self.slowdown:.4g}, waste={self.waste:.3g}, "
             f"steps={len(self.steps)}, replay_error={self.replay_error:.3g})"
         )
+
+
+def _profiler_fields(a):
+    """The JSON fields of a profiler trace's analysis beyond the common ones (seconds; ranks as strings).
+
+    ``collectives`` is columnar, one entry per collective, so that a long trace's JSON stays compact.
+    """
+    d = a.details or {}
+    c = d.get("collectives")
+    columns = None if not c else {
+        "ranks": [int(r) for r in c["ranks"]], "step": c["step"].tolist(), "kind": list(c["kind"]),
+        "group": list(c["group"]), "last_rank": c["last_rank"].tolist(),
+        "transfer_s": [_num(x) for x in c["transfer_s"]], "blocked": c["blocked"].tolist(),
+        "arrival_s": [[_num(x) for x in row] for row in c["arrival_s"]],
+        "wait_s": [[_num(x) for x in row] for row in c["wait_s"]]}
+    return {"m_w": _num(a.m_w), "ranks_present": list(d.get("ranks_present", [])), "world_size": d.get("world_size"),
+            "groups": list(d.get("groups", [])), "noise_floor": _num(d.get("noise_floor")), "clock": d.get("clock"),
+            "clock_offsets_s": {_key(r): _num(v) for r, v in d.get("clock_offsets", {}).items()},
+            "caused_wait_s": {_key(r): _num(v) for r, v in d.get("caused_wait", {}).items()},
+            "step_spans_s": {_key(r): _num(v) for r, v in d.get("step_spans", {}).items()},
+            "collectives": columns}
 
 
 def _order(k):

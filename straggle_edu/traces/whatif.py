@@ -58,7 +58,8 @@ from .result import Analysis, Note
 
 __all__ = ["analyze_ops", "analyze_blocks", "ideal_work", "ideal_stats", "merge_stats", "merge_all_stats",
            "finish_stats", "ideal_from_stats", "block_scores", "merge_scores", "block_mw", "scores_analysis",
-           "optype_groups", "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION", "AUTO_WORKERS"]
+           "optype_groups", "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION", "AUTO_WORKERS", "analyze_sync",
+           "mean_ideal", "node_kinds"]
 
 MW_FRACTION = 0.03  # M_W fixes the ceil(3%) slowest workers, as in the artifact
 AUTO_WORKERS = 1024  # "auto" attribution reports by_dp_rank / by_worker up to this many workers
@@ -808,3 +809,79 @@ def worker_timeline(analysis, dp_rank, stage, step):
         )
     rows.sort(key=lambda r: (r["recorded_start"], r["recorded_start"] + r["recorded_duration"]))
     return rows
+
+
+# The what-if of models mapped from other traces (PyTorch profiler traces, straggle_edu.traces.syncpoints): the same
+# replay and variants, with the ideal of a synchronising job: each compute node at the ranks' mean for its step, each
+# collective's transfer kept.
+
+def mean_ideal(model):
+    """The ideal work of a mapped model: compute nodes at the mean over the ranks (per node and step), the rest kept.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.syncpoints import _demo_trace, analyze_profiler
+    >>> m = analyze_profiler(_demo_trace([[1.0, 3.0]])).details["models"][0][0]
+    >>> (mean_ideal(m)[0] - 2.0).round(9).tolist(), (mean_ideal(m)[1] - m.work[1]).tolist()
+    ([[0.0, 0.0]], [[0.0, 0.0]])
+    """
+    ideal = model.work.copy()
+    compute = np.array(node_kinds(model)) == "compute"
+    ideal[compute] = model.work[compute].mean(axis=-1, keepdims=True)
+    return ideal
+
+
+def node_kinds(model):
+    """The kind of each node of a mapped model: ``"compute"`` (a label that starts with it), or the collective's kind
+    (its label before ``" #"``: ``"allreduce #2"`` is an ``allreduce``)."""
+    return ["compute" if label.startswith("compute") else label.split(" #")[0] for label in model.node_label]
+
+
+def analyze_sync(parts, n_steps, *, steps, workers, format, source, notes=(), details=None):
+    """What-if analysis of mapped models (one per program of the steps): S, per-step S, S_X by rank and kind, M_W.
+
+    Parameters
+    ----------
+    parts : list of (DependencyModel, list of int)
+        Each model and the positions of its steps among all ``n_steps``.
+    steps : array of int
+        The step ids, in order.
+    workers : sequence of int
+        The ranks, in the order of the models' DP columns.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.syncpoints import _demo_trace, analyze_profiler
+    >>> a = analyze_profiler(_demo_trace([[1.0, 3.0]] * 4))   # rank 1 computes 3 s, rank 0 1 s
+    >>> round(a.slowdown, 4), a.culprit(), dict(a.by_optype)["compute"] == a.slowdown
+    (1.4762, 1, True)
+    """
+    kinds = sorted({k for m, _ in parts for k in node_kinds(m)} - {"compute"})
+    names = ["compute"] + kinds
+    D = parts[0][0].dp_size
+    T, dp, rec, ideals = np.empty((2 + len(names), n_steps)), np.empty((D, n_steps)), np.empty(n_steps), []
+    for model, idx in parts:
+        ideal = mean_ideal(model)
+        ideals.append(ideal)
+        nk = np.array(node_kinds(model))
+        keep = np.vstack([np.ones(model.n_nodes, bool), np.zeros(model.n_nodes, bool)] + [nk == x for x in names])
+        T[:, idx] = _replay_variants(model, ideal, keep)
+        dp[:, idx] = _dp_variants(model, model.work, ideal)
+        rec[idx] = model.recorded_step
+    t_orig, t_ideal = T[0], T[1]
+    by_rank = {w: float(np.mean(dp[d] * t_ideal) / np.mean(t_ideal)) for d, w in enumerate(workers)}
+    fix, fixed = _mw_fix({(d, 0): by_rank[w] for d, w in enumerate(workers)}, D, 1)
+    t_mw = np.empty(n_steps)
+    for (model, idx), ideal in zip(parts, ideals):
+        t_mw[idx] = _mw_times(model, ideal, fix)
+    S = _ratio(t_orig, t_ideal)
+    return Analysis(
+        format=format, source=str(source), slowdown=S, waste=1.0 - 1.0 / S,
+        per_step={int(s): float(v) for s, v in zip(steps, t_orig / t_ideal)},
+        replay_error=float(np.mean(np.abs(t_orig - rec) / rec)), steps=np.asarray(steps), step_time=t_orig,
+        ideal_step_time=t_ideal, recorded_step_time=rec, workers=tuple(workers), worker_step_slowdown=dp,
+        by_rank=by_rank, by_optype={x: _ratio(T[2 + j], t_ideal) for j, x in enumerate(names)},
+        m_w=_share(t_orig, t_mw, t_ideal), notes=tuple(notes),
+        details={**(details or {}), "mw_workers": len(fixed), "mw_fixed": tuple(workers[d] for d, _ in fixed),
+                 "models": parts, "optypes": tuple(names)},
+    )

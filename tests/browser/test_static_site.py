@@ -108,6 +108,9 @@ def test_site_sliders_move_charts_without_a_kernel(built_site, site_server, brow
         errors = []
         page = labdriver.open_site_page(browser_context, f"{site_server.base_url}/{Path(name).stem}.html", errors)
         try:
+            # An explorer that answers a guess sits behind its "Reveal" (a closed <details>): open them all, as a reader
+            # who has made the guesses would, so that its inputs can be reached.
+            page.evaluate("() => document.querySelectorAll('details.se-reveal').forEach((d) => { d.open = true; })")
             inputs = page.evaluate(labdriver.JS_SITE_INPUTS)
             assert inputs, f"{name}: {info.interactive_charts} interactive charts but no bound input on the page"
             ranges = [i for i in inputs if i["type"] == "range"] or inputs

@@ -134,6 +134,8 @@ def zh_site_view(zh_site, browser_context, blocked_requests):
             errors = []
             page = labdriver.open_site_page(browser_context, f"{server.base_url}/{name.replace('.ipynb', '.html')}", errors)
             try:
+                # the charts that answer a guess sit behind a "Reveal" (揭晓): open them, as a reader who guessed would
+                page.evaluate("() => document.querySelectorAll('details.se-reveal').forEach((d) => { d.open = true; })")
                 charts = page.evaluate(labdriver.JS_SITE_CHARTS)
                 lang = page.evaluate("() => document.documentElement.lang")
                 if name.startswith("02"):  # the page with math
