@@ -52,7 +52,7 @@ from urllib.parse import urlsplit
 
 __all__ = ["ClusterError", "Terminated", "scheduler_address", "read_scheduler_file", "connect", "local_cluster",
            "close_local", "Watch", "stopping_signals", "check_signals", "say", "TIMEOUT_SECONDS", "REFUSED_SECONDS",
-           "NOTICE_SECONDS", "REPEAT_SECONDS", "HURRY_SECONDS", "ENV_ADDRESS"]
+           "NOTICE_SECONDS", "REPEAT_SECONDS", "HURRY_SECONDS", "ENV_ADDRESS", "SMALL_FLEET_BYTES"]
 
 TIMEOUT_SECONDS = 60.0  # connection and the wait for the first worker, together
 REFUSED_SECONDS = 1.0  # a refused connection is tried again this long: a scheduler may be starting
@@ -78,6 +78,11 @@ class Terminated(BaseException):
     """SIGTERM arrived (:func:`stopping_signals`). A BaseException, like KeyboardInterrupt: no ``except Exception``
     that keeps a job's error as its row swallows it."""
 
+
+# A fleet whose traces hold less than this in all runs in this process when no cluster is named (no scheduler,
+# no --workers): a LocalCluster's start (a process per core, each importing numpy, pandas and pyarrow; 2-3 s of
+# wall time on 2 cores) would take longer than the work (the 200-job demo, 11 MB, is 1.5-2 s on one core).
+SMALL_FLEET_BYTES = 16 * 2**20
 
 def say(text):
     """Print one status line on stderr at once (the progress bar's stream; stdout holds the results)."""
