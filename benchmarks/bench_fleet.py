@@ -12,7 +12,8 @@ the nannies, the resource tracker): the command runs under a small parent that i
 processes; the largest single process is ``ru_maxrss``). User and system time are shown apart.
 
 1. The CLI on the demo (``--jobs``, default 200, ``straggle_edu.fleet.demo.write_demo`` as ``straggle-edu
-   fleet-demo`` writes it): ``straggle-edu fleet DEMO --out NEW`` as a whole process (its default LocalCluster,
+   fleet-demo`` writes it): ``straggle-edu fleet DEMO --out NEW`` as a whole process (its default: the demo's 11 MB
+   are under ``SMALL_FLEET_BYTES``, so it runs in that process, without a LocalCluster, as a user's command does;
    the report included; caches warm: one untimed run first writes the page-script cache and the bytecode), against
    the serial run in one process (``run_fleet(..., workers=0)`` in this process, its imports warm, no report).
    Goal: the CLI's wall time within 1.5x the serial run's.
