@@ -72,14 +72,14 @@ class LogLines:
 
 
 class _Bar:
-    def __init__(self, total):
+    def __init__(self, total, desc, unit):
         from tqdm.auto import tqdm
 
         # tqdm writes "{desc}: " and "{rate}{unit}/s": Chinese wants "作业集：" and "4.3 个作业/s" (zh review S5)
         chinese = get_language() == "zh"
         fmt = "{desc}：{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
-        self.bar = tqdm(total=total, unit=(" " if chinese else "") + _("jobs"), desc=_("fleet"), file=sys.stderr,
-                        smoothing=0.05, bar_format=fmt if chinese else None)
+        self.bar = tqdm(total=total, unit=(" " if chinese else "") + unit, desc=desc, file=sys.stderr, smoothing=0.05,
+                        bar_format=fmt if chinese else None)
 
     def update(self, error=False):
         self.bar.update(1)
@@ -110,9 +110,10 @@ class _Quiet:
         pass
 
 
-def progress(mode, total, every=LOG_SECONDS):
+def progress(mode, total, every=LOG_SECONDS, *, desc=None, unit=None):
     """The progress of ``total`` jobs: ``True`` or ``"bar"`` a tqdm bar (log lines without tqdm), ``"log"`` log
     lines every ``every`` seconds, ``False`` nothing. Each has ``update(error)``, ``tick()``, ``close()`` and ``stop()`` (an early end).
+    ``desc`` and ``unit``: the bar's words (default: the fleet's, translated).
 
     Examples
     --------
@@ -125,7 +126,7 @@ def progress(mode, total, every=LOG_SECONDS):
         return _Quiet()
     if mode != "log":
         try:
-            return _Bar(total)
+            return _Bar(total, _("fleet") if desc is None else desc, _("jobs") if unit is None else unit)
         except ImportError:  # pragma: no cover
             pass
     return LogLines(total, every)
