@@ -112,7 +112,8 @@ class _Quiet:
 
 def progress(mode, total, every=LOG_SECONDS, *, desc=None, unit=None):
     """The progress of ``total`` jobs: ``True`` or ``"bar"`` a tqdm bar (log lines without tqdm), ``"log"`` log
-    lines every ``every`` seconds, ``False`` nothing. Each has ``update(error)``, ``tick()``, ``close()`` and ``stop()`` (an early end).
+    lines every ``every`` seconds, ``False`` nothing. Each has ``update(error)``, ``tick()``, ``close()`` and
+    ``stop()`` (an early end).
     ``desc`` and ``unit``: the bar's words (default: the fleet's, translated).
 
     Examples
