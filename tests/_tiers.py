@@ -18,8 +18,8 @@ SHARES = {
     # in torchrun and both ranks) and one stopped with Ctrl-C.
     # tests/test_install.py: the wheelhouse built, two fresh environments installed (one offline from it, the hub's
     # from the index, side by side), then fleet-demo and notebooks 09, 11 and 13 run from the installed wheel.
-    # tests/test_lab_timings.py: notebooks 10 and 11, each run alone.
-    "slow": {"the live DDP ground truth": 1.5, "the install recipes": 5, "held strictly": 0.5},
+    # tests/test_lab_timings.py: notebooks 10, 11 and A4, each run alone.
+    "slow": {"the live DDP ground truth": 1.5, "the install recipes": 5, "held strictly": 0.7},
 }
 # A run over its budget by more than this factor fails when STRAGGLE_EDU_BUDGETS=1.
 BUDGET_SLACK = 1.5

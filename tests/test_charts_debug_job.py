@@ -125,3 +125,28 @@ def test_collective_tell_chart_empty():
 
     with pytest.raises(ValueError, match="tell must be a non-empty dict"):
         collective_tell_chart({})
+
+
+def test_arrival_chart_of_the_packaged_gloo_job_puts_the_late_rank_on_top():
+    # a real 2-rank DDP job (straggle_edu/traces/data/ddp_gloo_late): rank 1 sleeps 40 ms before each forward
+    from straggle_edu.charts.debug_job import arrival_chart
+    from straggle_edu.traces.profiler import DDP_GLOO_LATE
+
+    a = analyze(DDP_GLOO_LATE)
+    spec = arrival_chart(a).to_dict()
+    rows = data_of(spec)
+    assert len(rows) == 2 * 40 and spec["title"] == "each rank's arrival at each collective"
+    by = {(r["n"], r["rank"]): r for r in rows}
+    for n in range(1, 41):
+        late, early = by[(n, "rank 1")], by[(n, "rank 0")]
+        assert early["ms"] == 0.0 and late["ms"] > 30 and late["wait"] == 0.0
+        assert early["wait"] == pytest.approx(late["ms"], abs=1e-3)  # rank 0 waits until rank 1 arrives
+    short = arrival_chart(a, max_rows=10).to_dict()
+    assert len(data_of(short)) == 10 and short["title"] == "each rank's arrival at the first 5 collectives"
+
+
+def test_arrival_chart_refuses_an_analysis_without_arrivals(slow):
+    from straggle_edu.charts.debug_job import arrival_chart
+
+    with pytest.raises(ValueError, match="analysis must be an Analysis of a profiler trace with collectives"):
+        arrival_chart(slow)

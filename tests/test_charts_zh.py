@@ -224,6 +224,12 @@ def _fleet_figures():
             "lost_curve": {"by_lost": [[0.0, 0.0], [0.5, 0.8], [1.0, 1.0]], "by_waste": [[0.0, 0.0], [0.5, 0.6], [1.0, 1.0]]}}
 
 
+def _profiler_analysis():
+    from straggle_edu.traces.syncpoints import _demo_trace, analyze_profiler
+
+    return analyze_profiler(_demo_trace([[1.0, 1.5]] * 3))
+
+
 _GAINS = {"lost": 300.0, "replace": {"jobs": 1, "gpu_hours": 40.0, "share": 0.13},
           "rebalance": {"jobs": 2, "gpu_hours": 120.0, "share": 0.4}}
 
@@ -244,6 +250,7 @@ BUILDERS = {
     "worker_ops_chart": _worker_ops,
     "cause_gallery_chart": lambda: charts.cause_gallery_chart(cause_gallery(steps=2)),
     "collective_tell_chart": lambda: charts.collective_tell_chart({0: 0.063, 1: 0.054}, culprit=1),
+    "arrival_chart": lambda: charts.arrival_chart(_profiler_analysis()),
     "report_scores_chart": lambda: charts.report_scores_chart([1.0, 0.9, 0.8], bins=4),
     "alarms_vs_n_chart": lambda: _alarms("n"),
     "alarms_vs_threshold_chart": lambda: _alarms("threshold"),

@@ -524,23 +524,41 @@ def test_no_exercise_copies_a_worked_example(path):
 # ----------------------------------------------------------------------------------------------------------------
 # A solution states its answer truthfully. A solution's comment that opens with a number ("# 23 ms, not 80",
 # "# about 0.367: ...") states the answer: that number must agree with the checker's expected value at the
-# precision it is printed (11's q2 said 22 ms, and its own checker expected 23). A comment that opens with a
-# formula ("# 3 / (10 / 8) = 2.4", "# 7 | 6 | 5; then ...") or with words states no single number, and is not read.
-_STATED = re.compile(r"#\s*(?:about\s+)?(?P<num>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?)"
-                     r"(?=\s*$|[:,;]|\s*\(|\s+[^\W\d_]|%|\s*\$)")
+# precision it is printed (11's q2 said 22 ms, and its own checker expected 23). So does a comment that opens with a
+# formula and ends its first clause with its result ("# 3 / (10 / 8) = 2.4", "# (P - 1) / (M + P - 1) = 7/15 =
+# 0.467"): the reader found three of those that their own checkers rejected (05 q3's 0.467, 09b q4's 1.14, 10 q3's
+# 1.78). A formula left open ("# = 20 / (1 - 0.15), about 23.53 days"), a list ("# 7 | 6 | 5; then ...") or words
+# state no single number, and are not read; nor is what follows the first clause ("# 0.367: close to exp(-1) = 0.368").
+_NUMBER_TOKEN = r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?"
+_STATED = re.compile(rf"#\s*(?:about\s+)?(?P<num>{_NUMBER_TOKEN})(?=\s*$|[:,;]|\s*\(|\s+[^\W\d_]|%|\s*\$)")
+# The result a formula's first clause ends with: "= 0.467", "= $353,894.40", "= 25.5 s", with no number after it.
+_RESULT = re.compile(rf"=\s*\$?(?P<num>{_NUMBER_TOKEN})[^\d=*/+()^]*$")
+_CLAUSE_END = re.compile(r"[:;,](?:\s|$)")
 
 
 def stated_answers(solution):
-    """The numbers that a solution's comments open with, as printed.
+    """The numbers that a solution's comments open with, or that their opening formula comes to, as printed.
 
     Examples
     --------
     >>> stated_answers("step_times(t, 8)  # 22 ms, not 80")
     ['22']
-    >>> stated_answers("f(x)  # about 0.367: close to exp(-1)"), stated_answers("g()  # 3 / (10 / 8) = 2.4")
-    (['0.367'], [])
+    >>> stated_answers("f(x)  # about 0.367: close to exp(-1) = 0.368"), stated_answers("g()  # 3 / (10 / 8) = 2.4")
+    (['0.367'], ['2.4'])
+    >>> stated_answers("h()  # (P - 1) / (M + P - 1) = 7/15 = 0.467"), stated_answers("d(20)  # = 20 / (1 - 0.15), about 23.5")
+    (['0.467'], [])
+    >>> stated_answers("next(k for k in ks if t(k) <= 1.05)  # k = 16 gives 1.054 s, k = 32 gives 1.033 s: choose 32")
+    []
     """
-    return [m.group("num") for line in solution.splitlines() for m in [_STATED.search(line)] if m]
+    found = []
+    for line in solution.splitlines():
+        opening = _STATED.search(line)
+        if opening:
+            found.append(opening.group("num"))
+        elif "#" in line:
+            result = _RESULT.search(_CLAUSE_END.split(line.split("#", 1)[1], 1)[0])
+            found += [result.group("num")] if result else []
+    return found
 
 
 def _every_exercise():
@@ -572,6 +590,17 @@ def test_every_solution_states_the_answer_its_checker_expects():
 def test_stated_answers_catches_the_old_q2_of_notebook_11():
     old = "step_times(np.array([[20, 21, 19, 80, 22, 20, 18, 80, 21, 23]]), 8)  # 22 ms, not 80"
     assert stated_answers(old) == ["22"] and not agrees_as_printed("22", 22.0, 23.0)
+
+
+def test_stated_answers_catches_a_rounded_result_the_old_checkers_rejected():
+    # 05 q3 before issue 26: the solution said "7/15 = 0.467", and a checker that wanted 7 significant figures
+    # (the old default, rel_tol=1e-6) rejected it; today's checker takes it, and this test reads it.
+    from straggle_edu.exercises import Exercise
+
+    solution = "1 - simulate_pipeline(8, 8, 1.0, 2.0).utilization  # (P - 1) / (M + P - 1) = 7/15 = 0.467"
+    assert stated_answers(solution) == ["0.467"]
+    assert not Exercise("q3", expected=lambda: 7 / 15, digits=7).is_correct("0.467")
+    assert Exercise("q3", expected=lambda: 7 / 15, fraction=True).is_correct("0.467")
 
 
 # ----------------------------------------------------------------------------------------------------------------

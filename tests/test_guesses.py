@@ -250,6 +250,7 @@ def given_away(cells, state=None, charts=True):
         if not revealed:
             continue
         named = {v for s in _PROMPT_SENTENCE.findall(source(cell)) for _t, v in printed_numbers(s)}
+        named |= {v / 100 for v in named}  # "lose 10%" in the prompt is the parameter 0.10 in code
         places = []
         for k in range(0, min(i + 2, len(cells))):
             c = cells[k]
@@ -268,6 +269,18 @@ def given_away(cells, state=None, charts=True):
                     if states(token, value, answer, strict):
                         found.append(f"cell {i}: {where} states {token}, the answer {answer_token} its reveal gives")
     return list(dict.fromkeys(found))
+
+
+def test_a_percent_the_prompt_names_is_a_parameter_in_the_code_too():
+    # 04: "how much jitter does it take to lose 10%?"; the reveal solves for 0.10 and shows the simulated 10% beside
+    # the answer, 3.06%. The 0.10 in its source is the prompt's 10%, no give-away; a 3.06 would be one.
+    md = {"cell_type": "markdown", "metadata": {"tags": ["guess"]},
+          "source": "*Guess first:* how much jitter loses 10%: 10%? 3%? 1%? Then run the next cell."}
+    out = [{"output_type": "stream", "name": "stdout", "text": "→ simulated: lost fraction: 10%\n→ jitter: 3.06%\n"}]
+    reveal_cell = lambda src: {"cell_type": "code", "metadata": {"tags": ["reveal"]}, "source": src, "outputs": out}
+    assert given_away([md, reveal_cell("j = solve(4096, 0.10)\nreveal('jitter', j)")]) == []
+    assert given_away([md, reveal_cell("j = 0.0306\nreveal('jitter', j)")]) == [
+        "cell 0: cell 1's code states 0.0306, the answer 3.06 its reveal gives"]
 
 
 def _executed(path):

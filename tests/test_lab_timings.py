@@ -1,24 +1,25 @@
-"""The notebooks' real-process timings, held strictly: notebooks 10 and 11 run alone and no timing strays.
+"""The notebooks' real-process timings, held strictly: each notebook that times real processes runs alone, no timing strays.
 
 In a notebook, a number measured on real processes (a step's wall time, the share of time a
 worker waits, the rank that came last) is checked with ``timing()``
 (:func:`straggle_edu.notebook.timing`): on a busy machine it shows a ⚠ note instead of
 failing the learner's run, so the default tier passes beside other work. Here, in the slow tier,
-which runs nothing beside this test, each of those notebooks runs once in a fresh kernel, and a ⚠
-line fails: every timing must hold to the tolerance its notebook states. The Chinese twins run
-the same code (``tests/test_zh_notebooks.py``), so the English runs stand for both.
+which runs nothing beside this test, each of those notebooks (10, 11 and the labs' appendix A4:
+every notebook whose metadata says ``runs_alone`` and that calls ``timing()``) runs once in a fresh
+kernel, and a ⚠ line fails: every timing must hold to the tolerance its notebook states. The
+Chinese twins run the same code (``tests/test_zh_notebooks.py``), so the English runs stand for both.
 """
 
 import ast
+import json
 import re
 
 import pytest
 
 import _notebook_runs as runs
 
-pytestmark = pytest.mark.slow  # times real processes: alone, in the slow tier
-
-TIMED = [runs.NOTEBOOKS / "10_live_barrier_lab.ipynb", runs.NOTEBOOKS / "11_backup_workers_for_real.ipynb"]
+def _code(path):
+    return [c["source"] for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
 
 
 def _timing_calls(source):
@@ -30,13 +31,23 @@ def _timing_calls(source):
     return sum(isinstance(n, ast.Call) and getattr(n.func, "id", None) == "timing" for n in ast.walk(tree))
 
 
+TIMED = [p for p in runs.ENGLISH if runs.solo(p) and any(_timing_calls("".join(src)) for src in _code(p))]
+
+
+def test_every_notebook_that_checks_a_timing_runs_alone():
+    # A timing() in a notebook that the pool runs beside another would be timed on a busy machine, and never held here.
+    pooled = [p.name for p in runs.ENGLISH if not runs.solo(p) and any(_timing_calls("".join(src)) for src in _code(p))]
+    assert not pooled, f"{pooled} call timing() but their metadata does not say runs_alone"
+    assert {"10_live_barrier_lab.ipynb", "11_backup_workers_for_real.ipynb"} <= {p.name for p in TIMED}
+
+
 def _text(cell):
     return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
 
 
+@pytest.mark.slow  # times real processes: alone, in the slow tier
 @pytest.mark.parametrize("path", TIMED, ids=[p.name for p in TIMED])
 def test_every_timing_holds_when_the_notebook_runs_alone(path):
-    assert runs.solo(path), f"{path.name} times real processes: its metadata must say runs_alone"
     run = runs.run_notebook(path)
     assert run.error is None, f"{path.name} failed at {run.error}"
     timed = [(i, c) for i, c in enumerate(run.cells) if c.cell_type == "code" and _timing_calls(c.source)]

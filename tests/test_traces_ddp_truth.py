@@ -220,3 +220,29 @@ def test_generator_refuses_bad_settings_naming_them(tmp_path):
     done = _generate(tmp_path, "--ranks", "2", "--slow-rank", "5", timeout=60)
     assert done.returncode == 2 and "--slow-rank must be in 0..1, got 5" in done.stderr
     assert not os.listdir(tmp_path)
+
+
+# ------------------------------------------------------------ the job shipped with the package (notebook 09)
+
+
+def test_the_packaged_job_is_the_2r_late_fixture_with_its_record():
+    from straggle_edu.traces.profiler import DDP_GLOO_LATE, measured_run
+
+    for r in range(2):
+        name = f"rank{r}.pt.trace.json.gz"
+        assert (DDP_GLOO_LATE / name).read_bytes() == (DATA / "2r-late" / name).read_bytes(), name
+    packaged = json.loads((DDP_GLOO_LATE / "runs.json").read_text())["runs"]
+    assert packaged == [RUNS[j] for j in ("2r-even-late-1", "2r-late", "2r-even-late-2")]
+    run = measured_run(DDP_GLOO_LATE)
+    assert run["ratio"] == pytest.approx(RUNS["2r-late"]["ratio"], abs=1e-4)
+    assert (run["slow_rank"], run["ranks"], run["variant"], run["steps"]) == (1, 2, "late", 20)
+    assert "MIT" in (DDP_GLOO_LATE / "README.md").read_text()
+
+
+def test_measured_run_names_the_file_when_it_holds_no_slowed_run(tmp_path):
+    from straggle_edu.traces import TraceError
+    from straggle_edu.traces.profiler import measured_run
+
+    (tmp_path / "runs.json").write_text(json.dumps({"runs": [RUNS["2r-none"]]}))
+    with pytest.raises(TraceError, match=r"runs\.json.*one slowed run and its baselines, got 0 slowed run\(s\)"):
+        measured_run(tmp_path)

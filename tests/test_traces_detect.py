@@ -19,6 +19,7 @@ from straggle_edu.fleet.sources import trace_kind
 from straggle_edu.traces import FORMATS, TraceError, analyze, read_trace
 from straggle_edu.traces import detect as det
 from straggle_edu.traces.detect import detect, sniff
+from straggle_edu.traces.optrace import ARTIFACT_DATA
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -93,10 +94,14 @@ def files_under(root):
     return sorted(p for p in root.rglob("*") if p.is_file())
 
 
-@pytest.mark.parametrize("path", [p for p in files_under(DATA) if p.relative_to(DATA).parts[0] != "outside"],
-                         ids=lambda p: str(p.relative_to(DATA)))
-def test_every_sample_in_tests_data_is_its_own_format_or_refused(path):
-    check_file(path, expected(str(path.relative_to(DATA)), DATA_FORMATS))
+# Every file under tests/data (but outside/), and the OSDI artifact's folder, which ships as package data, as osdi2025/.
+SAMPLES = [(p, str(p.relative_to(DATA))) for p in files_under(DATA) if p.relative_to(DATA).parts[0] != "outside"] + [
+    (p, f"osdi2025/{p.relative_to(ARTIFACT_DATA)}") for p in files_under(ARTIFACT_DATA)]
+
+
+@pytest.mark.parametrize("path, rel", SAMPLES, ids=[rel for _, rel in SAMPLES])
+def test_every_sample_in_tests_data_is_its_own_format_or_refused(path, rel):
+    check_file(path, expected(rel, DATA_FORMATS))
 
 
 def test_every_file_of_shared_outside_is_its_own_format_or_refused():

@@ -114,8 +114,9 @@ def test_json_fields_of_a_profiler_analysis(tmp_path):
     out = analyze(tmp_path).to_dict()
     assert set(out) == {"format", "slowdown", "waste", "per_step", "by_rank", "by_optype", "replay_error", "m_w",
                         "ranks_present", "world_size", "groups", "noise_floor", "clock", "clock_offsets_s",
-                        "caused_wait_s", "collectives"}
+                        "caused_wait_s", "step_spans_s", "collectives"}
     assert out["ranks_present"] == [0, 1] and out["world_size"] == 2 and out["clock"] == "one host (node0): one clock"
+    assert set(out["step_spans_s"]) == {"0", "1"}  # each rank's mean ProfilerStep span, as recorded
     assert out["collectives"]["ranks"] == [0, 1] and out["collectives"]["arrival_s"][0] == pytest.approx([0.0, 0.5])
     json.dumps(out)
 

@@ -215,3 +215,17 @@ def test_every_numbered_notebook_is_on_one_track():
 def test_the_path_holds_at_most_16000_words():
     per = {stem: words(load(_path(stem, "en"))) for stem in PATH}
     assert sum(per.values()) <= PATH_WORDS, f"the path has {sum(per.values())} words, more than {PATH_WORDS}: {per}"
+
+
+# Each track asks open questions (issue 26 §6: "what would the trace not tell them?"), in both languages: at least
+# two notebooks of every track end their exercises with one.
+TRACKS = {"core": CORE, "the training step": TRAINING_STEP, "your own job": YOUR_JOB, "labs": LABS, "extras": EXTRAS}
+_OPEN = {"en": re.compile(r"\bOpen questions?\b"), "zh": re.compile(r"开放问题")}
+
+
+@pytest.mark.parametrize("track", TRACKS)
+@_LANGS
+def test_every_track_asks_open_questions(track, lang):
+    asked = [stem for stem in TRACKS[track]
+             if any(_OPEN[lang].search(source(c)) for c in load(_path(stem, lang))["cells"] if c["cell_type"] == "markdown")]
+    assert len(asked) >= 2, f"{lang}: the track {track!r} asks open questions in {asked or 'no notebook'}, not in two"

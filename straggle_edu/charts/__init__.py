@@ -46,7 +46,7 @@ from .cost import (
 )
 from .debug_job import (
     trace_heatmap_chart, trace_attribution_chart, worker_ops_chart, cause_gallery_chart,
-    collective_tell_chart, TRACE_MAX_ROWS,
+    collective_tell_chart, arrival_chart, TRACE_MAX_ROWS,
 )
 from .detector import (
     report_scores_chart, alarms_vs_n_chart, alarms_vs_threshold_chart, alarm_rows,
@@ -95,7 +95,7 @@ __all__ = [
     "skip_slow_optional_imports", "sgd_curves_chart", "lab_gantt_chart", "lab_prediction_chart",
     "LAB_COLORS", "BILL_LINES", "bill_chart", "bill_sentence_chart", "lost_dollars_chart", "delay_framings_chart",
     "milestones_chart", "lost_fraction_chart", "trace_heatmap_chart", "trace_attribution_chart",
-    "worker_ops_chart", "cause_gallery_chart", "collective_tell_chart", "TRACE_MAX_ROWS",
+    "worker_ops_chart", "cause_gallery_chart", "collective_tell_chart", "arrival_chart", "TRACE_MAX_ROWS",
     "report_scores_chart", "alarms_vs_n_chart", "alarms_vs_threshold_chart", "alarm_rows",
     "threshold_rows", "simulated_rows", "ALARM_FLOOR", "METHOD_LABELS", "expected_max_chart",
     "max_histograms_chart", "max_vs_one_chart", "speedup_chart", "slow_card_chart", "step_draws_chart",

@@ -13,6 +13,9 @@
   long stand out in red.
 - :func:`collective_tell_chart`: each DP rank's (or stage's) mean recorded
   time in one collective; the straggler's bar is the shortest.
+- :func:`arrival_chart`: a profiler trace's collectives in order, each rank's
+  arrival after the first; the last to arrive is on top, and every other
+  rank waits the distance up to it.
 - :func:`cause_gallery_chart`: the fingerprints of the injected causes: S,
   M_W, M_S and the share of slowed steps, one row per cause.
 """
@@ -28,7 +31,7 @@ from .._validate import require
 from ..i18n import N_, _, fill, get_language
 
 __all__ = ["trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart", "cause_gallery_chart",
-           "collective_tell_chart",
+           "collective_tell_chart", "arrival_chart",
            "TRACE_MAX_ROWS"]
 
 TRACE_MAX_ROWS = 5000
@@ -328,3 +331,37 @@ def collective_tell_chart(tell, *, culprit=None, by=N_("DP rank"), optype="colle
         tooltip=[alt.Tooltip("id:N", title=by),
                  alt.Tooltip("ms:Q", format=".1f", title=_(tip))],
     ).properties(width=width)
+
+
+def arrival_chart(analysis, *, width=420, max_rows=TRACE_MAX_ROWS):
+    """Each rank's arrival at each collective of a profiler trace, after the first rank's, in milliseconds.
+
+    A rank arrives at a collective when it issues it (host) or when its compute before it ends (GPU). The last to
+    arrive sets when the collective can run; every other rank waits from its own arrival until then, the distance
+    up to the top line. A long trace keeps its first ``max_rows // ranks`` collectives, and the title says so.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.syncpoints import _demo_trace, analyze_profiler
+    >>> spec = arrival_chart(analyze_profiler(_demo_trace([[1.0, 1.5]] * 3))).to_dict()   # rank 1 0.5 s late
+    >>> [(r["n"], r["rank"], r["ms"], r["wait"]) for r in spec["datasets"][spec["data"]["name"]]][:2]
+    [(1, 'rank 0', 0.0, 500.0), (1, 'rank 1', 500.0, 0.0)]
+    """
+    c = getattr(analysis, "details", None) and analysis.details.get("collectives")
+    require(getattr(analysis, "format", None) == "torch-profiler" and bool(c), "analysis", type(analysis).__name__,
+            "an Analysis of a profiler trace with collectives (straggle_edu.traces.analyze)")
+    ranks, n = list(c["ranks"]), len(c["step"])
+    keep = min(n, max(1, int(max_rows) // len(ranks)))
+    rows = [{"n": i + 1, "rank": _worker_label(r), "step": int(c["step"][i]),
+             "ms": round(1e3 * float(c["arrival_s"][i, j]), 3), "wait": round(1e3 * float(c["wait_s"][i, j]), 3)}
+            for i in range(keep) for j, r in enumerate(ranks)]
+    title = _("each rank's arrival at each collective") if keep == n else \
+        _("each rank's arrival at the first {n} collectives").format(n=keep)
+    return alt.Chart({"values": rows}).mark_line(point=True).encode(
+        x=alt.X("n:Q", title=_("collective, in order"), axis=alt.Axis(tickMinStep=1, tickCount=5)),
+        y=alt.Y("ms:Q", title=_("arrival after the first rank (ms)")),
+        color=alt.Color("rank:N", title=None, sort=[_worker_label(r) for r in ranks]),
+        tooltip=[alt.Tooltip("rank:N", title=_("rank")), alt.Tooltip("step:Q", title=_("step")),
+                 alt.Tooltip("ms:Q", format=".1f", title=_("arrival (ms)")),
+                 alt.Tooltip("wait:Q", format=".1f", title=_("wait (ms)"))],
+    ).properties(width=width, title=title)

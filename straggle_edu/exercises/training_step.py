@@ -55,7 +55,7 @@ q4 = Exercise(
     "q4", expected=lambda: float(data_parallel_scaling(1000, StepTime(1.0, jitter=0.0, pause_prob=0.001, pause=2.0)).step_time[0]),
     hint="The step pauses whenever any of the 1,000 workers pauses: P(any) = 1 - (1 - p)^n.",
     solution="data_parallel_scaling(1000, StepTime(1.0, jitter=0.0, pause_prob=0.001, pause=2.0)).step_time[0]"
-             "  # 1 + 2 * (1 - 0.999**1000) = 2.264 s",
+             "  # 1 + 2 * (1 - 0.999**1000) = 2.265 s",
     rel_tol=1e-3,
 )
 

@@ -373,9 +373,9 @@ def expand(sources, *, follow_links=False, skip=()):
     Examples
     --------
     >>> from straggle_edu.traces.optrace import public_trace_path
-    >>> here = public_trace_path().parent   # ST as CSV, and the artifact's folder below it
+    >>> here = public_trace_path().parent   # ST as CSV, a gloo DDP job's folder of profiler traces, the artifact's folder
     >>> [Path(j.job_id).relative_to(here).as_posix() for j in expand([here])]
-    ['trace-ST.csv', 'osdi2025/trace-AR.parquet', 'osdi2025/trace-SE.parquet', 'osdi2025/trace-ST.parquet']
+    ['trace-ST.csv', 'ddp_gloo_late', 'osdi2025/trace-AR.parquet', 'osdi2025/trace-SE.parquet', 'osdi2025/trace-ST.parquet']
     """
     skip = {os.path.realpath(s) for s in skip}
     for source in sources:

@@ -58,7 +58,7 @@ from ._table import column_error, display_path, show_value
 from .result import Note
 
 __all__ = ["COMM_PATTERNS", "RankEvents", "ProfilerTrace", "read_profiler_rank", "read_profiler_traces",
-           "profiler_files", "comm_regex"]
+           "profiler_files", "comm_regex", "DDP_GLOO_LATE", "measured_run"]
 
 #: Communication kernels, by name (case-insensitive regular expressions): what ``--comm-kernel`` adds to.
 COMM_PATTERNS = (
@@ -1057,3 +1057,49 @@ def profiler_trace_of(per_file, path="<memory>"):
                           files=sum(r.source.count(", ") + 1 for r in joined), ranks=len(joined)))
     source = os.fspath(path) if not isinstance(path, (list, tuple)) else ", ".join(map(os.fspath, path))
     return ProfilerTrace(source=source, ranks=tuple(ranks), world_size=world, notes=tuple(notes))
+
+
+# ---------------------------------------------------------------------------
+# the real job shipped with the package
+
+#: A real PyTorch 2.13 DDP job on gloo (CPU, 2 ranks, 20 profiled steps) whose rank 1 sleeps 40 ms before each
+#: forward pass: the traces PyTorch wrote (``rank<r>.pt.trace.json.gz``) and the generator's record of its
+#: measured step times and of its evenly spread twin's (``runs.json``), from ``benchmarks/ddp_traces.py``
+#: (``tests/data/ddp-gloo/2r-late``; MIT, see its README.md). Package data, so that an installed wheel has it too
+#: (notebook 09).
+DDP_GLOO_LATE = Path(__file__).parent / "data" / "ddp_gloo_late"
+
+
+def measured_run(folder=DDP_GLOO_LATE):
+    """What the generator measured of a generated job: its step time, its baseline's, their ratio, its slow rank.
+
+    Reads the ``runs.json`` beside the traces (written by ``benchmarks/ddp_traces.py``). The measured step
+    time of a run is the median of rank 0's ``prof.step()`` intervals; the baseline is the mean over the two
+    runs of the same work spread evenly over the ranks, run just before and just after it. Their ratio is
+    the what-if measured on real jobs: how much slower the job ran than with its slowness spread evenly.
+
+    Returns
+    -------
+    dict
+        ``step_s``, ``baseline_s`` (seconds), ``ratio``, ``slow_rank``, ``ranks``, ``variant``, ``steps``.
+
+    Examples
+    --------
+    >>> run = measured_run()
+    >>> run["variant"], run["slow_rank"], run["steps"], round(run["step_s"], 4), round(run["ratio"], 3)
+    ('late', 1, 20, 0.0589, 1.686)
+    """
+    import json
+    import statistics
+
+    path = Path(folder) / "runs.json"
+    runs = {r["job"]: r for r in json.loads(path.read_text(encoding="utf-8"))["runs"]}
+    slowed = [r for r in runs.values() if r.get("baselines")]
+    if len(slowed) != 1 or not all(b in runs for b in slowed[0]["baselines"]):
+        raise column_error(display_path(path), problem=f"runs must hold one slowed run and its baselines, got "
+                           f"{len(slowed)} slowed run(s) among {sorted(runs)}")
+    run = slowed[0]
+    step = statistics.median(run["step_times_s"])
+    baseline = statistics.mean(statistics.median(runs[b]["step_times_s"]) for b in run["baselines"])
+    return {"step_s": step, "baseline_s": baseline, "ratio": step / baseline, "slow_rank": run["slow_rank"],
+            "ranks": run["ranks"], "variant": run["variant"], "steps": len(run["step_times_s"])}

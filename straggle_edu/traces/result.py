@@ -246,6 +246,7 @@ def _profiler_fields(a):
             "groups": list(d.get("groups", [])), "noise_floor": _num(d.get("noise_floor")), "clock": d.get("clock"),
             "clock_offsets_s": {_key(r): _num(v) for r, v in d.get("clock_offsets", {}).items()},
             "caused_wait_s": {_key(r): _num(v) for r, v in d.get("caused_wait", {}).items()},
+            "step_spans_s": {_key(r): _num(v) for r, v in d.get("step_spans", {}).items()},
             "collectives": columns}
 
 

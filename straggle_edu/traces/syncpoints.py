@@ -562,7 +562,8 @@ def analyze_profiler(trace):
     notes = list(trace.notes) + [n for r in trace.ranks for n in r.notes] + notes + more + _window_notes(windows, steps)
     details = {"ranks_present": [r.rank for r in trace.ranks], "world_size": trace.world_size,
                "groups": list(groups.values()), "clock": clock, "clock_offsets": dict(zip(ranks, offsets * 1e-6)),
-               "collectives": _collective_table(windows, ranks), "caused_wait": _caused_wait(windows, ranks)}
+               "collectives": _collective_table(windows, ranks), "caused_wait": _caused_wait(windows, ranks),
+               "step_spans": _step_spans([by_rank[r] for r in ranks], [w["step"] for w in windows])}
     a = analyze_sync(build_models(windows, trace.source), len(windows), steps=[w["step"] for w in windows],
                      workers=ranks, format="torch-profiler", source=trace.source, notes=notes, details=details)
     from dataclasses import replace
@@ -613,6 +614,7 @@ def _collective_table(windows, ranks):
 def rank_table(analysis):
     """Per rank, what a profiler trace's analysis found: one dict per rank, in rank order (seconds).
 
+    ``step_s``: the rank's mean step as it recorded it (its ``ProfilerStep#N`` spans);
     ``work_s``: the rank's own work per step (its segments: compute, and lateness such as a sleep);
     ``collective_s``: its time in collectives per step, as recorded (its kernels or gloo spans, waits
     included); ``wait_s``: per step, how long after it the last rank arrived; ``caused_wait_s``: the
@@ -620,14 +622,15 @@ def rank_table(analysis):
     arrived last at; ``s_x``: S when only it keeps its recorded work (``by_rank``).
 
     A rank that computes longest arrives last and waits least, so its recorded collectives are the
-    shortest: per-rank durations hide it, its arrivals show it.
+    shortest, and after the barrier every rank's step is as long as the others': per-rank durations
+    hide it, its arrivals show it.
 
     Examples
     --------
     >>> a = analyze_profiler(_demo_trace([[1.0, 2.0]] * 4))   # rank 1 computes 2 s, rank 0 1 s
-    >>> [(r["rank"], round(r["work_s"], 2), round(r["collective_s"], 2), round(r["wait_s"], 2), r["last_share"])
-    ...  for r in rank_table(a)]
-    [(0, 1.0, 1.1, 1.0, 0.0), (1, 2.0, 0.1, 0.0, 1.0)]
+    >>> [(r["rank"], round(r["step_s"], 2), round(r["work_s"], 2), round(r["collective_s"], 2), round(r["wait_s"], 2),
+    ...   r["last_share"]) for r in rank_table(a)]
+    [(0, 2.1, 1.0, 1.1, 1.0, 0.0), (1, 2.1, 2.0, 0.1, 0.0, 1.0)]
     """
     d = analysis.details or {}
     c = d.get("collectives")
@@ -635,10 +638,21 @@ def rank_table(analysis):
         raise ValueError(f"analysis must be of a profiler trace with collectives, got a {analysis.format} analysis")
     steps = len(analysis.steps)
     work = d["work"].mean(axis=0)
-    return [{"rank": r, "work_s": float(work[i]), "collective_s": float(c["recorded_s"][:, i].sum() / steps),
+    spans = d.get("step_spans", {})
+    return [{"rank": r, "step_s": spans.get(r, float("nan")), "work_s": float(work[i]),
+             "collective_s": float(c["recorded_s"][:, i].sum() / steps),
              "wait_s": float(c["wait_s"][:, i].sum() / steps), "caused_wait_s": d["caused_wait"][r],
              "last_share": float(np.mean(c["last_rank"] == r)), "s_x": analysis.by_rank[r]}
             for i, r in enumerate(c["ranks"])]
+
+
+def _step_spans(ranks, steps):
+    """{rank: seconds}: each rank's mean ``ProfilerStep#N`` span over the steps analysed, as it recorded them."""
+    out = {}
+    for r in ranks:
+        keep = np.isin(r.steps, steps)
+        out[r.rank] = float(np.mean(r.step_end[keep] - r.step_start[keep]) * 1e-6) if keep.any() else float("nan")
+    return out
 
 
 def _caused_wait(windows, ranks):

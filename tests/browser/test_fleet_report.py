@@ -10,16 +10,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def _fleet():
-    S = [1.0, 1.05, 1.12, 1.3, 1.8]
-    n = len(S)
-    worst = [{"job_id": f"{i:04d}", "slowdown": s, "waste": 1 - 1 / s, "gpu_hours_lost": 100.0 * s,
-              "analyze": f"straggle-edu analyze {i:04d}.csv"} for i, s in enumerate(sorted(S, reverse=True))]
-    figures = {"jobs": n, "analysed": n, "errors": 0, "share_slowed_10pct": 0.6, "gpu_hours": 5000.0, "gpu_hours_lost": 400.0,
-               "slowdown_cdf": [[s, (i + 1) / n] for i, s in enumerate(S)],
-               "waste_cdf": [[1 - 1 / s, (i + 1) / n] for i, s in enumerate(S)],
-               "gpu_hours_lost_by_class": {"compute": 300.0, "communication": 100.0},
-               "gpu_hours_lost_by_where": {"last-stage": 250.0, "spread": 150.0}, "worst": worst}
-    return [{"job_id": w["job_id"], "error": None} for w in worst], figures
+    """Five jobs' rows and their figures, computed by the fleet's own figures (a chart per kind of figure)."""
+    from straggle_edu.fleet.figures import fleet_figures
+
+    where = ["single-worker", "last-stage", "spread", "single-dp-rank", "spread"]
+    rows = [{"job_id": f"{i:04d}", "path": f"{i:04d}.csv", "slowdown": s, "waste": 1 - 1 / s, "gpus": 8 * (i + 1),
+             "hours": 10.0, "gpu_hours_lost": 8 * (i + 1) * 10.0 * (1 - 1 / s),
+             "culprit_class": "compute" if i % 2 else "communication", "culprit_where": where[i], "worker_share": 0.8}
+            for i, s in enumerate([1.0, 1.05, 1.12, 1.3, 1.8])]
+    return rows, fleet_figures(rows)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
