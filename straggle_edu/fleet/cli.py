@@ -133,18 +133,18 @@ def summary(run, top=5):
     if f.get("demo"):
         lines.append(_demo_line(f["demo"]))
     lines += [
-        _("Slowed by at least 10% (S >= 1.1): {share} of the {count} jobs with a slowdown ({gpu} of their "
-          "GPU-hours).").format(share=_pct(f["share_slowed_10pct"]), count=format_int(f["analysed"]),
-                                gpu=_pct(f["share_slowed_10pct_gpu_hours"])),
+        fill(_("Slowed by at least 10% (S >= 1.1): {share} of the {count} jobs with a slowdown ({gpu} of their "
+               "GPU-hours)."), share=_pct(f["share_slowed_10pct"]), count=format_int(f["analysed"]),
+             gpu=_pct(f["share_slowed_10pct_gpu_hours"])),
         _("Slowdown S: median {p50}, p90 {p90}, p99 {p99}, max {max}.").format(
             **{k: _num(v) for k, v in q.items()}),
         fill(_("GPU-hours lost to stragglers: {lost}, {share} of all {total}."),
              lost=_hours(lost), total=_hours(total), share=_pct(lost / total if total else None)),
-        _("Of the {slowed} slowed jobs, one worker explains most of the excess, step after step, in {workers} "
-          "({worker}); one DP rank in {dp_ranks} ({dp_rank}).").format(
-            slowed=format_int(f["slowed_jobs"]), workers=format_int(f["slowed_single_worker"]),
-            worker=_pct(f["share_slowed_single_worker"]), dp_ranks=format_int(f["slowed_single_dp_rank"]),
-            dp_rank=_pct(f["share_slowed_single_dp_rank"])),
+        fill(_("Of the {slowed} slowed jobs, one worker explains most of the excess, step after step, in {workers} "
+               "({worker}); one DP rank in {dp_ranks} ({dp_rank})."),
+             slowed=format_int(f["slowed_jobs"]), workers=format_int(f["slowed_single_worker"]),
+             worker=_pct(f["share_slowed_single_worker"]), dp_ranks=format_int(f["slowed_single_dp_rank"]),
+             dp_rank=_pct(f["share_slowed_single_dp_rank"])),
     ]
     if f["worst"]:
         lines += _worst_lines(f["worst"], top)
