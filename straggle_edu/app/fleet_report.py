@@ -162,24 +162,30 @@ def _error_table(rows):
 
 
 def _chart_blocks(figures):
-    """``(html, specs)``: a div per chart and its Vega-Lite spec."""
-    from ..charts.fleet import lost_by_culprit_chart, lost_curve_chart, waste_cdf_chart, worst_jobs_chart
+    """``(html, specs)``: a div per chart and its Vega-Lite spec.
 
-    charts = []
+    The specs are the fleet charts' plain dicts (``*_spec``), with the charts' config (the fonts, and in Chinese
+    the numbers' locale): writing them needs no Altair, whose import (with the rest of the charts) was most of the
+    time a report took to write.
+    """
+    from ..charts._vega import theme_config
+    from ..charts.fleet import lost_by_culprit_spec, lost_curve_spec, waste_cdf_spec, worst_jobs_spec
+
+    specs = []
     if figures.get("waste_cdf"):
-        charts.append(waste_cdf_chart(figures))
+        specs.append(waste_cdf_spec(figures))
     if (figures.get("lost_curve") or {}).get("by_lost"):
-        charts.append(lost_curve_chart(figures))
+        specs.append(lost_curve_spec(figures))
     if figures.get("gpu_hours_lost_by_class") or figures.get("gpu_hours_lost_by_where"):
-        charts.append(lost_by_culprit_chart(figures))
+        specs.append(lost_by_culprit_spec(figures))
     if figures.get("worst"):
-        charts.append(worst_jobs_chart(figures))
+        specs.append(worst_jobs_spec(figures))
     parts = []
-    for i, chart in enumerate(charts):
-        spec = json.dumps(chart.to_dict(), separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    for i, chart in enumerate(specs):
+        spec = json.dumps({**chart, "config": theme_config()}, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
         parts.append(f'<div class="se-chart" id="chart-{i}"></div>'
                      f'<script type="application/json" class="se-spec" data-chart="chart-{i}">{spec}</script>')
-    return "".join(parts), len(charts)
+    return "".join(parts), len(specs)
 
 
 def report_html(rows, figures):

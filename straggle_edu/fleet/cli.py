@@ -19,7 +19,7 @@ import sys
 
 from ..i18n import _, fill, format_int, join_list
 from ._progress import LOG_SECONDS
-from .cluster import NOTICE_SECONDS, REFUSED_SECONDS, TIMEOUT_SECONDS
+from .cluster import NOTICE_SECONDS, REFUSED_SECONDS, SMALL_FLEET_BYTES, TIMEOUT_SECONDS
 
 __all__ = ["configure", "run", "summary", "configure_demo", "run_demo"]
 
@@ -57,7 +57,8 @@ def configure(parser):
                         "and how long the cluster may stay without workers mid-run. A refused connection fails after "
                         f"{REFUSED_SECONDS:g} s; the failures are one line, exit status 1")
     parser.add_argument("--workers", type=int, metavar="N",
-                        help="worker processes of the LocalCluster on 127.0.0.1 (default: one per core; given, it "
+                        help="worker processes of the LocalCluster on 127.0.0.1 (default: one per core; none for a fleet "
+                        f"under {SMALL_FLEET_BYTES // 2**20} MiB of traces, analysed in this process; given, it "
                         "also overrides $DASK_SCHEDULER_ADDRESS); 0 runs every job in this process, without Dask")
     parser.add_argument("--follow-links", action="store_true",
                         help="analyse paths that leave their SOURCE (through '..', an absolute path in a manifest, "
