@@ -394,9 +394,14 @@ def test_ctrl_c_on_a_terminal_ends_the_bar_before_interrupted(demo, tmp_path):
 def test_sigterm_writes_the_tables_of_what_finished_and_says_terminated(demo, tmp_path):
     out = tmp_path / "out"
     code, err = _run_and_signal(demo, out, signal.SIGTERM)
-    assert (code, err) == (143, "terminated\n")
+    # one line, which says where the tables are and what they hold, as the line of a lost scheduler does
+    line = re.fullmatch(rf"terminated: the (\d+) of 200 jobs finished are in {re.escape(str(out / 'jobs.csv'))}, "
+                        rf"{re.escape(str(out / 'jobs.parquet'))}; run the same command again to analyse the rest\n",
+                        err)
+    assert code == 143 and line, err
     rows = _tables_hold_only_finished_jobs(out)
     assert 3 <= len(rows) < 200 and not (out / "fleet.json").exists()  # the run did not end: no figures
+    assert int(line.group(1)) == len(rows)
 
 
 def _bash_block(after):

@@ -76,7 +76,15 @@ class ClusterError(RuntimeError):
 
 class Terminated(BaseException):
     """SIGTERM arrived (:func:`stopping_signals`). A BaseException, like KeyboardInterrupt: no ``except Exception``
-    that keeps a job's error as its row swallows it."""
+    that keeps a job's error as its row swallows it.
+
+    Where the fleet wrote the tables of the jobs finished before passing it on, ``finished`` of ``total`` jobs
+    are in ``tables`` (None, None, () where nothing was written down).
+    """
+
+    def __init__(self, finished=None, total=None, tables=()):
+        super().__init__()
+        self.finished, self.total, self.tables = finished, total, tuple(str(t) for t in tables)
 
 
 # A fleet whose traces hold less than this in all runs in this process when no cluster is named (no scheduler,

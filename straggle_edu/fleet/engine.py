@@ -624,7 +624,7 @@ def _stopped(store, spool, exc, total):
         kept = (f"; the {len(spool)} of {total} jobs finished are in {' and '.join(map(str, written))}" if written
                 else "; no job finished")
         raise ClusterError(f"{exc}{kept}; run the same command again to analyse the rest") from None
-    raise exc
+    raise Terminated(len(spool), total, written) from None
 
 
 def _record(store, spool, counts, job, row):
