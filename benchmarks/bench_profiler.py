@@ -30,7 +30,8 @@ counts), with the summed PSS beside it (pages shared by forked workers counted o
 analyze. The goals of issue 25: at 8 x 100 MB, analyze at least 8 x faster than HTA and at most a fifth of its
 peak memory; at 8 x 500 MB, analyze within 2 GB.
 
-Run: ``.venv/bin/python benchmarks/bench_profiler.py [--mb 100] [--ranks 8] [--dir D] [--skip-hta] [--only gz]``
+Run: ``.venv/bin/python benchmarks/bench_profiler.py [--mb 100] [--ranks 8] [--dir D] [--skip-hta] [--only gz]
+[--repeat 3]``
 """
 
 from __future__ import annotations
@@ -344,11 +345,15 @@ def _parser():
     p.add_argument("--only", choices=("plain", "gz"), default=None, help="only the plain or the gzipped files")
     p.add_argument("--skip-hta", action="store_true", help="analyze only")
     p.add_argument("--hta-python", default=None, help="a Python with HolisticTraceAnalysis installed")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="rounds, each tool once a round in alternating order; medians reported (default 1)")
     p.add_argument("--timeout", type=float, default=1800, help="seconds each analysis may take (default 1800)")
     return p
 
 
 def check(p, a):
+    if a.repeat < 1:
+        p.error(f"--repeat must be >= 1, got {a.repeat}")
     if a.mb <= 0 or a.ranks < 2 or a.ops_per_step < 1 or a.ops_per_collective < 1 or a.groups < 1:
         p.error("--mb must be > 0, --ranks >= 2, --ops-per-step, --ops-per-collective and --groups >= 1; got "
                 f"{a.mb}, {a.ranks}, {a.ops_per_step}, {a.ops_per_collective}, {a.groups}")
@@ -357,7 +362,11 @@ def check(p, a):
 
 
 def run_tools(folder, args):
-    """{(tool, kind): measurement} for each kind of file and each tool."""
+    """{(tool, kind): [measurement, ...]} for each kind of file and each tool, ``--repeat`` rounds interleaved.
+
+    Each round runs every tool once, in turns (analyze, HTA; then HTA, analyze; ...), so that on a shared
+    machine both see the same load; the load average (1 minute) is kept beside each measurement.
+    """
     hta = None if args.skip_hta else hta_python(args.hta_python)
     if not args.skip_hta and hta is None:
         log("HolisticTraceAnalysis not found: python3 -m venv /tmp/hta-venv && /tmp/hta-venv/bin/pip install "
@@ -367,12 +376,31 @@ def run_tools(folder, args):
         tools = {"analyze": [sys.executable, "-m", "straggle_edu", "analyze", str(folder / kind), "--json"]}
         if hta:
             tools["HTA"] = [hta, "-c", HTA_SCRIPT, str(folder / kind)]
-        for tool, cmd in tools.items():
-            log(f"{tool} on {kind}")
-            results[tool, kind] = m = measure(cmd, f"{tool} {kind}", args.timeout)
-            log(f"  {tool} {kind}: {m['wall_s']:.1f} s wall, {m['cpu_s']:.1f} s CPU, {m['rss'] / 2**20:.0f} MiB RSS, "
-                f"exit {m['rc']}")
+        for round_ in range(args.repeat):
+            order = list(tools) if round_ % 2 == 0 else list(tools)[::-1]
+            for tool in order:
+                log(f"{tool} on {kind}, round {round_ + 1} of {args.repeat}")
+                load = os.getloadavg()[0]
+                m = measure(tools[tool], f"{tool} {kind}", args.timeout)
+                m["load"] = (load, os.getloadavg()[0])
+                results.setdefault((tool, kind), []).append(m)
+                log(f"  {tool} {kind}: {m['wall_s']:.1f} s wall, {m['cpu_s']:.1f} s CPU, "
+                    f"{m['rss'] / 2**20:.0f} MiB RSS, exit {m['rc']}, load {load:.1f} -> {m['load'][1]:.1f}")
     return results
+
+
+def median_of(runs):
+    """One measurement: the medians of ``runs``' numbers, the lowest and highest load seen, the last run's output."""
+    import statistics
+
+    out = dict(runs[-1])
+    for key in ("wall_s", "cpu_s", "rss", "pss"):
+        out[key] = statistics.median(m[key] for m in runs)
+    out["rc"] = max(m["rc"] for m in runs)
+    loads = [x for m in runs for x in m["load"]]
+    out["load"] = (min(loads), max(loads))
+    out["n"] = len(runs)
+    return out
 
 
 def _said(m):
@@ -389,12 +417,15 @@ def _said(m):
 
 
 def report(results, args):
-    print(f"\n{args.ranks} ranks x {args.mb:g} MB (plain JSON per rank); memory: peak summed over the process tree")
-    print(f"{'tool':8s} {'files':6s} {'wall s':>8s} {'CPU s':>8s} {'RSS MiB':>9s} {'PSS MiB':>9s}  said")
+    results = {key: median_of(runs) for key, runs in results.items()}
+    print(f"\n{args.ranks} ranks x {args.mb:g} MB (plain JSON per rank); memory: peak summed over the process tree; "
+          f"medians of {args.repeat} interleaved run(s); load: 1-minute load average, lowest and highest seen "
+          f"(on {os.cpu_count()} CPUs)")
+    print(f"{'tool':8s} {'files':6s} {'wall s':>8s} {'CPU s':>8s} {'RSS MiB':>9s} {'PSS MiB':>9s} {'load':>10s}  said")
     for (tool, kind), m in results.items():
         said = _said(m) if m["rc"] == 0 else f"exit {m['rc']}: {m['err']}".replace("\n", " ")[-90:]
         print(f"{tool:8s} {kind:6s} {m['wall_s']:8.1f} {m['cpu_s']:8.1f} {m['rss'] / 2**20:9.0f} "
-              f"{m['pss'] / 2**20:9.0f}  {said}")
+              f"{m['pss'] / 2**20:9.0f} {m['load'][0]:4.1f}-{m['load'][1]:<5.1f}  {said}")
     for kind in ("plain", "gz"):
         a, h = results.get(("analyze", kind)), results.get(("HTA", kind))
         if a and h and a["rc"] == 0 and h["rc"] == 0:

@@ -83,3 +83,14 @@ def test_bad_settings_are_refused_naming_them(capsys):
     with pytest.raises(SystemExit):
         bench.check(p, p.parse_args(["--slow-rank", "9"]))
     assert "--slow-rank must be in 0..7, got 9" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.check(p, p.parse_args(["--repeat", "0"]))
+    assert "--repeat must be >= 1, got 0" in capsys.readouterr().err
+
+
+def test_interleaved_rounds_are_reported_as_medians_with_the_load_seen():
+    bench = _bench()
+    runs = [{"wall_s": w, "cpu_s": c, "rss": r, "pss": r, "rc": 0, "out": "", "err": "", "load": load}
+            for w, c, r, load in ((10.0, 5.0, 100, (2.0, 3.0)), (30.0, 6.0, 300, (9.0, 8.0)), (20.0, 7.0, 200, (4.0, 1.5)))]
+    m = bench.median_of(runs)
+    assert (m["wall_s"], m["cpu_s"], m["rss"], m["load"], m["n"]) == (20.0, 6.0, 200, (1.5, 9.0), 3)

@@ -83,7 +83,8 @@ def _definition(trees, module, name):
                         return OTHER
                     if source in trees:
                         return _definition(trees, source, alias.name)
-    lazy = _literal_assignment(tree, "_LAZY") or {}
+    lazy = _literal_assignment(tree, "_LAZY") or {}  # name -> submodule
+    lazy.update({n: m for m, names in (_literal_assignment(tree, "_MODULES") or {}).items() for n in names})
     if name in lazy:
         return _definition(trees, f"{module}.{lazy[name]}", name)
     if _assigns(tree, name) or f"{module}.{name}" in trees:

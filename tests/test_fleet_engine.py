@@ -328,3 +328,23 @@ def test_a_part_written_before_a_column_existed_is_analysed_again(tmp_path):
     part.write_text(json.dumps(old))
     again = run_fleet([tmp_path / "src"], tmp_path / "out", workers=0, progress=False)
     assert (again.analysed, again.cached) == (1, 1) and "worker_steps" in json.loads(part.read_text())
+
+
+def test_a_small_fleet_runs_in_this_process_unless_workers_are_given(tmp_path, capsys, monkeypatch):
+    """Under SMALL_FLEET_BYTES of traces and no cluster named, no LocalCluster is started (its start would take
+    longer than the work), and stderr says so; --workers N still starts one; the rows are the same."""
+    from straggle_edu.fleet import engine
+    from straggle_edu.fleet.cluster import ENV_ADDRESS, SMALL_FLEET_BYTES
+
+    monkeypatch.delenv(ENV_ADDRESS, raising=False)
+    started = []
+    real = engine.local_cluster
+    monkeypatch.setattr(engine, "local_cluster", lambda n: started.append(n) or real(n))
+    assert sum(p.stat().st_size for p in OSDI.iterdir()) < SMALL_FLEET_BYTES
+    assert main(["fleet", str(OSDI), "--out", str(tmp_path / "small")]) == 0
+    err = capsys.readouterr().err
+    assert started == [] and f"under {SMALL_FLEET_BYTES // 2**20} MiB of traces, analysed in this process" in err
+    assert main(["fleet", str(OSDI), "--out", str(tmp_path / "cluster"), "--workers", "1"]) == 0
+    assert started == [1] and "analysed in this process" not in capsys.readouterr().err
+    assert without_seconds(read_rows(tmp_path / "small")) == without_seconds(read_rows(tmp_path / "cluster"))
+    assert not engine.small_fleet(engine.expand([str(OSDI)]), limit=SMALL_FLEET_BYTES // 2**20)

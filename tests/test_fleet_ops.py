@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -197,7 +198,7 @@ def _tables_hold_only_finished_jobs(out):
 
 
 @pytest.mark.slow
-def test_refused_unresolvable_and_silent_addresses_fail_in_one_line(tmp_path):
+def test_refused_unresolvable_silent_and_foreign_addresses_fail_in_one_line(tmp_path):
     silent = socket.socket()  # listens (the kernel completes the handshake) and never speaks Dask
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)
@@ -208,6 +209,21 @@ def test_refused_unresolvable_and_silent_addresses_fail_in_one_line(tmp_path):
     for q in queued:
         q.setblocking(False)
         q.connect_ex(full.getsockname())
+    banner = socket.socket()  # speaks first and not Dask, as sshd does: Dask read its banner as a message length
+    banner.bind(("127.0.0.1", 0))
+    banner.listen(8)
+    accepted = []
+
+    def greet():
+        try:
+            while True:
+                conn, _ = banner.accept()
+                accepted.append(conn)
+                conn.sendall(b"SSH-2.0-OpenSSH_9.6p1 Debian\r\n")
+        except OSError:  # closed at the end
+            pass
+
+    threading.Thread(target=greet, daemon=True).start()
     cases = {  # address, --timeout, the line's start, a bound well inside the timeout or just past it
         "refused": (f"tcp://127.0.0.1:{_free_port()}", 60, "cannot connect to the scheduler tcp://127.0.0.1:", 30),
         "unresolvable": ("tcp://no-such-host.invalid:8786", 60, "cannot connect to the scheduler tcp://no-such-host"
@@ -216,6 +232,8 @@ def test_refused_unresolvable_and_silent_addresses_fail_in_one_line(tmp_path):
                    4 + 30),
         "unreachable": (f"tcp://127.0.0.1:{full.getsockname()[1]}", 4, f"no answer from the scheduler tcp://127.0.0.1:"
                         f"{full.getsockname()[1]} within 4 s (--timeout): the host is unreachable", 4 + 30),
+        "not Dask": (f"tcp://127.0.0.1:{banner.getsockname()[1]}", 60, f"cannot connect to the scheduler tcp://"
+                     f"127.0.0.1:{banner.getsockname()[1]}: what answers there does not speak Dask's protocol", 30),
     }
     try:
         started = {k: (time.monotonic(), _fleet([OSDI, "--out", tmp_path / k, "--scheduler", a, "--timeout", t]))
@@ -231,7 +249,7 @@ def test_refused_unresolvable_and_silent_addresses_fail_in_one_line(tmp_path):
             if name == "refused":
                 assert "connection refused (nothing listens on 127.0.0.1:" in err
     finally:
-        for sock in (silent, full, *queued):
+        for sock in (silent, full, *queued, banner, *accepted):
             sock.close()
 
 
@@ -330,12 +348,60 @@ def test_ctrl_c_to_the_process_group_says_interrupted_without_worker_tracebacks(
 
 
 @pytest.mark.slow
+def test_ctrl_c_on_a_terminal_ends_the_bar_before_interrupted(demo, tmp_path):
+    """On a terminal the bar ends its line first: 'interrupted' was glued to the bar, which tqdm drew again after it."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    out = tmp_path / "out"
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # tqdm draws only with rows
+    proc = subprocess.Popen([*FLEET, str(demo), "--out", str(out), "--workers", "0"], stdin=subprocess.DEVNULL,
+                            stdout=follower, stderr=follower, start_new_session=True)
+    os.close(follower)
+    chunks = []
+
+    def drain():
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the process closed the terminal
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        _wait_for("3 finished jobs", lambda: out.exists() and len(_parts(out)) >= 3, proc)
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        reader.join(10)
+        os.close(leader)
+    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    assert code == 130 and "%|" in text, text  # the bar was drawn
+    assert "\ninterrupted\n" in text and text.rstrip().endswith("\ninterrupted"), text
+
+
+@pytest.mark.slow
 def test_sigterm_writes_the_tables_of_what_finished_and_says_terminated(demo, tmp_path):
     out = tmp_path / "out"
     code, err = _run_and_signal(demo, out, signal.SIGTERM)
-    assert (code, err) == (143, "terminated\n")
+    # one line, which says where the tables are and what they hold, as the line of a lost scheduler does
+    line = re.fullmatch(rf"terminated: the (\d+) of 200 jobs finished are in {re.escape(str(out / 'jobs.csv'))}, "
+                        rf"{re.escape(str(out / 'jobs.parquet'))}; run the same command again to analyse the rest\n",
+                        err)
+    assert code == 143 and line, err
     rows = _tables_hold_only_finished_jobs(out)
     assert 3 <= len(rows) < 200 and not (out / "fleet.json").exists()  # the run did not end: no figures
+    assert int(line.group(1)) == len(rows)
 
 
 def _bash_block(after):

@@ -8,7 +8,8 @@ import pytest
 from test_charts_fleet import figures as chart_figures
 
 from straggle_edu.app.fleet_report import REPORT_NAMES, write_report
-from straggle_edu.charts.fleet import lost_curve_chart, waste_cdf_chart
+from straggle_edu.charts._vega import theme_config
+from straggle_edu.charts.fleet import lost_curve_spec, waste_cdf_spec
 
 
 def fleet(n=6, errors=1):
@@ -50,9 +51,26 @@ def test_report_draws_each_chart_from_its_spec(pages):
     for div in specs:
         assert f'<div class="se-chart" id="{div}">' in pages["en"]
     rows, figures = fleet()
-    assert specs["chart-0"] == json.loads(json.dumps(waste_cdf_chart(figures).to_dict()))
+    # the charts' own specs (test_charts_fleet holds them equal to the notebook's Altair charts), with their fonts
+    assert specs["chart-0"] == json.loads(json.dumps({**waste_cdf_spec(figures), "config": theme_config()}))
     # review M8: the slowdown CDF was the waste CDF again; where the GPU-hours lost sit takes its place
-    assert specs["chart-1"] == json.loads(json.dumps(lost_curve_chart(figures).to_dict()))
+    assert specs["chart-1"] == json.loads(json.dumps({**lost_curve_spec(figures), "config": theme_config()}))
+
+
+def test_writing_the_report_loads_no_altair(tmp_path):
+    # Altair and the other chart modules were most of the time `straggle-edu fleet` took to write its report
+    import subprocess
+    import sys
+
+    code = ("import sys, json; from straggle_edu.app.fleet_report import write_report; "
+            "write_report(sys.argv[1], [], json.loads(sys.argv[2])); "
+            "print(sorted(m for m in ('altair', 'scipy.stats', 'straggle_edu.charts.tail') if m in sys.modules))")
+    figures = fleet()[1]
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path), json.dumps(figures)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    assert len(_specs((tmp_path / "report.html").read_text(encoding="utf-8"))) == 4
 
 
 def test_report_puts_the_fleet_beside_the_study(pages):
@@ -168,3 +186,62 @@ def test_cli_fleet_on_a_demo_fleet_writes_the_report(tmp_path, capsys):
     page = (out / "report.html").read_text(encoding="utf-8")
     worst = max((r for r in rows.values() if r["gpu_hours_lost"] is not None), key=lambda r: r["gpu_hours_lost"])
     assert f"<code>straggle-edu analyze {worst['path']}</code>" in page
+
+
+def _big_fleet():
+    """A fleet of 12,345 jobs, 1,253 of them errors: counts that need grouping (4-5 digits)."""
+    rows, figures = fleet(n=2, errors=1253)
+    figures.update(jobs=12_345, analysed=11_092, errors=1_253)
+    figures["demo"] = {"seed": 0, "synthetic_jobs": 12_342, "demo_json": "demo/demo.json", "calibrated_to": "Lin et al."}
+    return rows, figures
+
+
+@pytest.mark.parametrize("lang, counts", [
+    ("en", ("Fleet report: 12,345 jobs", "11,092 analysed, 1,253 could not be analysed", "Its 12,342 synthetic jobs",
+            "... and 1,203 more")),
+    ("zh", ("作业集报告：1.2345万个作业", "已分析 1.1092万个，1253 个无法分析", "它的 1.2342万个合成作业", "还有 1203 个"))])
+def test_report_groups_large_counts_as_the_language_writes_them(tmp_path, lang, counts):
+    # English with thousands separators; Chinese without one below 10,000 and in 万 from it up (i18n.format_int)
+    page = write_report(tmp_path, *_big_fleet(), lang=lang).read_text(encoding="utf-8")
+    for text in counts:
+        assert text in page
+    if lang == "zh":
+        body = re.sub(r"<script.*?</script>", " ", page.split("<body>", 1)[1], flags=re.S)
+        assert ">=" not in body and "&gt;=" not in body and "S ≥ 1.1" in body
+
+
+def _summary(lang):
+    from types import SimpleNamespace
+
+    from straggle_edu.fleet.cli import summary
+    from straggle_edu.i18n import set_language
+
+    figures = {"errors": 1_253, "share_slowed_10pct": 0.43, "analysed": 11_092, "share_slowed_10pct_gpu_hours": 0.41,
+               "slowdown_quantiles": {"p50": 1.08, "p90": 1.29, "p99": 1.97, "max": 3.17}, "gpu_hours_lost": 1_696_404.4,
+               "gpu_hours": 18_671_872.2, "slowed_jobs": 4_770, "slowed_single_worker": 1_234,
+               "share_slowed_single_worker": 1_234 / 4_770, "slowed_single_dp_rank": 56, "share_slowed_single_dp_rank": 56 / 4_770,
+               "worst": [{"job_id": "job-0187", "slowdown": 3.169, "gpu_hours_lost": 10_724.2, "analyze": "straggle-edu analyze x"}]}
+    run = SimpleNamespace(figures=figures, jobs=12_345, seconds=5.0, analysed=11_092, cached=0, out="out", tables=["t"])
+    set_language(lang)
+    try:
+        return summary(run)
+    finally:
+        set_language("en")
+
+
+def test_cli_summary_groups_large_counts_in_english():
+    text = _summary("en")
+    assert text.startswith("Fleet: 12,345 jobs in 5.0 s (11,092 analysed now, 0 done by an earlier run, 1,253 errors).")
+    assert "(S >= 1.1): 43.0% of the 11,092 jobs with a slowdown" in text
+    assert "GPU-hours lost to stragglers: 1,696,404, 9.1% of all 18,671,872." in text
+    assert "Of the 4,770 slowed jobs, one worker explains most of the excess, step after step, in 1,234 (25.9%)" in text
+    assert "job-0187  S = 3.169  10,724 GPU-hours lost" in text
+
+
+def test_cli_summary_in_chinese_writes_wan_and_the_sign_not_ascii():
+    text = _summary("zh")
+    assert text.startswith("作业集：1.2345万个作业") and "出错 1253 个" in text
+    assert "被拖慢至少 10%（S ≥ 1.1）：在有减速比的 1.1092万个作业中占 43.0%" in text
+    assert "掉队者浪费了 169.6万卡时，占全部 1867.2万卡时的 9.1%。" in text
+    assert "损失 1.1万卡时" in text
+    assert ">=" not in text and not re.search(r"\d,\d{3}", text)

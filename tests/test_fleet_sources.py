@@ -15,6 +15,7 @@ import pytest
 
 from straggle_edu.app.cli import main
 from straggle_edu.fleet.sources import Job, count_jobs, expand, is_manifest, trace_kind
+from straggle_edu.fleet.store import read_rows
 from straggle_edu.traces.optrace import ARTIFACT_DATA
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -150,6 +151,55 @@ def test_empty_directory_is_a_clear_error_and_exit_2(tmp_path, capsys):
     assert main(["fleet", str(tmp_path / "empty"), "--out", str(tmp_path / "out"), "--workers", "0"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("straggle-edu fleet: error: SOURCE must hold at least one trace") and "Traceback" not in err
+
+
+def test_a_glob_that_matches_nothing_is_one_line_before_any_work_also_beside_good_sources(fleet_dir, tmp_path, capsys):
+    out, pattern = tmp_path / "out", str(tmp_path / "runs" / "**" / "trace-*.parquet")
+    for argv in ([pattern], [str(fleet_dir), pattern], [pattern, str(fleet_dir / "trace-AR.parquet")]):
+        assert main(["fleet", *argv, "--out", str(out), "--workers", "0"]) == 2
+        assert capsys.readouterr().err == (f"straggle-edu fleet: error: SOURCE must hold at least one trace, got the "
+                                           f"glob '{pattern}', which matches no path\n")
+        assert not out.exists()
+    # a glob whose matches hold no trace, and a folder without one, are said of the SOURCE too
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes.md").write_text("# runs\n")
+    for bad in (str(tmp_path / "*.md"), str(tmp_path / "empty")):
+        assert main(["fleet", str(fleet_dir / "trace-ST.parquet"), bad, "--out", str(out), "--workers", "0"]) == 2
+        assert capsys.readouterr().err == (f"straggle-edu fleet: error: SOURCE must hold at least one trace, got none "
+                                           f"in '{bad}' (no trace file, folder of per-rank traces or manifest row was "
+                                           f"found)\n")
+        assert not out.exists()
+
+
+def test_files_named_like_traces_that_hold_nothing_readable_are_rows_in_a_walk_and_a_glob(fleet_dir, tmp_path):
+    import random
+
+    from straggle_edu.fleet.engine import job_row
+
+    noise = random.Random(0).randbytes(4096)
+    named = {"trace-empty.parquet": b"",  # a copy that never finished, a corrupt file, a cut-off download
+             "trace-noise.parquet": noise,
+             "rank-1.json.gz": (DATA / "hta" / "sampled_rank-0.json.gz").read_bytes()[:300]}
+    others = {"README": b"", "notes.md": b"", "weights.bin": noise,  # not named like traces: skipped as before
+              "result-x.json": json.dumps({"steps": [1, 2]}).encode(), "meta-x.yaml": b""}
+    for name, data in {**named, **others}.items():
+        (fleet_dir / name).write_bytes(data)
+    jobs = list(expand([fleet_dir]))
+    assert sorted(ids(jobs)) == sorted(str(fleet_dir / n) for n in (*named, "trace-AR.parquet", "trace-ST.parquet"))
+    assert all(j.error is None for j in jobs)  # each is a job: its row says what analyze says of the file
+    # through the command: a row each, whose error names the file, as when the file is given as the SOURCE
+    out = tmp_path / "out"
+    assert main(["fleet", str(fleet_dir), "--out", str(out), "--workers", "0"]) == 0
+    errors = {r["job_id"]: r["error"] for r in read_rows(out) if r["error"]}
+    assert set(errors) == {str(fleet_dir / n) for n in named}
+    for name in named:
+        path = str(fleet_dir / name)
+        assert errors[path].startswith(path + ": ") and errors[path] == job_row(path)["error"], errors[path]
+    assert "size is 0 bytes" in errors[str(fleet_dir / "trace-empty.parquet")]
+    # a glob takes its matches as the walk takes them
+    parquet = ids(expand([str(fleet_dir / "*.parquet")]))
+    assert parquet == [str(fleet_dir / n) for n in ("trace-AR.parquet", "trace-ST.parquet", "trace-empty.parquet",
+                                                     "trace-noise.parquet")]
 
 
 def test_missing_source_is_an_error():

@@ -224,10 +224,16 @@ def _widget_texts(state, model_id, seen):
 
 @functools.lru_cache(maxsize=None)
 def _chart_text(spec_json):
-    """The text a chart draws (titles, axis and legend labels, annotations), rendered offline to SVG."""
+    """The text a chart draws (titles, axis titles, legends, annotations), rendered offline to SVG.
+
+    The axes' tick labels are left out: they are round numbers Vega picks for the scale (0.50, 1.00), and a tick
+    at 1.00 says nothing of a ratio near 1 that a live run measures; an answer a chart gives away is a title, a
+    legend or a text mark (02's "50% at 69 workers").
+    """
     import vl_convert
 
     svg = vl_convert.vegalite_to_svg(json.loads(spec_json))
+    svg = re.sub(r'<g class="mark-text role-axis-label"[^>]*>.*?</g>', "", svg, flags=re.S)
     return "\n".join(html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg))
 
 

@@ -118,6 +118,9 @@ def test_json_fields_of_a_profiler_analysis(tmp_path):
     assert out["ranks_present"] == [0, 1] and out["world_size"] == 2 and out["clock"] == "one host (node0): one clock"
     assert set(out["step_spans_s"]) == {"0", "1"}  # each rank's mean ProfilerStep span, as recorded
     assert out["collectives"]["ranks"] == [0, 1] and out["collectives"]["arrival_s"][0] == pytest.approx([0.0, 0.5])
+    # one all-reduce a step: nothing overlaps, so each wait counts whole
+    np.testing.assert_allclose(out["collectives"]["counted_s"], out["collectives"]["wait_s"])
+    assert np.shape(out["collectives"]["counted_s"]) == (4, 2)
     json.dumps(out)
 
 

@@ -152,6 +152,28 @@ def speaking(lang):
         i18n.set_language(previous)
 
 
+def _terminated(exc):
+    """The line SIGTERM ends a command with: "terminated", and, where the fleet wrote its tables first, how many
+    jobs they hold and where they are (as the line of a lost scheduler says it).
+
+    Examples
+    --------
+    >>> from straggle_edu.fleet.cluster import Terminated
+    >>> _terminated(Terminated())
+    'terminated'
+    >>> print(_terminated(Terminated(352, 1003, ["out/jobs.csv", "out/jobs.parquet"])))
+    terminated: the 352 of 1,003 jobs finished are in out/jobs.csv, out/jobs.parquet; run the same command again ...
+    """
+    from ..i18n import _, fill, join_list
+
+    if exc.total is None:
+        return _("terminated")
+    if not exc.tables:
+        return _("terminated: no job finished; run the same command again to analyse them")
+    return fill(_("terminated: the {finished:,} of {total:,} jobs finished are in {tables}; run the same command "
+                  "again to analyse the rest"), finished=exc.finished, total=exc.total, tables=join_list(exc.tables))
+
+
 def _dispatch(parser, args):
     from ..fleet.cluster import Terminated
     from ..i18n import _
@@ -168,8 +190,8 @@ def _dispatch(parser, args):
     except KeyboardInterrupt:
         print(_("interrupted"), file=sys.stderr)
         return 130
-    except Terminated:  # SIGTERM, where a command turned it into an exception (the fleet: after its tables)
-        print(_("terminated"), file=sys.stderr)
+    except Terminated as exc:  # SIGTERM, where a command turned it into an exception (the fleet: after its tables)
+        print(_terminated(exc), file=sys.stderr)
         return 143
     except BrokenPipeError:
         # The reader closed the pipe (``straggle-edu analyze t.csv | head``):

@@ -33,7 +33,7 @@ import json
 import math
 from pathlib import Path
 
-from ..i18n import _, format_count, format_int, get_language
+from ..i18n import _, fill, format_count, format_int, get_language
 
 __all__ = ["write_report", "report_html", "REPORT_NAMES", "configure_fleet", "run_fleet"]
 
@@ -106,10 +106,12 @@ def _comparison(figures):
 
 
 def _demo_note(demo):
-    return _("demo: this fleet is the demo fleet (seed {seed}). Its {jobs} synthetic jobs are drawn from distributions "
-             "calibrated to the study's figures, fitted by hand: where its figures match the study's below, they match "
-             "by construction, not by measurement. The draw is in {truth}.").format(
-        seed=demo.get("seed"), jobs=demo.get("synthetic_jobs"), truth=demo.get("demo_json"))
+    jobs = demo.get("synthetic_jobs")
+    return fill(_("demo: this fleet is the demo fleet (seed {seed}). Its {jobs} synthetic jobs are drawn from distributions "
+                  "calibrated to the study's figures, fitted by hand: where its figures match the study's below, they match "
+                  "by construction, not by measurement. The draw is in {truth}."),
+                seed=demo.get("seed"), jobs=format_int(jobs) if isinstance(jobs, (int, float)) else jobs,
+                truth=demo.get("demo_json"))
 
 
 def _table(head, rows, numeric=()):
@@ -154,29 +156,36 @@ def _error_table(rows):
     shown = [(_esc(r.get("job_id")), f"<code>{_esc(r['error'])}</code>") for r in bad[:_MAX_ERRORS]]
     more = ""
     if len(bad) > _MAX_ERRORS:
-        more = _tag("p", _("... and {n} more: see the error column of jobs.parquet.").format(n=len(bad) - _MAX_ERRORS), "note")
+        more = _tag("p", fill(_("... and {n} more: see the error column of jobs.parquet."), n=format_int(len(bad) - _MAX_ERRORS)),
+                    "note")
     return _table((_("job id"), _("error")), shown) + more
 
 
 def _chart_blocks(figures):
-    """``(html, specs)``: a div per chart and its Vega-Lite spec."""
-    from ..charts.fleet import lost_by_culprit_chart, lost_curve_chart, waste_cdf_chart, worst_jobs_chart
+    """``(html, specs)``: a div per chart and its Vega-Lite spec.
 
-    charts = []
+    The specs are the fleet charts' plain dicts (``*_spec``), with the charts' config (the fonts, and in Chinese
+    the numbers' locale): writing them needs no Altair, whose import (with the rest of the charts) was most of the
+    time a report took to write.
+    """
+    from ..charts._vega import theme_config
+    from ..charts.fleet import lost_by_culprit_spec, lost_curve_spec, waste_cdf_spec, worst_jobs_spec
+
+    specs = []
     if figures.get("waste_cdf"):
-        charts.append(waste_cdf_chart(figures))
+        specs.append(waste_cdf_spec(figures))
     if (figures.get("lost_curve") or {}).get("by_lost"):
-        charts.append(lost_curve_chart(figures))
+        specs.append(lost_curve_spec(figures))
     if figures.get("gpu_hours_lost_by_class") or figures.get("gpu_hours_lost_by_where"):
-        charts.append(lost_by_culprit_chart(figures))
+        specs.append(lost_by_culprit_spec(figures))
     if figures.get("worst"):
-        charts.append(worst_jobs_chart(figures))
+        specs.append(worst_jobs_spec(figures))
     parts = []
-    for i, chart in enumerate(charts):
-        spec = json.dumps(chart.to_dict(), separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    for i, chart in enumerate(specs):
+        spec = json.dumps({**chart, "config": theme_config()}, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
         parts.append(f'<div class="se-chart" id="chart-{i}"></div>'
                      f'<script type="application/json" class="se-spec" data-chart="chart-{i}">{spec}</script>')
-    return "".join(parts), len(charts)
+    return "".join(parts), len(specs)
 
 
 def report_html(rows, figures):
@@ -205,9 +214,10 @@ def report_html(rows, figures):
     rows = records(rows)
     by_id = {r.get("job_id"): r for r in rows}
     charts, n_charts = _chart_blocks(figures)
-    title = _("Fleet report: {jobs} jobs").format(jobs=format_int(figures.get("jobs", len(rows))))
-    summary = _("{analysed} analysed, {errors} could not be analysed. Every job's row is in jobs.parquet (and jobs.csv); "
-                "these figures are in fleet.json.").format(analysed=figures.get("analysed", 0), errors=figures.get("errors", 0))
+    title = fill(_("Fleet report: {jobs} jobs"), jobs=format_int(figures.get("jobs", len(rows))))
+    summary = fill(_("{analysed} analysed, {errors} could not be analysed. Every job's row is in jobs.parquet (and jobs.csv); "
+                     "these figures are in fleet.json."), analysed=format_int(figures.get("analysed", 0)),
+                   errors=format_int(figures.get("errors", 0)))
     study = _("The study: Lin et al., OSDI 2025, 3,079 jobs of at least 128 GPUs over five months of a ByteDance "
               "cluster. Its figures are cited, not checked: the study is another cluster, its jobs are not these.")
     how = _("S is a job's slowdown: its step time over the ideal step time with every straggler removed (what-if "

@@ -914,19 +914,24 @@ window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;
 @lru_cache(maxsize=1)
 def page_script():
     """Vega, Vega-Lite, vega-embed and the page code, as one classic script (about 1 MB)."""
-    import vl_convert as vlc
+    from importlib.metadata import version
 
     from .._cache import cached_text
 
-    try:
-        from altair.utils._importers import vl_version_for_vl_convert
+    def build():
+        import vl_convert as vlc
 
-        version = vl_version_for_vl_convert()
-    except Exception:  # an altair without the helper: vl-convert's newest Vega-Lite
-        version = None
-    # About 1.3 s of CPU for each site and fleet report; it depends only on these versions.
-    return cached_text("page-script", f"{vlc.__version__}|{version}|{_PAGE_JS}",
-                       lambda: vlc.javascript_bundle(_PAGE_JS, vl_version=version))
+        try:
+            from altair.utils._importers import vl_version_for_vl_convert
+
+            vl = vl_version_for_vl_convert()
+        except Exception:  # an altair without the helper: vl-convert's newest Vega-Lite
+            vl = None
+        return vlc.javascript_bundle(_PAGE_JS, vl_version=vl)
+
+    # About 1.3 s of CPU for each site and fleet report; it depends only on these versions (Altair's sets the
+    # Vega-Lite it speaks), which are read without importing either: a cached bundle costs no Altair import.
+    return cached_text("page-script", f"{version('vl-convert-python')}|altair {version('altair')}|{_PAGE_JS}", build)
 
 
 def _nav(names, prev, nxt):

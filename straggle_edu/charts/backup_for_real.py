@@ -12,6 +12,7 @@ import altair as alt
 
 from .._validate import require
 from ..i18n import N_, _
+from . import _data  # noqa: F401  (importing it registers the charts' font theme)
 
 __all__ = ["sgd_curves_chart"]
 

@@ -23,6 +23,7 @@ from .._validate import nonnegative, require, whole
 from ..i18n import N_, _
 from ..models.barrier_lab import measured_max_of_k
 from ..models.empirical import empirical_expected_max
+from . import _data  # noqa: F401  (importing it registers the charts' font theme)
 
 __all__ = ["lab_gantt_chart", "lab_prediction_chart", "fixed_work_chart", "LAB_COLORS"]
 

@@ -29,6 +29,8 @@ import numpy as np
 
 from .._validate import require
 from ..i18n import N_, _, fill, get_language
+from ..traces.diagnose import worker_label
+from . import _data  # noqa: F401  (importing it registers the charts' font theme)
 
 __all__ = ["trace_heatmap_chart", "trace_attribution_chart", "worker_ops_chart", "cause_gallery_chart",
            "collective_tell_chart", "arrival_chart",
@@ -49,12 +51,6 @@ _BY_TITLES = {"by_optype": N_("by optype"), "by_stage": N_("by stage"), "by_dp_r
 _CAUSES = (N_("none"), N_("slow-worker"), N_("last-stage"), N_("seq-imbalance"), N_("gc-pauses"), N_("slow-link"))
 
 
-def _worker_label(w):
-    if isinstance(w, tuple):
-        return _("dp {dp} · stage {stage}").format(dp=w[0], stage=w[1])
-    return _("rank {rank}").format(rank=w)
-
-
 def _check_analysis(analysis):
     require(hasattr(analysis, "worker_step_slowdown") and hasattr(analysis, "per_step"), "analysis",
             type(analysis).__name__, "an Analysis from straggle_edu.traces.analyze()")
@@ -73,7 +69,7 @@ def _heatmap_rows(analysis, max_rows):
     rows = []
     for rank, i in enumerate(keep):
         for j, step in enumerate(steps):
-            rows.append({"worker": _worker_label(workers[i]), "order": rank, "step": step,
+            rows.append({"worker": worker_label(workers[i], short=True), "order": rank, "step": step,
                          "S": float(values[i, j]), "job": job[j]})
     return rows, len(keep) < len(workers)
 
@@ -167,7 +163,7 @@ def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
     table = getattr(analysis, by, None) if isinstance(by, str) else None
     require(table is not None, "by", by, "an attribution this analysis has (by_optype, by_stage, ...)")
     items = analysis.ranking(by)[:top]
-    rows = [{"x": _worker_label(k) if isinstance(k, tuple) else str(k), "S": float(v), "order": i}
+    rows = [{"x": worker_label(k, short=True) if isinstance(k, tuple) else str(k), "S": float(v), "order": i}
             for i, (k, v) in enumerate(items)]
     lo = min([1.0, float(analysis.slowdown)] + [r["S"] for r in rows])
     hi = max([1.0, float(analysis.slowdown)] + [r["S"] for r in rows])
@@ -352,7 +348,7 @@ def arrival_chart(analysis, *, width=420, max_rows=TRACE_MAX_ROWS):
             "an Analysis of a profiler trace with collectives (straggle_edu.traces.analyze)")
     ranks, n = list(c["ranks"]), len(c["step"])
     keep = min(n, max(1, int(max_rows) // len(ranks)))
-    rows = [{"n": i + 1, "rank": _worker_label(r), "step": int(c["step"][i]),
+    rows = [{"n": i + 1, "rank": worker_label(r, short=True), "step": int(c["step"][i]),
              "ms": round(1e3 * float(c["arrival_s"][i, j]), 3), "wait": round(1e3 * float(c["wait_s"][i, j]), 3)}
             for i in range(keep) for j, r in enumerate(ranks)]
     title = _("each rank's arrival at each collective") if keep == n else \
@@ -360,7 +356,7 @@ def arrival_chart(analysis, *, width=420, max_rows=TRACE_MAX_ROWS):
     return alt.Chart({"values": rows}).mark_line(point=True).encode(
         x=alt.X("n:Q", title=_("collective, in order"), axis=alt.Axis(tickMinStep=1, tickCount=5)),
         y=alt.Y("ms:Q", title=_("arrival after the first rank (ms)")),
-        color=alt.Color("rank:N", title=None, sort=[_worker_label(r) for r in ranks]),
+        color=alt.Color("rank:N", title=None, sort=[worker_label(r, short=True) for r in ranks]),
         tooltip=[alt.Tooltip("rank:N", title=_("rank")), alt.Tooltip("step:Q", title=_("step")),
                  alt.Tooltip("ms:Q", format=".1f", title=_("arrival (ms)")),
                  alt.Tooltip("wait:Q", format=".1f", title=_("wait (ms)"))],

@@ -18,6 +18,7 @@ import numpy as np
 from .._validate import in_range, positive, whole
 from ..i18n import _
 from ..math.detector import alarms_per_day, p_false_alarm
+from . import _data  # noqa: F401  (importing it registers the charts' font theme)
 
 __all__ = [
     "report_scores_chart",

@@ -21,18 +21,21 @@ plain data, and never import the fleet room.
   (:func:`straggle_edu.fleet.remedies.remedy_gains`).
 - :func:`cdf_rows`, :func:`study_waste_rows`, :func:`culprit_rows`: the rows
   those draw.
+
+Each chart is a plain Vega-Lite dict first (``*_spec``, for the same
+arguments): the fleet's HTML report embeds those, and so needs neither
+Altair nor the rest of this package; each ``*_chart`` is its spec as an
+Altair chart, for a notebook (:func:`~straggle_edu.charts._data.altair_chart`).
 """
 
 from __future__ import annotations
 
 import re
 
-import altair as alt
-
 from .._validate import require, whole
 from ..i18n import N_, _
 from ..models.osdi2025 import STUDY
-from ._data import count_axis
+from ._vega import count_axis_spec
 
 __all__ = [
     "SLOWED",
@@ -50,6 +53,12 @@ __all__ = [
     "lost_curve_chart",
     "lost_curve_rows",
     "short_labels",
+    "slowdown_cdf_spec",
+    "waste_cdf_spec",
+    "lost_by_culprit_spec",
+    "worst_jobs_spec",
+    "lost_curve_spec",
+    "remedy_spec",
 ]
 
 #: The study's line: a job is slowed when S >= 1.1 (waste 1 - 1/1.1 = 9.1%).
@@ -62,6 +71,23 @@ CULPRIT_WHERE = {"last-stage": N_("the last stage"), "single-dp-rank": N_("one D
 _NO_ATTRIBUTION = N_("no attribution")  # the key of the jobs without one ("unattributed" in fleet.json)
 _MAX_POINTS = 400
 _RED, _GREY, _BLUE = "#e45756", "#888888", "#4c78a8"
+
+
+def _q(field, **props):
+    """A quantitative field of an encoding (``props``: its title, axis, scale, format...)."""
+    return {"field": field, "type": "quantitative", **props}
+
+
+def _n(field, **props):
+    """A nominal field of an encoding."""
+    return {"field": field, "type": "nominal", **props}
+
+
+def _chart(spec):
+    """``spec`` as an Altair chart (Altair is loaded here, on the first chart a notebook draws)."""
+    from ._data import altair_chart
+
+    return altair_chart(spec)
 
 
 def cdf_rows(cdf, max_points=_MAX_POINTS):
@@ -98,19 +124,20 @@ def line_rows(line, slowdown):
     return rule, [{"value": line, "label": _("S = {S}").format(S=f"{slowdown:g}")}]
 
 
-def _cdf_chart(rows, line, x_title, fmt, slowdown=None):
+def _cdf_layers(rows, line, x_title, fmt, slowdown=None):
     rule_rows, text_rows = line_rows(line, line if slowdown is None else slowdown)
-    base = alt.Chart({"values": rows})
-    curve = base.mark_line(interpolate="step-after", color=_BLUE).encode(
-        x=alt.X("value:Q", title=x_title, axis=alt.Axis(format=fmt), scale=alt.Scale(zero=False)),
-        y=alt.Y("share:Q", title=_("share of jobs at or below"), axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        tooltip=[alt.Tooltip("value:Q", title=x_title, format=fmt.replace("~", "")),
-                 alt.Tooltip("share:Q", title=_("share of jobs at or below"), format=".1%")])
-    rule = alt.Chart({"values": rule_rows}).mark_rule(
-        color=_RED, strokeDash=[4, 3]).encode(x="value:Q", tooltip=alt.Tooltip("label:N", title=_("line")))
-    text = alt.Chart({"values": text_rows}).mark_text(
-        color=_RED, align="left", dx=4, dy=-6, baseline="bottom").encode(x="value:Q", y=alt.value(0), text="label:N")
-    return curve + rule + text
+    share = _("share of jobs at or below")
+    curve = {"data": {"values": rows}, "mark": {"type": "line", "interpolate": "step-after", "color": _BLUE},
+             "encoding": {"x": _q("value", title=x_title, axis={"format": fmt}, scale={"zero": False}),
+                          "y": _q("share", title=share, axis={"format": "%"}, scale={"domain": [0, 1]}),
+                          "tooltip": [_q("value", title=x_title, format=fmt.replace("~", "")),
+                                      _q("share", title=share, format=".1%")]}}
+    rule = {"data": {"values": rule_rows}, "mark": {"type": "rule", "color": _RED, "strokeDash": [4, 3]},
+            "encoding": {"x": _q("value"), "tooltip": _n("label", title=_("line"))}}
+    text = {"data": {"values": text_rows},
+            "mark": {"type": "text", "color": _RED, "align": "left", "dx": 4, "dy": -6, "baseline": "bottom"},
+            "encoding": {"x": _q("value"), "y": {"value": 0}, "text": _n("label")}}
+    return [curve, rule, text]
 
 
 def slowdown_cdf_chart(figures, line=SLOWED, share=None):
@@ -138,10 +165,21 @@ def slowdown_cdf_chart(figures, line=SLOWED, share=None):
     >>> spec["title"]["text"], spec["title"]["subtitle"]
     ('Slowdown S of every job', '50% of the jobs at S >= 1.1')
     """
+    return _chart(slowdown_cdf_spec(figures, line, share))
+
+
+def slowdown_cdf_spec(figures, line=SLOWED, share=None):
+    """:func:`slowdown_cdf_chart` as a Vega-Lite dict.
+
+    Examples
+    --------
+    >>> [layer["mark"]["type"] for layer in slowdown_cdf_spec({"slowdown_cdf": [[1.0, 1.0]], "share_slowed_10pct": 0.0})["layer"]]
+    ['line', 'rule', 'text']
+    """
     share = figures["share_slowed_10pct"] if share is None else share
     subtitle = _("{share} of the jobs at S >= {line}").format(share=f"{100 * float(share):.0f}%", line=f"{line:g}")
-    chart = _cdf_chart(cdf_rows(figures["slowdown_cdf"]), line, _("slowdown S"), ".2f")
-    return chart.properties(width=360, height=220, title={"text": _("Slowdown S of every job"), "subtitle": subtitle})
+    return {"layer": _cdf_layers(cdf_rows(figures["slowdown_cdf"]), line, _("slowdown S"), ".2f"), "width": 360,
+            "height": 220, "title": {"text": _("Slowdown S of every job"), "subtitle": subtitle}}
 
 
 def study_waste_rows():
@@ -181,15 +219,26 @@ def waste_cdf_chart(figures, study=True):
     >>> len(spec["layer"]), spec["title"]["text"]
     (4, 'Waste 1 - 1/S of every job')
     """
-    chart = _cdf_chart(cdf_rows(figures["waste_cdf"]), 1 - 1 / SLOWED, _("waste 1 - 1/S"), ".0%", slowdown=SLOWED)
+    return _chart(waste_cdf_spec(figures, study))
+
+
+def waste_cdf_spec(figures, study=True):
+    """:func:`waste_cdf_chart` as a Vega-Lite dict.
+
+    Examples
+    --------
+    >>> len(waste_cdf_spec({"waste_cdf": [[0.1, 1.0]]}, study=False)["layer"])
+    3
+    """
+    layers = _cdf_layers(cdf_rows(figures["waste_cdf"]), 1 - 1 / SLOWED, _("waste 1 - 1/S"), ".0%", slowdown=SLOWED)
     if study:
-        chart += alt.Chart({"values": study_waste_rows()}).mark_point(size=90, filled=True, color=_RED).encode(
-            x="value:Q", y="share:Q", shape=alt.Shape("source:N", title=None, scale=alt.Scale(range=["diamond"]),
-                                                      legend=alt.Legend(orient="bottom-right")),
-            tooltip=[alt.Tooltip("what:N", title=_("study figure")), alt.Tooltip("value:Q", title=_("waste"), format=".1%"),
-                     alt.Tooltip("share:Q", title=_("share of jobs at or below"), format=".1%")])
-    return chart.properties(width=360, height=220, title={"text": _("Waste 1 - 1/S of every job"),
-                                                          "subtitle": _("the diamonds: the OSDI 2025 study's jobs")})
+        layers.append({"data": {"values": study_waste_rows()}, "mark": {"type": "point", "size": 90, "filled": True, "color": _RED},
+                       "encoding": {"x": _q("value"), "y": _q("share"),
+                                    "shape": _n("source", title=None, scale={"range": ["diamond"]}, legend={"orient": "bottom-right"}),
+                                    "tooltip": [_n("what", title=_("study figure")), _q("value", title=_("waste"), format=".1%"),
+                                                _q("share", title=_("share of jobs at or below"), format=".1%")]}})
+    return {"layer": layers, "width": 360, "height": 220,
+            "title": {"text": _("Waste 1 - 1/S of every job"), "subtitle": _("the diamonds: the OSDI 2025 study's jobs")}}
 
 
 def culprit_rows(figures):
@@ -221,13 +270,15 @@ def _label(key, labels):
 
 
 def _bars(rows, title, color):
-    base = alt.Chart({"values": rows}).encode(
-        y=alt.Y("label:N", sort=None, title=None),
-        x=alt.X("gpu_hours:Q", title=_("GPU-hours lost"), axis=count_axis("~s")),
-        tooltip=[alt.Tooltip("label:N", title=title), alt.Tooltip("gpu_hours:Q", title=_("GPU-hours lost"), format=",.0f"),
-                 alt.Tooltip("share:Q", title=_("share of all lost"), format=".1%")])
-    text = base.mark_text(align="left", dx=4).encode(text=alt.Text("share:Q", format=".0%"))
-    return (base.mark_bar(color=color) + text).properties(width=240, height=25 * max(len(rows), 2), title=title)
+    """Bars of GPU-hours lost per row, each with its share of all lost written beside it."""
+    lost = _("GPU-hours lost")
+    encoding = {"y": _n("label", sort=None, title=None), "x": _q("gpu_hours", title=lost, axis=count_axis_spec("~s")),
+                "tooltip": [_n("label", title=title), _q("gpu_hours", title=lost, format=",.0f"),
+                            _q("share", title=_("share of all lost"), format=".1%")]}
+    return {"data": {"values": rows},
+            "layer": [{"mark": {"type": "bar", "color": color}, "encoding": encoding},
+                      {"mark": {"type": "text", "align": "left", "dx": 4}, "encoding": {**encoding, "text": _q("share", format=".0%")}}],
+            "width": 240, "height": 25 * max(len(rows), 2), "title": title}
 
 
 def lost_by_culprit_chart(figures):
@@ -251,10 +302,21 @@ def lost_by_culprit_chart(figures):
     >>> [c["title"] for c in spec["hconcat"]]
     ['compute or communication', 'where the culprit sits']
     """
+    return _chart(lost_by_culprit_spec(figures))
+
+
+def lost_by_culprit_spec(figures):
+    """:func:`lost_by_culprit_chart` as a Vega-Lite dict.
+
+    Examples
+    --------
+    >>> [c["title"] for c in lost_by_culprit_spec({"gpu_hours_lost": 0.0})["hconcat"]]
+    ['compute or communication', 'where the culprit sits']
+    """
     by_class, by_where = culprit_rows(figures)
-    return alt.hconcat(_bars(by_class, _("compute or communication"), _BLUE),
-                       _bars(by_where, _("where the culprit sits"), _RED)).properties(
-        title=_("GPU-hours lost, by each job's top culprit"))
+    return {"hconcat": [_bars(by_class, _("compute or communication"), _BLUE),
+                        _bars(by_where, _("where the culprit sits"), _RED)],
+            "title": _("GPU-hours lost, by each job's top culprit")}
 
 
 def short_labels(ids, limit=30):
@@ -310,6 +372,17 @@ def worst_jobs_chart(figures, top=10):
     >>> spec["layer"][0]["encoding"]["x"]["field"], spec["layer"][0]["encoding"]["y"]["field"]
     ('gpu_hours_lost', 'job')
     """
+    return _chart(worst_jobs_spec(figures, top))
+
+
+def worst_jobs_spec(figures, top=10):
+    """:func:`worst_jobs_chart` as a Vega-Lite dict.
+
+    Examples
+    --------
+    >>> worst_jobs_spec({"worst": [{"job_id": "a", "slowdown": 2.0, "waste": 0.5, "gpu_hours_lost": None}]})["title"]
+    'The jobs that lost the most'
+    """
     top = whole("top", top, low=1, high=50)
     rows = [dict(r) for r in figures["worst"][:top]]
     require(len(rows) > 0, "figures['worst']", figures["worst"], "at least one job")
@@ -318,15 +391,13 @@ def worst_jobs_chart(figures, top=10):
     for r, short in zip(rows, short_labels([r["job_id"] for r in rows])):
         r["label"] = _("S = {S}").format(S=f"{float(r['slowdown']):.2f}")
         r["job"] = short
-    base = alt.Chart({"values": rows}).encode(
-        y=alt.Y("job:N", sort=None, title=_("job"), axis=alt.Axis(labelLimit=260)),
-        x=alt.X(f"{field}:Q", title=title),
-        tooltip=[alt.Tooltip("job_id:N", title=_("job id")), alt.Tooltip("slowdown:Q", title="S", format=".3f"),
-                 alt.Tooltip(f"{field}:Q", title=title, format=fmt),
-                 alt.Tooltip("analyze:N", title=_("open it with"))])
-    text = base.mark_text(align="left", dx=4).encode(text="label:N")
-    return (base.mark_bar(color=_RED) + text).properties(width=360, height=22 * len(rows) + 10,
-                                                         title=_("The jobs that lost the most"))
+    encoding = {"y": _n("job", sort=None, title=_("job"), axis={"labelLimit": 260}), "x": _q(field, title=title),
+                "tooltip": [_n("job_id", title=_("job id")), _q("slowdown", title="S", format=".3f"),
+                            _q(field, title=title, format=fmt), _n("analyze", title=_("open it with"))]}
+    return {"data": {"values": rows},
+            "layer": [{"mark": {"type": "bar", "color": _RED}, "encoding": encoding},
+                      {"mark": {"type": "text", "align": "left", "dx": 4}, "encoding": {**encoding, "text": _n("label")}}],
+            "width": 360, "height": 22 * len(rows) + 10, "title": _("The jobs that lost the most")}
 
 
 def lost_curve_rows(figures):
@@ -367,22 +438,33 @@ def lost_curve_chart(figures):
     >>> spec["title"]["text"], len(spec["layer"])
     ('Where the GPU-hours lost sit', 2)
     """
+    return _chart(lost_curve_spec(figures))
+
+
+def lost_curve_spec(figures):
+    """:func:`lost_curve_chart` as a Vega-Lite dict.
+
+    Examples
+    --------
+    >>> [layer["mark"]["type"] for layer in lost_curve_spec({"lost_curve": {"by_lost": [[0, 0], [1, 1]]}})["layer"]]
+    ['line', 'line']
+    """
     rows = lost_curve_rows(figures)
     share = _("share of the jobs")
     lost = _("share of all GPU-hours lost")
     order = [_("jobs that lost most first"), _("jobs of the highest waste first")]
-    curves = alt.Chart({"values": rows}).mark_line(interpolate="linear").encode(
-        x=alt.X("jobs:Q", title=share, axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        y=alt.Y("lost:Q", title=lost, axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("order:N", title=None, sort=order, scale=alt.Scale(domain=order, range=[_RED, _BLUE]),
-                        legend=alt.Legend(orient="bottom-right")),
-        tooltip=[alt.Tooltip("order:N", title=_("jobs taken")), alt.Tooltip("jobs:Q", title=share, format=".1%"),
-                 alt.Tooltip("lost:Q", title=lost, format=".1%")])
-    diagonal = alt.Chart({"values": [{"jobs": 0.0, "lost": 0.0}, {"jobs": 1.0, "lost": 1.0}]}).mark_line(
-        color=_GREY, strokeDash=[4, 3]).encode(x="jobs:Q", y="lost:Q")
-    return (diagonal + curves).properties(width=360, height=240, title={
-        "text": _("Where the GPU-hours lost sit"),
-        "subtitle": _("dashed: every job losing the same")})
+    curves = {"data": {"values": rows}, "mark": {"type": "line", "interpolate": "linear"},
+              "encoding": {"x": _q("jobs", title=share, axis={"format": "%"}, scale={"domain": [0, 1]}),
+                           "y": _q("lost", title=lost, axis={"format": "%"}, scale={"domain": [0, 1]}),
+                           "color": _n("order", title=None, sort=order, scale={"domain": order, "range": [_RED, _BLUE]},
+                                       legend={"orient": "bottom-right"}),
+                           "tooltip": [_n("order", title=_("jobs taken")), _q("jobs", title=share, format=".1%"),
+                                       _q("lost", title=lost, format=".1%")]}}
+    diagonal = {"data": {"values": [{"jobs": 0.0, "lost": 0.0}, {"jobs": 1.0, "lost": 1.0}]},
+                "mark": {"type": "line", "color": _GREY, "strokeDash": [4, 3]},
+                "encoding": {"x": _q("jobs"), "y": _q("lost")}}
+    return {"layer": [diagonal, curves], "width": 360, "height": 240,
+            "title": {"text": _("Where the GPU-hours lost sit"), "subtitle": _("dashed: every job losing the same")}}
 
 
 def remedy_chart(gains):
@@ -409,17 +491,29 @@ def remedy_chart(gains):
     >>> [r["what"] for r in rows_of(spec, spec["data"])]
     ['all GPU-hours lost', 'replace persistently slow hosts', 'rebalance stages']
     """
+    return _chart(remedy_spec(gains))
+
+
+def remedy_spec(gains):
+    """:func:`remedy_chart` as a Vega-Lite dict.
+
+    Examples
+    --------
+    >>> g = {"lost": 1.0, **{k: {"jobs": 0, "gpu_hours": 0.0, "share": 0.0} for k in ("replace", "rebalance")}}
+    >>> [layer["mark"]["type"] for layer in remedy_spec(g)["layer"]]
+    ['bar', 'text']
+    """
     lost = float(gains["lost"])
     rows = [{"what": _("all GPU-hours lost"), "gpu_hours": lost, "share": 1.0, "jobs": None, "color": _GREY}]
     for key, label in (("replace", _("replace persistently slow hosts")), ("rebalance", _("rebalance stages"))):
         g = gains[key]
         rows.append({"what": label, "gpu_hours": float(g["gpu_hours"]), "share": float(g["share"]), "jobs": int(g["jobs"]),
                      "color": _RED if key == "replace" else _BLUE})
-    base = alt.Chart({"values": rows}).encode(
-        y=alt.Y("what:N", sort=None, title=None), x=alt.X("gpu_hours:Q", title=_("GPU-hours"), axis=count_axis("~s")),
-        tooltip=[alt.Tooltip("what:N", title=_("remedy")), alt.Tooltip("gpu_hours:Q", title=_("GPU-hours"), format=",.0f"),
-                 alt.Tooltip("share:Q", title=_("share of all lost"), format=".1%"),
-                 alt.Tooltip("jobs:Q", title=_("jobs it applies to"))])
-    bars = base.mark_bar().encode(color=alt.Color("color:N", scale=None))
-    text = base.mark_text(align="left", dx=4).encode(text=alt.Text("share:Q", format=".0%"))
-    return (bars + text).properties(width=360, height=110, title=_("What each remedy gets back, over the fleet"))
+    hours = _("GPU-hours")
+    encoding = {"y": _n("what", sort=None, title=None), "x": _q("gpu_hours", title=hours, axis=count_axis_spec("~s")),
+                "tooltip": [_n("what", title=_("remedy")), _q("gpu_hours", title=hours, format=",.0f"),
+                            _q("share", title=_("share of all lost"), format=".1%"), _q("jobs", title=_("jobs it applies to"))]}
+    return {"data": {"values": rows},
+            "layer": [{"mark": {"type": "bar"}, "encoding": {**encoding, "color": _n("color", scale=None)}},
+                      {"mark": {"type": "text", "align": "left", "dx": 4}, "encoding": {**encoding, "text": _q("share", format=".0%")}}],
+            "width": 360, "height": 110, "title": _("What each remedy gets back, over the fleet")}

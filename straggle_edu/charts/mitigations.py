@@ -74,6 +74,15 @@ def _method(p):
     return _(METHOD_LABELS[p.method]) if p.method in METHOD_LABELS else p.method
 
 
+def _method_panels(items, panel, datasets, *, width, height):
+    """One ``panel(i, item)`` per item, titled by its method, side by side on a shared y axis; the chart carries
+    ``datasets`` (the named rows the panels draw), so that an explorer can swap them."""
+    chart = alt.hconcat(*(panel(i, p).properties(width=width, height=height, title=_method(p))
+                          for i, p in enumerate(items))).resolve_scale(y="shared")
+    chart.datasets = datasets
+    return chart
+
+
 def _panel_datasets(items, kind, name, rows, unit, names):
     """Check ``items`` (one or more ``kind``), then name panel i's two row lists ``{names[0]}_{i}`` and ``{names[1]}_{i}``."""
     require(len(items) >= 1 and all(isinstance(x, kind) for x in items), name, items,
@@ -142,8 +151,8 @@ def packing_chart(*packings, unit="s", height=220):
     """
     datasets = packing_datasets(*packings, unit=unit)
     y = alt.Y("load:Q", title=_("work per worker ({unit})").format(unit=unit))
-    panels = []
-    for i, p in enumerate(packings):
+
+    def panel(i, p):
         bars = alt.Chart(alt.Data(name=f"packing_bars_{i}")).mark_bar().encode(
             x=alt.X("worker:O", title=_("worker"), axis=alt.Axis(labels=p.workers <= 32)), y=y,
             color=alt.condition("datum.slowest", alt.value("#e45756"), alt.value("#4c78a8")),
@@ -154,11 +163,9 @@ def packing_chart(*packings, unit="s", height=220):
             y=y, color=alt.Color("what:N", scale=alt.Scale(domain=[_("mean"), _("makespan")], range=["gray", "#e45756"]),
                                  legend=alt.Legend(title=None, orient="bottom")))
         text = lines.mark_text(align="left", x=4, dy=-7, color="#e45756", fontWeight="bold").encode(y=y, text="label:N")
-        panels.append(alt.layer(bars, rule, text).properties(width=max(140, 560 // len(packings)), height=height,
-                                                             title=_method(p)))
-    chart = alt.hconcat(*panels).resolve_scale(y="shared")
-    chart.datasets = datasets
-    return chart
+        return alt.layer(bars, rule, text)
+
+    return _method_panels(packings, panel, datasets, width=max(140, 560 // len(packings)), height=height)
 
 
 def _stage_rows(p, unit):
@@ -224,8 +231,8 @@ def stage_partition_chart(*partitions, unit="s", height=220):
     """
     datasets = stage_partition_datasets(*partitions, unit=unit)
     y = alt.Y("lo:Q", title=_("work per microbatch ({unit})").format(unit=unit))
-    panels = []
-    for i, p in enumerate(partitions):
+
+    def panel(i, p):
         bars = alt.Chart(alt.Data(name=f"stage_bars_{i}")).mark_bar(stroke="white", strokeWidth=1).encode(
             x=alt.X("stage:O", title=_("pipeline stage")), y=y, y2="hi:Q",
             color=alt.Color("part:N", scale=alt.Scale(domain=[_("layers"), _("embedding / output layer")],
@@ -236,11 +243,9 @@ def stage_partition_chart(*partitions, unit="s", height=220):
         label = alt.Chart(alt.Data(name=f"stage_label_{i}"))
         beat = label.mark_rule(color="#e45756", strokeDash=[5, 3]).encode(y="y:Q") + label.mark_text(
             align="left", x=4, dy=-7, color="#e45756", fontWeight="bold").encode(y="y:Q", text="label:N")
-        panels.append(alt.layer(bars, beat).properties(width=max(160, 520 // len(partitions)), height=height,
-                                                      title=_method(p)))
-    chart = alt.hconcat(*panels).resolve_scale(y="shared")
-    chart.datasets = datasets
-    return chart
+        return alt.layer(bars, beat)
+
+    return _method_panels(partitions, panel, datasets, width=max(160, 520 // len(partitions)), height=height)
 
 
 # ----------------------------------------------------------------- backup ---

@@ -29,6 +29,7 @@ from ..i18n import N_, _
 from ..models.causes import StageImbalance
 from ..models.osdi2025 import STUDY
 from ..traces.diagnose import STRAGGLING, Diagnosis
+from . import _data  # noqa: F401  (importing it registers the charts' font theme)
 
 __all__ = [
     "attribution_chart",

@@ -36,6 +36,7 @@ from ..i18n import N_, _
 from ..models.barriers import BARRIER_KINDS, GRID_ROLES, StepBarriers
 from ..models.pipeline import PipelineRun
 from ..models.training_step import DataParallelScaling
+from . import _data  # noqa: F401  (importing it registers the charts' font theme)
 
 __all__ = [
     "PIPELINE_COLORS",

@@ -105,7 +105,8 @@ q3 = Exercise(
 q4 = Exercise(
     "q4", expected=_wasteful_share,
     hint="Each row has its waste = 1 - 1/S. Count the jobs with waste > 0.2 and divide by the jobs with a slowdown.",
-    solution="rows = exercise_fleet(); sum(r['waste'] > 0.2 for r in rows) / len(rows)",
+    solution="rows = [r for r in exercise_fleet() if r['slowdown'] is not None]; "
+             "sum(r['waste'] > 0.2 for r in rows) / len(rows)",
     rel_tol=1e-6,
     fraction=True,
 )

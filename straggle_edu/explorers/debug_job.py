@@ -25,7 +25,7 @@ import numpy as np
 from ..charts.debug_job import trace_attribution_chart, trace_heatmap_chart, worker_ops_chart
 from ..i18n import N_, _
 from ..traces import Analysis, analyze
-from ..traces.diagnose import diagnose
+from ..traces.diagnose import diagnose, worker_label
 from ..traces.synthetic import CAUSES, example_trace
 from ..traces.whatif import worker_timeline
 from ._base import Explorer
@@ -42,12 +42,6 @@ N_("none"), N_("slow-worker"), N_("last-stage"), N_("seq-imbalance"), N_("gc-pau
 N_("Is the job straggling?"), N_("Which worker?"), N_("Which collective?"), N_("Compute or communication?")
 N_("Which parallel group?"), N_("Which pipeline stage?"), N_("Which microbatch?"), N_("Persistent or one-off?")
 N_("Same worker every step?"), N_("A few bad machines?")
-
-
-def _label(w):
-    if isinstance(w, tuple):
-        return _("dp {dp} · stage {stage}").format(dp=w[0], stage=w[1])
-    return _("rank {rank}").format(rank=w)
 
 
 def _numbers(label):
@@ -130,7 +124,7 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
         controls["example"] = widgets.Dropdown(options=choices(EXAMPLE_CAUSES), value=example, description=_("example"),
                                                style=STYLE)
     first = _first_worker(a)
-    controls["worker"] = widgets.Dropdown(options=[(_label(w), w) for w in a.workers], value=first,
+    controls["worker"] = widgets.Dropdown(options=[(worker_label(w, short=True), w) for w in a.workers], value=first,
                                           description=_("worker"), style=STYLE)
     controls["step"] = widgets.Dropdown(options=[int(s) for s in a.steps], value=_worst_step(a, first),
                                         description=_("step"), style=STYLE)
@@ -141,7 +135,8 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
         w, step = controls["worker"].value, controls["step"].value
         if op_level:
             ops = worker_timeline(an, w[0], w[1], step)
-            return worker_ops_chart(ops, title=_("{worker}, step {step}: recorded and ideal").format(worker=_label(w), step=step))
+            title = _("{worker}, step {step}: recorded and ideal").format(worker=worker_label(w, short=True), step=step)
+            return worker_ops_chart(ops, title=title)
         return trace_attribution_chart(an, "by_rank")
 
     charts = {"heatmap": trace_heatmap_chart(a), ("ops" if op_level else "ranks"): detail_chart()}
@@ -175,7 +170,7 @@ def debug_job_explorer(source=None, *, example="slow-worker"):
         w = _first_worker(an)
         busy["on"] = True
         try:
-            controls["worker"].options = [(_label(x), x) for x in an.workers]
+            controls["worker"].options = [(worker_label(x, short=True), x) for x in an.workers]
             controls["worker"].value = w
             controls["step"].options = [int(s) for s in an.steps]
             controls["step"].value = _worst_step(an, w)

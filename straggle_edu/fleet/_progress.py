@@ -67,16 +67,19 @@ class LogLines:
     def close(self):
         self._line()
 
+    def stop(self):
+        """The run stopped early: no closing line (the reason is said after)."""
+
 
 class _Bar:
-    def __init__(self, total):
+    def __init__(self, total, desc, unit):
         from tqdm.auto import tqdm
 
         # tqdm writes "{desc}: " and "{rate}{unit}/s": Chinese wants "作业集：" and "4.3 个作业/s" (zh review S5)
         chinese = get_language() == "zh"
         fmt = "{desc}：{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
-        self.bar = tqdm(total=total, unit=(" " if chinese else "") + _("jobs"), desc=_("fleet"), file=sys.stderr,
-                        smoothing=0.05, bar_format=fmt if chinese else None)
+        self.bar = tqdm(total=total, unit=(" " if chinese else "") + unit, desc=desc, file=sys.stderr, smoothing=0.05,
+                        bar_format=fmt if chinese else None)
 
     def update(self, error=False):
         self.bar.update(1)
@@ -85,6 +88,11 @@ class _Bar:
         pass
 
     def close(self):
+        self.bar.close()
+
+    def stop(self):
+        """The run stopped early: the bar as it stands, and a new line, so that the reason printed next has its own
+        line and the bar is not drawn again after it (when tqdm closes it at exit)."""
         self.bar.close()
 
 
@@ -98,10 +106,15 @@ class _Quiet:
     def close(self):
         pass
 
+    def stop(self):
+        pass
 
-def progress(mode, total, every=LOG_SECONDS):
+
+def progress(mode, total, every=LOG_SECONDS, *, desc=None, unit=None):
     """The progress of ``total`` jobs: ``True`` or ``"bar"`` a tqdm bar (log lines without tqdm), ``"log"`` log
-    lines every ``every`` seconds, ``False`` nothing. Each has ``update(error)``, ``tick()`` and ``close()``.
+    lines every ``every`` seconds, ``False`` nothing. Each has ``update(error)``, ``tick()``, ``close()`` and
+    ``stop()`` (an early end).
+    ``desc`` and ``unit``: the bar's words (default: the fleet's, translated).
 
     Examples
     --------
@@ -114,7 +127,7 @@ def progress(mode, total, every=LOG_SECONDS):
         return _Quiet()
     if mode != "log":
         try:
-            return _Bar(total)
+            return _Bar(total, _("fleet") if desc is None else desc, _("jobs") if unit is None else unit)
         except ImportError:  # pragma: no cover
             pass
     return LogLines(total, every)

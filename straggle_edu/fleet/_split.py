@@ -32,6 +32,7 @@ its blocks' models with it; the scheduler rebuilds them from their tasks.
 
 from __future__ import annotations
 
+import functools
 import operator
 import time
 from dataclasses import replace
@@ -39,6 +40,18 @@ from pathlib import Path
 from types import SimpleNamespace
 
 __all__ = ["plan", "submit"]
+
+
+def _batch(task):
+    """``task`` run under :func:`~straggle_edu.traces.blocks.batch_memory` (the memory of a worker of any cluster)."""
+    @functools.wraps(task)
+    def run(*args):
+        from ..traces.blocks import batch_memory
+
+        with batch_memory():
+            return task(*args)
+
+    return run
 
 
 def plan(path, block_steps, meta):
@@ -101,6 +114,7 @@ def _units(ranges, groups):
     return units
 
 
+@_batch
 def _sample(path, row_groups):
     """The first 64 DP ranks' rows of some of the file's row groups (the program's sample, read in parts)."""
     from ..traces.blocks import sample_rows
@@ -108,6 +122,7 @@ def _sample(path, row_groups):
     return sample_rows(path, row_groups)
 
 
+@_batch
 def _program(path, meta, budget, *samples):
     """The dependency model's wiring, from the first 64 DP ranks over every step (as analyze_op_file builds it)."""
     from .. import _validate
@@ -122,6 +137,7 @@ def _program(path, meta, budget, *samples):
     return replace(m, work=None, start=None, duration=None, node_mb=None, cell_of_row=None)
 
 
+@_batch
 def _first_pass(path, ranges, meta, program, ideal, budget):
     """Pass 1 of a run of blocks (read at once): each block's model (work and microbatches kept), statistics,
     notes and size."""
@@ -159,6 +175,7 @@ def _stats(run):
     return [block["stats"] for block in run]
 
 
+@_batch
 def _scores(run, program, finished, ideal, *before):
     """Pass 3 of a run's blocks: their scores, each with the steps before it (``before``: the earlier runs' infos)."""
     from ..traces.whatif import block_scores
@@ -185,6 +202,7 @@ def _merge_scores(program, ideal, *unit_parts):
     return merge_scores(replace(program, dp_size=parts[0]["dp_size"]), parts, steps, recorded, ideal)
 
 
+@_batch
 def _mw(run, finished, fix, ideal):
     """Pass 4 of a run's blocks: their M_W step times, in step order."""
     from ..traces.whatif import block_mw

@@ -19,7 +19,7 @@ import sys
 
 from ..i18n import _, fill, format_int, join_list
 from ._progress import LOG_SECONDS
-from .cluster import NOTICE_SECONDS, REFUSED_SECONDS, TIMEOUT_SECONDS
+from .cluster import NOTICE_SECONDS, REFUSED_SECONDS, SMALL_FLEET_BYTES, TIMEOUT_SECONDS
 
 __all__ = ["configure", "run", "summary", "configure_demo", "run_demo"]
 
@@ -57,7 +57,8 @@ def configure(parser):
                         "and how long the cluster may stay without workers mid-run. A refused connection fails after "
                         f"{REFUSED_SECONDS:g} s; the failures are one line, exit status 1")
     parser.add_argument("--workers", type=int, metavar="N",
-                        help="worker processes of the LocalCluster on 127.0.0.1 (default: one per core; given, it "
+                        help="worker processes of the LocalCluster on 127.0.0.1 (default: one per core; none for a fleet "
+                        f"under {SMALL_FLEET_BYTES // 2**20} MiB of traces, analysed in this process; given, it "
                         "also overrides $DASK_SCHEDULER_ADDRESS); 0 runs every job in this process, without Dask")
     parser.add_argument("--follow-links", action="store_true",
                         help="analyse paths that leave their SOURCE (through '..', an absolute path in a manifest, "
@@ -133,18 +134,18 @@ def summary(run, top=5):
     if f.get("demo"):
         lines.append(_demo_line(f["demo"]))
     lines += [
-        _("Slowed by at least 10% (S >= 1.1): {share} of the {count} jobs with a slowdown ({gpu} of their "
-          "GPU-hours).").format(share=_pct(f["share_slowed_10pct"]), count=format_int(f["analysed"]),
-                                gpu=_pct(f["share_slowed_10pct_gpu_hours"])),
+        fill(_("Slowed by at least 10% (S >= 1.1): {share} of the {count} jobs with a slowdown ({gpu} of their "
+               "GPU-hours)."), share=_pct(f["share_slowed_10pct"]), count=format_int(f["analysed"]),
+             gpu=_pct(f["share_slowed_10pct_gpu_hours"])),
         _("Slowdown S: median {p50}, p90 {p90}, p99 {p99}, max {max}.").format(
             **{k: _num(v) for k, v in q.items()}),
         fill(_("GPU-hours lost to stragglers: {lost}, {share} of all {total}."),
              lost=_hours(lost), total=_hours(total), share=_pct(lost / total if total else None)),
-        _("Of the {slowed} slowed jobs, one worker explains most of the excess, step after step, in {workers} "
-          "({worker}); one DP rank in {dp_ranks} ({dp_rank}).").format(
-            slowed=format_int(f["slowed_jobs"]), workers=format_int(f["slowed_single_worker"]),
-            worker=_pct(f["share_slowed_single_worker"]), dp_ranks=format_int(f["slowed_single_dp_rank"]),
-            dp_rank=_pct(f["share_slowed_single_dp_rank"])),
+        fill(_("Of the {slowed} slowed jobs, one worker explains most of the excess, step after step, in {workers} "
+               "({worker}); one DP rank in {dp_ranks} ({dp_rank})."),
+             slowed=format_int(f["slowed_jobs"]), workers=format_int(f["slowed_single_worker"]),
+             worker=_pct(f["share_slowed_single_worker"]), dp_ranks=format_int(f["slowed_single_dp_rank"]),
+             dp_rank=_pct(f["share_slowed_single_dp_rank"])),
     ]
     if f["worst"]:
         lines += _worst_lines(f["worst"], top)

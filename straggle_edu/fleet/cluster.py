@@ -52,7 +52,7 @@ from urllib.parse import urlsplit
 
 __all__ = ["ClusterError", "Terminated", "scheduler_address", "read_scheduler_file", "connect", "local_cluster",
            "close_local", "Watch", "stopping_signals", "check_signals", "say", "TIMEOUT_SECONDS", "REFUSED_SECONDS",
-           "NOTICE_SECONDS", "REPEAT_SECONDS", "HURRY_SECONDS", "ENV_ADDRESS"]
+           "NOTICE_SECONDS", "REPEAT_SECONDS", "HURRY_SECONDS", "ENV_ADDRESS", "SMALL_FLEET_BYTES"]
 
 TIMEOUT_SECONDS = 60.0  # connection and the wait for the first worker, together
 REFUSED_SECONDS = 1.0  # a refused connection is tried again this long: a scheduler may be starting
@@ -76,8 +76,21 @@ class ClusterError(RuntimeError):
 
 class Terminated(BaseException):
     """SIGTERM arrived (:func:`stopping_signals`). A BaseException, like KeyboardInterrupt: no ``except Exception``
-    that keeps a job's error as its row swallows it."""
+    that keeps a job's error as its row swallows it.
 
+    Where the fleet wrote the tables of the jobs finished before passing it on, ``finished`` of ``total`` jobs
+    are in ``tables`` (None, None, () where nothing was written down).
+    """
+
+    def __init__(self, finished=None, total=None, tables=()):
+        super().__init__()
+        self.finished, self.total, self.tables = finished, total, tuple(str(t) for t in tables)
+
+
+# A fleet whose traces hold less than this in all runs in this process when no cluster is named (no scheduler,
+# no --workers): a LocalCluster's start (a process per core, each importing numpy, pandas and pyarrow; 2-3 s of
+# wall time on 2 cores) would take longer than the work (the 200-job demo, 11 MB, is 1.5-2 s on one core).
+SMALL_FLEET_BYTES = 16 * 2**20
 
 def say(text):
     """Print one status line on stderr at once (the progress bar's stream; stdout holds the results)."""
@@ -249,8 +262,13 @@ def _client(Client, address, deadline, timeout, shown):
     if "client" in box:
         return box["client"]
     error = box.get("error")
-    if error is not None and not isinstance(error, (OSError, TimeoutError)):
+    if error is not None and not isinstance(error, Exception):
         raise error
+    if error is not None and not isinstance(error, (OSError, TimeoutError)):
+        # a server that speaks first and not Dask (sshd's banner, an HTTP proxy): Dask reads its first bytes as a
+        # message length and fails to allocate exabytes, or fails to unpack them
+        raise ClusterError(f"cannot connect to the scheduler {shown}: what answers there does not speak Dask's "
+                           f"protocol; is it the scheduler's port (8786 by default)?")
     why = "no answer in Dask's protocol" if error is None else _one_line(error)
     raise ClusterError(f"no answer from the scheduler {shown} within {_seconds(timeout)} s (--timeout): {why}")
 
@@ -311,6 +329,21 @@ def _threads_block_sigint():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+# The LocalCluster's workers, as each nanny starts one:
+# - glibc's malloc set as for `straggle-edu analyze` (straggle_edu.traces.blocks.MALLOC_ENV), not with the
+#   MALLOC_TRIM_THRESHOLD_=65536 of distributed, which also stops glibc from raising its mmap threshold: every
+#   large array was then mapped and unmapped anew, and the block tasks of the 16,384-rank job faulted in every page
+#   they used (5 million page faults, as much system time as user time). (These were meant to hold since the
+#   fleet's failures landed, but the nannies read them as the workers start, after the block that set them ended.)
+# - without the statistical profiler (a stack sample every 10 ms, for the dashboard): CPU the jobs need.
+# dashboard_address=None still asks for port 8787 and warns when another cluster holds it; a free port does not.
+def _worker_settings():
+    from ..traces.blocks import MALLOC_ENV
+
+    return {**{f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in MALLOC_ENV.items()},
+            "distributed.worker.profile.enabled": False}
+
+
 def local_cluster(workers):
     """``(client, cluster)``: a ``distributed.LocalCluster`` on 127.0.0.1 with one single-threaded worker process
     per core (or ``workers``), no dashboard beyond 127.0.0.1, its workers started; its processes block SIGINT
@@ -319,28 +352,23 @@ def local_cluster(workers):
     from distributed import Client, LocalCluster
 
     n = workers if workers is not None else (os.cpu_count() or 1)
-    # distributed gives its workers MALLOC_TRIM_THRESHOLD_=65536, which also stops glibc from raising its mmap
-    # threshold: every large array is then mapped and unmapped anew, and the 16,384-rank job spent 19 s of system
-    # time in page faults (10 s without it). The fleet's memory is short-lived arrays, which glibc's default reuses.
-    # dashboard_address=None still asks for port 8787 and warns when another cluster holds it; a free port does not.
-    # The workers' statistical profiler (a stack sample every 10 ms, for the dashboard) costs CPU the jobs need.
-    with _threads_block_sigint(), dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
-                                                   "distributed.worker.profile.enabled": False}):
-        cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
-    client = None
-    try:  # the workers are spawned by the cluster's loop thread, which blocks SIGINT
-        client = Client(cluster)
-        cluster.scale(n)
-        client.wait_for_workers(n, timeout=LOCAL_START_SECONDS)
-    except BaseException as exc:
-        if client is not None:
-            client.close()
-        close_local(cluster, hurry=True)
-        if isinstance(exc, (TimeoutError, OSError)):
-            raise ClusterError(f"the LocalCluster's {n} worker processes did not start within "
-                               f"{_seconds(LOCAL_START_SECONDS)} s") from None
-        raise
+    with dask.config.set(_worker_settings()):  # each nanny reads them as its worker starts: held until they have
+        with _threads_block_sigint():
+            cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
+        client = None
+        try:  # the workers are spawned by the cluster's loop thread, which blocks SIGINT
+            client = Client(cluster)
+            cluster.scale(n)
+            client.wait_for_workers(n, timeout=LOCAL_START_SECONDS)
+        except BaseException as exc:
+            if client is not None:
+                client.close()
+            close_local(cluster, hurry=True)
+            if isinstance(exc, (TimeoutError, OSError)):
+                raise ClusterError(f"the LocalCluster's {n} worker processes did not start within "
+                                   f"{_seconds(LOCAL_START_SECONDS)} s") from None
+            raise
     return client, cluster
 
 

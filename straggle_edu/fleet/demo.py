@@ -89,6 +89,7 @@ import numpy as np
 
 from .._validate import as_rng, one_of, require, whole
 from ..models.osdi2025 import CITATION, STUDY
+from ._progress import progress as shown_progress
 
 __all__ = ["DemoJob", "DemoFleet", "WASTE_KNOTS", "FAULT_SLOWDOWN", "CAUSE_SHARES", "LAYOUTS", "TARGETS", "CULPRITS",
            "GPU_CLASSES", "HOURS", "DEMO_NOTE", "draw_jobs", "draw_sizes", "drawn_figures", "drawn_rows", "strength_for",
@@ -604,18 +605,16 @@ def write_demo(folder, jobs=200, seed=0, *, public=True, format=None, progress=F
     folder = _new_folder(folder)
     out = folder / "jobs"
     out.mkdir()
-    bar = _bar(progress, len(drawn))
+    bar = shown_progress("bar" if progress else False, len(drawn), desc="writing the demo fleet", unit="job")
     rows, ops = [], 0
     try:
         for job in drawn:
             path, n_ops = _write_job(job, out, fmt)
             ops += n_ops
             rows.append({"job_id": job.job_id, "path": f"jobs/{path.name}", "gpus": job.gpus, "hours": f"{job.hours:g}"})
-            if bar is not None:
-                bar.update(1)
+            bar.update()
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     public_rows = _copy_public(folder) if public else []
     manifest = folder / "manifest.csv"
     lines = ["job_id,path,gpus,hours"] + [f"{r['job_id']},{r['path']},{r['gpus']},{r['hours']}" for r in rows + public_rows]
@@ -640,16 +639,6 @@ def _truth(drawn, seed, fmt, public_rows):
         "jobs": [asdict(j) for j in drawn],
         "public": [r["job_id"] for r in public_rows],
     }
-
-
-def _bar(show, total):
-    if not show:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover
-        return None
-    return tqdm(total=total, desc="writing the demo fleet", unit="job")
 
 
 # ---------------------------------------------------------------------------

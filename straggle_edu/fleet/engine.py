@@ -44,6 +44,7 @@ import json
 import logging
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,15 +52,15 @@ from pathlib import Path
 from .. import _validate
 from . import _split
 from ._progress import LOG_SECONDS, progress as _progress
-from .cluster import (TIMEOUT_SECONDS, ClusterError, Terminated, Watch, check_signals, close_local, connect,
-                      local_cluster, scheduler_address)
+from .cluster import (SMALL_FLEET_BYTES, TIMEOUT_SECONDS, ClusterError, Terminated, Watch, check_signals,
+                      close_local, connect, local_cluster, say, scheduler_address)
 from .demo import demo_of
 from .figures import analysis_row, fleet_figures
 from .sources import count_jobs, expand
 from .store import REFRESH_SECONDS, Refresh, Spool, Store, atomic_write, clean_row, content_hash
 
 __all__ = ["job_row", "job_rows", "run_fleet", "FleetRun", "BYTES_PER_OP", "CHUNK_JOBS", "CHUNK_BYTES",
-           "missing_dask"]
+           "small_fleet", "missing_dask"]
 
 # Peak memory of the analysis, per op: about 250 bytes per op of a block plus
 # 12 per op of the whole trace (straggle_edu.traces.blocks).
@@ -146,6 +147,8 @@ def _worker_budget():
     """60% of this Dask worker's memory limit, else (no worker, no limit) what ``analyze`` allows itself."""
     if "STRAGGLE_EDU_MEMORY_MIB" in os.environ:
         return _validate.memory_budget()
+    if "distributed" not in sys.modules:  # not in a Dask worker (which has it imported): importing it costs 0.5 s
+        return _CLI_BUDGET
     try:
         from distributed import get_worker
 
@@ -490,6 +493,8 @@ def run_fleet(sources, out, *, scheduler=None, scheduler_file=None, workers=None
         (:func:`~straggle_edu.fleet.cluster.scheduler_address`).
     workers : int, optional
         Worker processes of the LocalCluster (default: one per core); 0 runs in this process, without Dask.
+        Not given, with no cluster named, a fleet whose traces hold less than :data:`~straggle_edu.fleet.cluster.SMALL_FLEET_BYTES` runs in
+        this process too (:func:`small_fleet`).
     follow_links : bool
         Analyse paths that leave their SOURCE.
     block_steps : "auto", int or None
@@ -534,6 +539,11 @@ def run_fleet(sources, out, *, scheduler=None, scheduler_file=None, workers=None
     if Path(out).exists() and not Path(out).is_dir():
         raise NotADirectoryError(f"--out must be a folder, got {str(out)!r} (a file)")
     total = count_jobs(expand(sources, follow_links=follow_links, skip=[out]))  # creates nothing
+    if origin is None and workers is None and small_fleet(expand(sources, follow_links=follow_links, skip=[out])):
+        workers = 0
+        if progress:
+            say(f"fleet: {total} job{'' if total == 1 else 's'} under {SMALL_FLEET_BYTES // 2**20} MiB of traces, "
+                "analysed in this process (a LocalCluster would take longer to start; --workers N starts one)")
     counts = {"analysed": 0, "cached": 0}
     with _Rows(address, origin, workers, timeout, scheduler_file) as rows_of:
         store = Store(out)
@@ -555,16 +565,51 @@ def run_fleet(sources, out, *, scheduler=None, scheduler_file=None, workers=None
                     errors=figures["errors"], seconds=time.perf_counter() - t0, tables=tables, figures=figures)
 
 
+def _job_bytes(path):
+    """The bytes of a job's trace: its file, or the files directly in its folder (0 where it cannot be read)."""
+    try:
+        st = os.stat(path)
+        if not os.path.isdir(path):
+            return st.st_size
+        with os.scandir(path) as entries:
+            return sum(e.stat().st_size for e in entries if e.is_file())
+    except OSError:
+        return 0  # its row will name the error
+
+
+def small_fleet(jobs, limit=SMALL_FLEET_BYTES):
+    """Whether the traces of ``jobs`` (from :func:`~straggle_edu.fleet.sources.expand`) hold less than ``limit``
+    bytes in all; it stops reading sizes at the limit.
+
+    Examples
+    --------
+    >>> from straggle_edu.fleet.sources import Job
+    >>> from straggle_edu.traces.optrace import public_trace_path
+    >>> small_fleet([Job("a", str(public_trace_path()))]), small_fleet([Job("a", str(public_trace_path()))], limit=1)
+    (True, False)
+    """
+    total = 0
+    for job in jobs:
+        total += _job_bytes(job.path)
+        if total >= limit:
+            return False
+    return True
+
+
 def _rows(store, spool, counts, shown, rows_of, sources, follow_links, block_steps, total, refresh):
     """Analyse (or reuse) every job, keep its row, rewrite the tables now and then, show the progress."""
     done = frozenset(store.done())
     tables_so_far = Refresh(store, spool, refresh)
     jobs = expand(sources, follow_links=follow_links, skip=[store.out])
-    for job, row in rows_of(jobs, block_steps, done, total, shown.tick):
-        check_signals()
-        error = _record(store, spool, counts, job, row)
-        tables_so_far()
-        shown.update(error=error)
+    try:
+        for job, row in rows_of(jobs, block_steps, done, total, shown.tick):
+            check_signals()
+            error = _record(store, spool, counts, job, row)
+            tables_so_far()
+            shown.update(error=error)
+    except BaseException:
+        shown.stop()  # the bar ends its line before 'interrupted', 'terminated' or the error line is printed
+        raise
     shown.close()
 
 
@@ -579,7 +624,7 @@ def _stopped(store, spool, exc, total):
         kept = (f"; the {len(spool)} of {total} jobs finished are in {' and '.join(map(str, written))}" if written
                 else "; no job finished")
         raise ClusterError(f"{exc}{kept}; run the same command again to analyse the rest") from None
-    raise exc
+    raise Terminated(len(spool), total, written) from None
 
 
 def _record(store, spool, counts, job, row):

@@ -10,11 +10,17 @@ a directory
     ``result-*.json``), a ``.csv`` or ``.parquet`` without an ``optype``
     column or ``step,rank,duration_s``, a layout sidecar ``meta-*.yaml``
     (read with its trace: ``trace-AR.parquet`` and ``meta-AR.yaml`` are one
-    job), text that no reader knows. The job id is the trace's path.
+    job), text that no reader knows. A file named like a trace (``.parquet``,
+    ``.pq``, ``.csv``, ``.json``, ``.json.gz``, ``.gz``, ``.log``, ``.txt``,
+    ``.pkl``, ``.pickle``, or ``trace*``, ``rank_*``, ``rank-*``,
+    ``_dump_*``) whose bytes are no file of any kind (empty, binary noise,
+    a broken gzip stream) is not skipped: it is a job, and its row says what
+    ``analyze`` says of it. The job id is the trace's path.
 a glob
     ``'runs/**/trace-*.parquet'`` (quoted, so that the shell leaves it
     alone; ``**`` matches any depth); each match is a trace file, or a
-    directory walked as above.
+    directory walked as above; the files that match are taken as a walk
+    takes them.
 a manifest
     a ``.csv`` or ``.parquet`` file with the columns ``job_id`` and ``path``
     and, optionally, ``gpus`` and ``hours`` (empty: taken from the trace's
@@ -32,7 +38,10 @@ Rules for a hostile fleet:
 - a manifest row naming a missing file is an error row; the fleet goes on;
 - job ids are unique: a repeated id stops the fleet before any work, naming
   both rows (rename one of them);
-- a SOURCE that holds no trace is a ``ValueError`` (the CLI exits with 2).
+- a SOURCE that yields no job (a glob that matches no path, a folder or
+  manifest without a trace) is a ``ValueError`` naming it, also beside
+  other SOURCEs, raised when the walk reaches its end, so before any work
+  (the CLI exits with 2 and creates nothing).
 
 :func:`expand` yields the jobs one by one; :func:`count_jobs` is the
 same walk, counted, and checks the ids.
@@ -204,6 +213,8 @@ def _folder_jobs(folder, entries, root, follow_links):
             kind, error = _kind(path)
             if error is not None:
                 refused.append(Job(str(path), str(path), error=error))
+            elif kind == _DAMAGED:  # a job of its own: its row says what analyze says of it
+                refused.append(Job(str(path), str(path)))
             elif kind is not None:
                 traces.append((path, kind))
     kinds = {kind for _, kind in traces}
@@ -212,8 +223,8 @@ def _folder_jobs(folder, entries, root, follow_links):
     return subdirs, refused + [Job(str(p), str(p)) for p, _ in traces]
 
 
-# What a trace file may be called, for a path that cannot be opened to look inside (a link loop): the suffixes of
-# trace-formats.md, and the names Flight Recorder gives its dumps.
+# What a trace file may be called, for a file that cannot be looked inside (a link loop) or whose bytes are no file of
+# any kind (empty, binary noise): the suffixes of trace-formats.md, and the names Flight Recorder gives its dumps.
 _TRACE_SUFFIXES = (".parquet", ".pq", ".csv", ".json", ".json.gz", ".gz", ".log", ".txt", ".pkl", ".pickle")
 _TRACE_PREFIXES = ("_dump_", "rank_", "rank-", "trace")
 
@@ -230,21 +241,59 @@ def _trace_name(name):
     return low.endswith(_TRACE_SUFFIXES) or low.startswith(_TRACE_PREFIXES)
 
 
+_DAMAGED = "damaged"  # _kind's word for a file named like a trace that holds no file of any kind
+
+
 def _kind(path):
-    """``(trace_kind, None)``, or ``(None, error)`` for a file that cannot be read: it may be a trace, and one
-    that cannot be read is a row, never a silent gap (a layout file's trace reports it when it reads it)."""
+    """What a file found by a walk or a glob is: ``(format, None)``, ``(None, None)`` for a file of another kind,
+    ``(None, error)`` for one that cannot be read, ``(_DAMAGED, None)`` for one named like a trace whose bytes are no
+    file of any kind.
+
+    A file that may be a trace and cannot be read is a row, never a silent gap: one that cannot be opened, whatever
+    its name (a layout file's trace reports it when it reads it), and one named like a trace (:func:`_damaged_trace`:
+    a text name such as ``notes.txt`` only with a trace's prefix) that is empty, binary noise or a broken gzip
+    stream (:attr:`~straggle_edu.traces.detect.FileInfo.damaged`), which is a job whose row says what ``analyze``
+    says of it, as when it is given as a SOURCE.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "trace-x.parquet").write_bytes(b""), (d / "notes.md").write_bytes(b"")
+    >>> _kind(d / "trace-x.parquet"), _kind(d / "notes.md")
+    (('damaged', None), (None, None))
+    """
+    from ..traces.detect import sniff
+
     try:
-        kind = trace_kind(path)
-    except OSError as exc:
-        return None, f"{path}: cannot be read ({exc.strerror})"
-    if kind is not None or Path(path).name.lower().startswith("meta"):
-        return kind, None
+        info = sniff(path)
+    except FileNotFoundError:  # gone since the folder was listed
+        return None, None
+    name = Path(path).name.lower()
+    if info.format is not None or name.startswith("meta"):
+        return info.format, None
     try:
         with open(path, "rb") as f:
             f.read(1)
     except OSError as exc:
         return None, f"{path}: cannot be read ({exc.strerror})"
-    return None, None
+    return (_DAMAGED if info.damaged and _damaged_trace(name) else None), None
+
+
+# An empty or garbled file with a text name is often no trace at all (notes.txt, an empty worker .log, a results
+# .json): a walk skips it unless its name also starts like a trace's; a binary trace name (.parquet, .gz) is a row.
+_TEXT_SUFFIXES = (".csv", ".json", ".log", ".txt")
+
+
+def _damaged_trace(name):
+    """Whether a damaged file called ``name`` (lower case) is a trace the walk must report (see :func:`_kind`).
+
+    Examples
+    --------
+    >>> _damaged_trace("trace-x.parquet"), _damaged_trace("notes.txt"), _damaged_trace("trace-3.csv")
+    (True, False, True)
+    """
+    return name.startswith(_TRACE_PREFIXES) or (_trace_name(name) and not name.endswith(_TEXT_SUFFIXES))
 
 
 def _glob_root(pattern):
@@ -266,8 +315,10 @@ def _glob(pattern, follow_links, skip):
             yield Job(match, match, error=_refused(match, root))
         elif p.is_dir():
             yield from _walk(p, follow_links, skip)
-        elif trace_kind(p) is not None:
-            yield Job(match, match)
+        elif p.is_file():  # a FIFO, a socket or a device is never opened (it could block)
+            kind, error = _kind(p)
+            if error is not None or kind is not None:
+                yield Job(match, match, error=error)
 
 
 def _manifest_rows(path):
@@ -379,16 +430,35 @@ def expand(sources, *, follow_links=False, skip=()):
     """
     skip = {os.path.realpath(s) for s in skip}
     for source in sources:
-        p = Path(source)
-        if p.is_dir():
-            yield from _walk(p, follow_links, skip)
-        elif p.is_file():
-            yield from _manifest(p, follow_links) if is_manifest(p) else [Job(str(p), str(p))]
-        elif _MAGIC & set(str(source)):
-            yield from _glob(str(source), follow_links, skip)
-        else:
-            raise ValueError(f"SOURCE must be a directory, a glob, a manifest or a trace file, got {str(source)!r} "
-                             f"({_why_not(p)})")
+        n = 0
+        for n, job in enumerate(_source_jobs(source, follow_links, skip), 1):
+            yield job
+        if not n:  # said of this SOURCE, also beside others: a mistyped one never leaves a fleet that lacks it
+            raise ValueError(_EMPTY + (f", got the glob {str(source)!r}, which matches no path" if _globbed(source)
+                                       else f", got none in {str(source)!r}{_LOOKED_FOR}"))
+
+
+_EMPTY = "SOURCE must hold at least one trace"
+_LOOKED_FOR = " (no trace file, folder of per-rank traces or manifest row was found)"
+
+
+def _globbed(source):
+    """Whether ``source`` is a glob that matches no path (not a path that is there)."""
+    return not os.path.lexists(source) and bool(_MAGIC & set(str(source))) and next(
+        glob.iglob(str(source), recursive=True), None) is None
+
+
+def _source_jobs(source, follow_links, skip):
+    p = Path(source)
+    if p.is_dir():
+        yield from _walk(p, follow_links, skip)
+    elif p.is_file():
+        yield from _manifest(p, follow_links) if is_manifest(p) else [Job(str(p), str(p))]
+    elif _MAGIC & set(str(source)):
+        yield from _glob(str(source), follow_links, skip)
+    else:
+        raise ValueError(f"SOURCE must be a directory, a glob, a manifest or a trace file, got {str(source)!r} "
+                         f"({_why_not(p)})")
 
 
 def count_jobs(jobs):
@@ -415,6 +485,5 @@ def count_jobs(jobs):
                              f"{job.path}); rename one of them in the manifest")
         first[job.job_id] = (n, job.path)
     if not n:
-        raise ValueError("SOURCE must hold at least one trace, got none (no trace file, folder of per-rank traces "
-                         "or manifest row was found)")
+        raise ValueError(f"{_EMPTY}, got none{_LOOKED_FOR}")
     return n

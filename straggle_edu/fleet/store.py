@@ -23,6 +23,7 @@ when the next run opens the folder.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -114,11 +115,20 @@ def atomic_write(path, data, *, sync_folder=True):
     (b'{}', ['row.json'])
     """
     path = Path(path)
-    fd, tmp = _mkstemp(path)
-    try:
+    with _replacing(path, sync_folder=sync_folder) as (fd, _tmp):
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
+
+
+@contextlib.contextmanager
+def _replacing(path, *, sync_folder=True):
+    """The one rule of every file the store writes: the block writes a temporary file beside ``path`` (given as
+    ``(fd, name)``; the block closes the fd), which then is flushed to disk and renamed to ``path`` (the folder
+    flushed too, with ``sync_folder``); when the block fails, it is removed."""
+    fd, tmp = _mkstemp(path)
+    try:
+        yield fd, tmp
+        with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -353,27 +363,13 @@ class Refresh:
         return True
 
 
-def _replace_into(tmp, path):
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
 def _write_csv(path, rows):
-    fd, tmp = _mkstemp(path)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(_NAMES)
-            for row in rows:
-                r = clean_row(row)
-                w.writerow(["" if r[n] is None else repr(r[n]) if _KIND[n] == "float" else r[n] for n in _NAMES])
-        _replace_into(tmp, path)
-    except BaseException:
-        with _quiet():
-            os.unlink(tmp)
-        raise
+    with _replacing(path) as (fd, _tmp), os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(_NAMES)
+        for row in rows:
+            r = clean_row(row)
+            w.writerow(["" if r[n] is None else repr(r[n]) if _KIND[n] == "float" else r[n] for n in _NAMES])
     return path
 
 
@@ -403,9 +399,8 @@ def _write_parquet(path, rows, batch=10_000):
     except ImportError:
         return None
     schema = _arrow_schema()
-    fd, tmp = _mkstemp(path)
-    os.close(fd)
-    try:
+    with _replacing(path) as (fd, tmp):
+        os.close(fd)
         with pq.ParquetWriter(tmp, schema) as writer:
             chunk = []
             for row in rows:
@@ -414,11 +409,6 @@ def _write_parquet(path, rows, batch=10_000):
                     writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
                     chunk = []
             writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
-        _replace_into(tmp, path)
-    except BaseException:
-        with _quiet():
-            os.unlink(tmp)
-        raise
     return path
 
 

@@ -48,7 +48,7 @@ __all__ = [
 
 
 def _groups(n, group):
-    """(full groups, workers left over) for n workers in groups of ``group``."""
+    """``(n, group, full groups, workers left over)`` for n workers in groups of ``group`` (all when None)."""
     n = whole("n", n)
     group = n if group is None else whole("group", group, 1, n)
     return n, group, n // group, n % group

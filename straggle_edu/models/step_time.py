@@ -298,14 +298,7 @@ class StepTime:
         >>> round(StepTime(1.0, jitter=0.1).ppf(0.975), 4)
         1.196
         """
-        u = np.asarray(probability("u", u), dtype=float)
-        if self.degenerate:  # compare u itself with the atoms' weights, no 1 - u
-            return _out(self._lower_quantile(u), u)
-        out = np.empty(u.shape)
-        low = u <= 0.5
-        out[low] = self._lower_quantile(u[low])
-        out[~low] = self._upper_quantile(1.0 - u[~low])
-        return _out(out, u)
+        return self._quantile(np.asarray(probability("u", u), dtype=float), self._lower_quantile, self._upper_quantile)
 
     def isf(self, w):
         """Inverse survival function: the step time t with P(T > t) = w, in seconds.
@@ -318,14 +311,19 @@ class StepTime:
         >>> round(t.isf(1e-200), 4)
         3.0026
         """
-        w = np.asarray(probability("w", w), dtype=float)
-        if self.degenerate:
-            return _out(self._upper_quantile(w), w)
-        out = np.empty(w.shape)
-        up = w <= 0.5
-        out[up] = self._upper_quantile(w[up])
-        out[~up] = self._lower_quantile(1.0 - w[~up])
-        return _out(out, w)
+        return self._quantile(np.asarray(probability("w", w), dtype=float), self._upper_quantile, self._lower_quantile)
+
+    def _quantile(self, q, near, far):
+        """``near(q)`` where q <= 0.5, else ``far(1 - q)``: each quantile from the tail where it is small, so that
+        1 - q loses no digits (:meth:`ppf` with the lower tail near, :meth:`isf` with the upper); scalar in, float out.
+        """
+        if self.degenerate:  # compare q itself with the atoms' weights, no 1 - q
+            return _out(near(q), q)
+        out = np.empty(q.shape)
+        small = q <= 0.5
+        out[small] = near(q[small])
+        out[~small] = far(1.0 - q[~small])
+        return _out(out, q)
 
     def _upper_quantile(self, w):
         """isf(w) for an array w in [0, 1]."""

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import memory_budget
-from ._table import column_error, display_path
+from ._table import column_error, display_path, file_size
 
 __all__ = ["MAX_DEPTH", "BYTES_PER_BYTE", "read_bytes", "iter_lines", "load_json", "load_pickle",
            "json_depth"]
@@ -87,13 +87,7 @@ def read_bytes(path):
     """
     path = Path(path)
     shown = display_path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{shown}: no such file")
-    if path.is_dir():
-        raise column_error(shown, problem="is a folder, expected a file")
-    size = path.stat().st_size
-    if size == 0:
-        raise column_error(shown, problem="the file is empty")
+    size = file_size(path, shown)
     limit = byte_limit()
     with open(path, "rb") as f:
         head = f.read(2)
@@ -126,12 +120,7 @@ def iter_lines(path, what):
     """
     path = Path(path)
     shown = display_path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{shown}: no such file")
-    if path.is_dir():
-        raise column_error(shown, problem="is a folder, expected a file")
-    if path.stat().st_size == 0:
-        raise column_error(shown, problem="the file is empty")
+    file_size(path, shown)
     with open(path, "rb") as raw:
         gz = raw.read(2) == _GZIP_MAGIC
         try:

@@ -1,8 +1,18 @@
 """A Chrome trace (PyTorch profiler JSON) read as a stream of events, in bounded memory.
 
-:class:`ChromeStream` yields the events of ``traceEvents`` one at a time,
-parsed by :mod:`ijson` with its C backend (yajl2): an 86 MB trace streams in
-about 1.2 s holding 13 MB, where :func:`json.load` takes 2.9 s and 529 MB.
+:class:`ChromeStream` reads the events of ``traceEvents`` in two ways:
+
+- :meth:`~ChromeStream.open`, the exact reader: one event at a time,
+  parsed by :mod:`ijson` with its C backend (yajl2), every field built: an
+  86 MB trace streams in about 1.2 s holding 13 MB, where :func:`json.load`
+  takes 2.9 s and 529 MB;
+- :meth:`~ChromeStream.batches`, the fast reader: a megabyte of events at a
+  time, cut between two events, decoded by :mod:`msgspec` into Structs that
+  name only the fields the caller reads (the others are checked as JSON,
+  never built): a 100 MB trace in 0.45 s where the exact reader takes 1.35 s.
+  It reads what the exact reader reads, or raises :class:`Unsure` and
+  leaves the file to it.
+
 The top-level keys beside ``traceEvents`` (``distributedInfo``,
 ``baseTimeNanoseconds``, ``host_name``, ...), which PyTorch writes before or
 after the events, are read from the first bytes and the last bytes of the
@@ -24,10 +34,12 @@ Parsing only: nothing is evaluated, and the file is opened read-only.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gzip
 import json
 import zlib
+from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +47,7 @@ import numpy as np
 from ._safe import MAX_DEPTH
 from ._table import column_error, display_path
 
-__all__ = ["ChromeStream", "EVENT_BYTES", "missing_ijson"]
+__all__ = ["ChromeStream", "EVENT_BYTES", "Unsure", "fast_decoding", "missing_ijson"]
 
 #: The largest single event (and the largest part of a file before ``traceEvents``), in bytes.
 EVENT_BYTES = 64 << 20
@@ -43,6 +55,10 @@ _CHUNK = 1 << 16
 _TAIL = 4 << 20
 _REPORT_BYTES = 16 << 20  # a progress callback hears of every 16 MiB read
 _GZIP_MAGIC = b"\x1f\x8b"
+_BATCH = 1 << 20  # what the batch reader reads at a time
+_BATCH_MOST = 16 << 20  # no boundary between two events in this many bytes: the file goes to the exact reader
+_KEY = b'"traceEvents"'
+_WS = b" \t\n\r"  # JSON's whitespace (bytes.strip() would take \x0b and \x0c too)
 
 
 def missing_ijson():
@@ -126,10 +142,32 @@ class _Tap:
         self._raw, self.shown, self._on_bytes, self.total = raw, shown, on_bytes, 0
         self.head = bytearray()
         self.head_done = False
-        self.tail = bytearray()
+        self._tail, self._tail_bytes = deque(), 0  # the last chunks read, at least _TAIL bytes of them
         self._pending = b""
         self._depth = _Depth()
+        self._utf8 = None
 
+    def check_utf8(self):
+        """From now on, bytes that are not UTF-8 raise :class:`Unsure` (ijson's parser refuses them)."""
+        self._utf8 = codecs.getincrementaldecoder("utf-8")()
+        if self._pending and not self._pending.isascii():
+            self._utf8_ok(self._pending)
+
+    def finish(self):
+        """At the end of the stream: a UTF-8 sequence cut short is refused too."""
+        if self._utf8 is not None:
+            self._utf8_ok(b"", True)
+
+    def _utf8_ok(self, data, final=False):
+        try:
+            self._utf8.decode(data, final)
+        except UnicodeDecodeError as exc:
+            raise Unsure(f"not UTF-8 ({exc})") from None
+
+    @property
+    def tail(self):
+        """The last bytes read (at most 4 MiB)."""
+        return b"".join(self._tail)[-_TAIL:]
 
     def peek_start(self):
         """The first non-blank byte of the stream (what was read for it is handed to the next read)."""
@@ -156,9 +194,12 @@ class _Tap:
         if not self.head_done:
             self.head += data
             self.head_done = b'"traceEvents"' in self.head[-len(data) - 16:] or len(self.head) > EVENT_BYTES
-        self.tail += data
-        if len(self.tail) > 2 * _TAIL:
-            del self.tail[:-_TAIL]
+        if self._utf8 is not None and (not data.isascii() or self._utf8.getstate()[0]):
+            self._utf8_ok(data)
+        self._tail.append(data)
+        self._tail_bytes += len(data)
+        while self._tail_bytes - len(self._tail[0]) >= _TAIL:
+            self._tail_bytes -= len(self._tail.popleft())
         return data
 
     def read(self, n=-1):
@@ -217,15 +258,13 @@ class ChromeStream:
 
     @contextlib.contextmanager
     def open(self):
-        """The events as ijson's own iterator (the fastest to loop over); :attr:`meta` is set on a clean exit.
+        """The events as ijson's own iterator (the reference reader); :attr:`meta` is set on a clean exit.
 
         A JSON error while the caller loops becomes one TraceError naming the file.
         """
         backend = _ijson()
         with open(self.path, "rb") as f:
-            gz = f.read(2) == _GZIP_MAGIC
-            f.seek(0)
-            tap = _Tap(gzip.GzipFile(fileobj=f, mode="rb") if gz else f, self.shown, self.on_bytes)
+            tap = self._tap(f)
             first = tap.peek_start()
             if first not in (b"{", b"["):
                 raise column_error(self.shown, problem="not valid JSON (expected a Chrome trace JSON object with a "
@@ -235,12 +274,182 @@ class ChromeStream:
             except backend.common.JSONError as exc:
                 raise column_error(self.shown, problem=f"not valid JSON ({_short(exc)}; expected a Chrome trace "
                                    f"JSON object with a traceEvents list)") from None
+        self._set_meta(tap, first)
+
+    def batches(self, event_type):
+        """The events as lists of ``event_type`` (a msgspec Struct), each list decoded by msgspec from a megabyte.
+
+        The fast reader: the fields of an event that the Struct does not name
+        are checked as JSON but never built, about seven times faster than
+        :meth:`open`. It reads what :meth:`open` reads, or raises
+        :class:`Unsure` (and then :meth:`open` is the reader): where the
+        document is not one JSON object (or list) with one top-level
+        ``traceEvents`` list, where msgspec refuses a batch (JSON that does
+        not parse, an event that is not an object, a number out of range),
+        where the bytes are not UTF-8, and where the parts before and after
+        the events hold an integer beyond 64 bits (ijson refuses those). An
+        integer beyond 64 bits in a field of an event is the caller's to
+        check, in the fields it reads; in the fields it does not read, it is
+        skipped where ijson would refuse the file. The limits of
+        :class:`_Tap` (depth, the size of one event) hold as in :meth:`open`.
+        :attr:`meta` is set once the last list is taken.
+        """
+        ms = fast_decoding()
+        if ms is None:
+            raise Unsure("msgspec is not installed")
+        with open(self.path, "rb") as f:
+            tap = self._tap(f)
+            first = tap.peek_start()
+            tap.check_utf8()
+            if first not in (b"{", b"["):
+                raise Unsure("not a JSON object or list")
+            buf = _events_start(tap, ms) if first == b"{" else tap.read(_BATCH).lstrip(_WS)[1:]
+            decoder, cut_before = ms.json.Decoder(list[event_type]), False
+            while data := tap.read(_BATCH):
+                buf += data
+                cut = _cut(buf)
+                batch = _decode(ms, decoder, b"[" + buf[:cut] + b"]", cut_wrong=True) if cut else None
+                if batch is not None:
+                    yield batch
+                    buf, cut_before = buf[cut:].lstrip(_WS)[1:], True  # past the comma
+                elif len(buf) > _BATCH_MOST:
+                    raise Unsure(f"no end of an event found in {_BATCH_MOST >> 20} MiB")
+            tap.finish()
+            if cut_before and buf.lstrip(_WS)[:1] == b"]":
+                raise Unsure("a comma before the end of the list")
+            yield _last_events(ms, buf, first, event_type)
+        self._set_meta(tap, first)
+
+    def _tap(self, f):
+        gz = f.read(2) == _GZIP_MAGIC
+        f.seek(0)
+        return _Tap(gzip.GzipFile(fileobj=f, mode="rb") if gz else f, self.shown, self.on_bytes)
+
+    def _set_meta(self, tap, first):
         if first == b"[":
             self.meta = {"traceEvents": True}
             return
         head, found = _head_keys(bytes(tap.head))
-        self.meta = {**head, **_tail_keys(bytes(tap.tail[-_TAIL:]))}
+        self.meta = {**head, **_tail_keys(tap.tail)}
         self.meta["traceEvents"] = found
+
+
+class Unsure(Exception):
+    """The fast reader (:meth:`ChromeStream.batches`) cannot vouch for a file: :meth:`ChromeStream.open` reads it."""
+
+
+def fast_decoding():
+    """msgspec, whose JSON decoder the fast reader uses; None where it is not installed.
+
+    Examples
+    --------
+    >>> fast_decoding().__name__
+    'msgspec'
+    """
+    try:
+        import msgspec
+    except ImportError:  # pragma: no cover - a dependency; the exact reader does without it
+        return None
+    return msgspec
+
+
+def _decode(ms, decoder, text, cut_wrong=False):
+    """``text`` decoded; None where ``cut_wrong`` and it does not parse (a batch cut inside a string: read on)."""
+    try:
+        return decoder.decode(text)
+    except ms.ValidationError as exc:
+        raise Unsure(str(exc)) from None
+    except ms.DecodeError as exc:
+        if cut_wrong:
+            return None
+        raise Unsure(str(exc)) from None
+
+
+def _cut(buf):
+    """Where the last event in ``buf`` that a comma follows ends (0: none among the last few ``}``).
+
+    Only a guess: a ``}`` inside a string may look the same. The batch is
+    ``[`` + ``buf[:cut]`` + ``]``, and where that parses, the guess was
+    right: JSON is read left to right, so text that parses as a list of
+    values ended between two of them in the whole document too.
+
+    Examples
+    --------
+    >>> _cut(b'{"a": 1}, {"b": "},"}, {"c"'), _cut(b'{"a": 1}')
+    (21, 0)
+    """
+    end = len(buf)
+    for _ in range(8):
+        at = buf.rfind(b"}", 0, end)
+        if at < 0:
+            return 0
+        if buf[at + 1:at + 65].lstrip(_WS)[:1] == b",":
+            return at + 1
+        end = at
+    return 0
+
+
+def _events_start(tap, ms):
+    """The bytes after the ``[`` of the top-level ``traceEvents`` list; what precedes it is checked as JSON."""
+    tap.read(_CHUNK)  # the first chunk (peeked at): the head holds it, and all that is read until the key
+    while not tap.head_done:
+        if not tap.read(_CHUNK):
+            raise Unsure("no traceEvents")
+    head = bytes(tap.head)
+    at = head.find(_KEY)
+    if at < 0 or not _top_level_key(head, at):
+        raise Unsure("the first 'traceEvents' is not the top-level key")
+    _check_json(ms, head[:at] + b'"traceEvents": []}')
+    after = head[at + len(_KEY):]
+    while len(after) < 4096 and (more := tap.read(_BATCH)):
+        after += more
+    opened = after.lstrip(_WS)
+    opened = opened[1:].lstrip(_WS) if opened[:1] == b":" else b""
+    if opened[:1] != b"[":
+        raise Unsure("traceEvents is not a list")
+    return opened[1:]
+
+
+def _top_level_key(head, at):
+    """Whether the quote at ``head[at]`` opens a key of the top-level object."""
+    a = np.frombuffer(head[:at + 1], np.uint8)
+    quote = _real_quotes(a)
+    depth, _ = _depth(a, quote, (0x5B, 0x7B), (0x5D, 0x7D))
+    return bool(quote[at]) and int(depth[at]) == 1
+
+
+def _last_events(ms, buf, first, event_type):
+    """The events after the last batch; what follows the list is checked as JSON, without another traceEvents."""
+    events = ms.json.Decoder(list[event_type])
+    if first == b"[":
+        return _decode(ms, events, b"[" + buf)
+    if _KEY in buf:
+        raise Unsure("'traceEvents' after the events")
+    text = b'{"traceEvents": [' + buf
+    listed = _decode(ms, ms.json.Decoder(_document(ms)), text).traceEvents  # the list's bytes; the whole parses
+    rest = text[16 + len(listed):].lstrip(_WS)  # ', "key": value, ...}' or '}'
+    if rest.rstrip(_WS) != b"}":
+        _check_json(ms, b"{" + rest[1:])
+    return _decode(ms, events, listed)
+
+
+def _document(ms, cache=[]):  # noqa: B006 - one Struct, made once
+    if not cache:
+        cache.append(ms.defstruct("Document", [("traceEvents", ms.Raw)]))
+    return cache[0]
+
+
+def _check_json(ms, text):
+    """Refuse (:class:`Unsure`) JSON that does not parse, or that holds an integer beyond 64 bits."""
+    todo = [_decode(ms, ms.json.Decoder(), text)]
+    while todo:
+        v = todo.pop()
+        if type(v) is int and not -(1 << 63) <= v < (1 << 63):  # noqa: E721
+            raise Unsure(f"the integer {v} is beyond 64 bits")
+        if type(v) is dict:  # noqa: E721
+            todo += v.values()
+        elif type(v) is list:  # noqa: E721
+            todo += v
 
 
 def _short(exc):
@@ -270,12 +479,12 @@ def _depth(a, quote, opens, closes):
 def _head_keys(head):
     """The top-level keys before ``traceEvents``, parsed from the first bytes of the document; and whether the key
     ``traceEvents`` is there (at the top level)."""
-    if not head:
+    key = b'"traceEvents"'
+    if key not in head:
         return {}, False
-    a = np.frombuffer(head, np.uint8)
+    a = np.frombuffer(head, np.uint8, count=head.rfind(key) + 1)  # what follows the last key tells nothing
     quote = _real_quotes(a)
     depth, _ = _depth(a, quote, (0x5B, 0x7B), (0x5D, 0x7D))
-    key = b'"traceEvents"'
     at = head.find(key)
     while at >= 0:
         if depth[at] == 1 and quote[at]:

@@ -38,6 +38,7 @@ __all__ = [
     "missing_pyarrow",
     "dense_codes",
     "folder_files",
+    "file_size",
 ]
 
 # Above this size a CSV is read with pyarrow when it is installed (much less
@@ -188,16 +189,11 @@ def read_table(path):
     (['step', 'rank'], ['incomplete'])
     """
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    if path.is_dir():
-        raise column_error(path, problem="is a folder, expected a file")
-    if path.stat().st_size == 0:
-        raise column_error(path, problem="the file is empty (expected a header line and rows)")
+    size = file_size(path, str(path), empty="the file is empty (expected a header line and rows)")
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq"):
         return _read_parquet(path), []
-    if path.stat().st_size > _ARROW_CSV_BYTES:
+    if size > _ARROW_CSV_BYTES:
         try:
             import pyarrow  # noqa: F401
         except ImportError:
@@ -523,6 +519,33 @@ def dense_codes(values):
             lookup = np.cumsum(present) - 1
             return uniques.astype(values.dtype), lookup[values]
     return np.unique(values, return_inverse=True)
+
+
+def file_size(path, shown, *, empty="the file is empty"):
+    """The size in bytes of the file at ``path``, once the checks every reader makes have passed: it exists, it is
+    not a folder, it is not empty (``empty`` says what was expected). Errors name the file as ``shown``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "t.csv").write_text("step\\n0\\n")
+    >>> file_size(d / "t.csv", "t.csv")
+    7
+    >>> file_size(d, "runs")
+    Traceback (most recent call last):
+    ...
+    straggle_edu.traces._table.TraceError: runs: is a folder, expected a file
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{shown}: no such file")
+    if path.is_dir():
+        raise column_error(shown, problem="is a folder, expected a file")
+    size = path.stat().st_size
+    if size == 0:
+        raise column_error(shown, problem=empty)
+    return size
 
 
 def display_path(path):

@@ -127,7 +127,9 @@ def run(args):
     import os
 
     from .. import _validate
+    from .blocks import keep_freed_memory
 
+    keep_freed_memory()  # this process exists to analyse: freed memory is kept for the next block
     if "STRAGGLE_EDU_MEMORY_MIB" in os.environ:
         return _run(args)
     old = _validate.set_memory_budget(max(_validate.memory_budget(), 2 * 2**30))

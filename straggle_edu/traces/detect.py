@@ -29,7 +29,10 @@ text
 
 Anything else is refused with the reason (:attr:`FileInfo.reason`): a tar or
 zip archive, binary data, a JSON document of other keys, an execution trace,
-a text without reports.
+a text without reports. :attr:`FileInfo.damaged` tells a file that cannot be
+read as anything (empty, binary noise, a broken gzip stream, no permission)
+from a file of another kind; the fleet makes the first a row when its name
+says it is a trace.
 
 :func:`sniff` classifies one file and never raises for its content;
 :func:`detect` takes a file, a folder or a list of files and returns a
@@ -99,6 +102,11 @@ class FileInfo:
         (``distributedInfo.rank`` before ``traceEvents``).
     world_size : int or None
         ``distributedInfo.world_size``, where detection saw it.
+    damaged : bool
+        The bytes cannot be read as a file of any kind: empty, unreadable (an
+        I/O error, no permission), a broken gzip stream, binary data of no
+        known format, a pickle that does not parse. A file of some other kind
+        (a README, a JSON result, a Parquet table of other columns) is not.
     """
 
     path: Path
@@ -107,6 +115,7 @@ class FileInfo:
     variant: str | None = None
     rank: int | None = None
     world_size: int | None = None
+    damaged: bool = False
 
     @property
     def name_rank(self):
@@ -303,12 +312,12 @@ def sniff(path):
         return FileInfo(p, None, "a layout file, read with the op-level trace of the same name")
     try:
         if p.stat().st_size == 0:
-            return FileInfo(p, None, "the file is empty")
+            return FileInfo(p, None, "the file is empty", damaged=True)
         head, problem = _head(p)
     except OSError as exc:
-        return FileInfo(p, None, f"cannot be read ({exc.strerror or exc})")
+        return FileInfo(p, None, f"cannot be read ({exc.strerror or exc})", damaged=True)
     if problem:
-        return FileInfo(p, None, problem)
+        return FileInfo(p, None, problem, damaged=True)
     return _classify(p, head)
 
 
@@ -329,7 +338,8 @@ def _classify(p, head):
             return info
         json_problem = info.reason
     if b"\x00" in head:
-        return FileInfo(p, None, _binary_reason(p.name.lower()))
+        reason = _binary_reason(p.name.lower())
+        return FileInfo(p, None, reason, damaged=reason == _NOISE)
     csv = _csv(p, head)
     if csv is not None and csv.format is not None:
         return csv if not _gzipped(p) else FileInfo(p, None, f"a gzipped CSV ({csv.reason}): the CSV readers read "
@@ -347,7 +357,10 @@ def _binary_reason(name):
                        ((".pt", ".pth", ".bin", ".safetensors"), "a checkpoint")):
         if name.endswith(ends):
             return f"binary data, {what} by its name: straggle-edu reads PyTorch profiler traces (JSON), not this"
-    return "binary data, not a trace"
+    return _NOISE
+
+
+_NOISE = "binary data, not a trace"
 
 
 def _gzipped(p):
@@ -417,7 +430,7 @@ def _json(p):
                         f"first {_size(JSON_SCAN_BYTES)} ({scan.shown()}); --format names the format")
     except _Broken as exc:
         if scan.format is None:
-            return FileInfo(p, None, str(exc))
+            return FileInfo(p, None, str(exc), damaged=True)
     except ijson.JSONError as exc:
         if scan.format is None:
             return FileInfo(p, None, f"not valid JSON ({_first_line(exc)})", "invalid")
@@ -536,9 +549,9 @@ def _pickle(p):
         return FileInfo(p, None, f"a pickle whose first {_size(JSON_SCAN_BYTES)} name no 'entries' or "
                         "'pg_config'; --format flight-recorder reads it anyway")
     except _Broken as exc:
-        return FileInfo(p, None, str(exc))
+        return FileInfo(p, None, str(exc), damaged=True)
     except (ValueError, EOFError, KeyError, TypeError, OverflowError, MemoryError) as exc:
-        return FileInfo(p, None, f"not a readable pickle ({_first_line(exc)})")
+        return FileInfo(p, None, f"not a readable pickle ({_first_line(exc)})", damaged=True)
     return FileInfo(p, None, "a pickle without 'entries' or 'pg_config': not a Flight Recorder dump")
 
 
@@ -611,7 +624,7 @@ def _text(p, head):
                 if not chunk:
                     break
     except _Broken as exc:
-        return FileInfo(p, None, str(exc))
+        return FileInfo(p, None, str(exc), damaged=True)
     if stopped:
         return FileInfo(p, None, f"no straggler-detector report or NCCL Inspector metric in its first "
                         f"{_size(TEXT_SCAN_BYTES)} (a log whose first report comes later: --format straggler-log)")

@@ -35,7 +35,7 @@ from .result import Analysis
 __all__ = [
     "diagnose", "diagnose_job", "Diagnosis", "verdicts", "answer", "QUESTIONS", "OP_QUESTIONS", "STRAGGLING",
     "EXPLAINS", "LARGE_PART", "PERSISTENT", "NEAR_TIE", "COMM_OPTYPES", "persistent_share", "collective_tell", "tied",
-    "MIN_STEPS",
+    "MIN_STEPS", "worker_label",
 ]
 
 #: Short keys for :func:`answer`, and the questions they stand for.
@@ -177,26 +177,47 @@ def _explains(value, S):
     return value - 1.0 >= EXPLAINS * (S - 1.0) and S > 1.0
 
 
-def _share_text(value, S):
+# How much of the slowdown one S_X carries (:func:`_share`), said after it ("S_X = 1.600 on its own, which explains
+# the slowdown") and as a predicate ("the top one explains the slowdown").
+_SHARE_TEXTS = (N_("which explains the slowdown"), N_("a large part of the slowdown, not all of it"),
+                N_("not enough to explain the slowdown alone"))
+_VERB_TEXTS = (N_("explains the slowdown"), N_("carries a large part of the slowdown, not all of it"),
+               N_("is not enough to explain the slowdown"))
+
+
+def _share(value, S):
+    """0: an S_X of ``value`` explains the job's slowdown ``S``; 1: a large part of it, not all; 2: not enough alone.
+
+    Examples
+    --------
+    >>> _share(1.6, 1.6), _share(1.4, 1.6), _share(1.05, 1.6)
+    (0, 1, 2)
+    """
     if _explains(value, S):
-        return _("which explains the slowdown")
-    if S > 1.0 and value - 1.0 >= LARGE_PART * (S - 1.0):
-        return _("a large part of the slowdown, not all of it")
-    return _("not enough to explain the slowdown alone")
+        return 0
+    return 1 if S > 1.0 and value - 1.0 >= LARGE_PART * (S - 1.0) else 2
+
+
+def _share_text(value, S):
+    return _(_SHARE_TEXTS[_share(value, S)])
 
 
 def _verb_text(value, S):
     """:func:`_share_text` as a predicate: "... the top one {verb}"."""
-    if _explains(value, S):
-        return _("explains the slowdown")
-    if S > 1.0 and value - 1.0 >= LARGE_PART * (S - 1.0):
-        return _("carries a large part of the slowdown, not all of it")
-    return _("is not enough to explain the slowdown")
+    return _(_VERB_TEXTS[_share(value, S)])
 
 
-def _fmt_worker(key):
+def worker_label(key, *, short=False):
+    """A worker in words, translated: a ``(dp rank, stage)`` key or a rank; ``short``, as a chart or a menu labels it.
+
+    Examples
+    --------
+    >>> worker_label((3, 1)), worker_label((3, 1), short=True), worker_label(12)
+    ('DP rank 3, stage 1', 'dp 3 · stage 1', 'rank 12')
+    """
     if isinstance(key, tuple):
-        return _("DP rank {dp}, stage {stage}").format(dp=key[0], stage=key[1])
+        text = _("dp {dp} · stage {stage}") if short else _("DP rank {dp}, stage {stage}")
+        return text.format(dp=key[0], stage=key[1])
     return _("rank {rank}").format(rank=key)
 
 
@@ -281,21 +302,21 @@ def _worker_answer(result):
         n = sum(1 for (__, ss) in result.by_worker if ss == s)
         return _("no single worker: stage {stage} as a whole (all {n} of its DP ranks) gives S_X = {v:.3f}, "
                  "{share}; its top worker, {worker}, gives {value:.3f}.").format(
-            stage=s, n=n, v=v, share=_share_text(v, S), worker=_fmt_worker(key), value=value)
+            stage=s, n=n, v=v, share=_share_text(v, S), worker=worker_label(key), value=value)
     ties = tied(ranked)
     link = _link_ends(result, ties)
     if link is not None:
         (a, va), (b, vb) = link
         return _("no single worker: the two ends of the link from {a} to {b} tie ({a}: S_X = {va:.3f}; {b}: {vb:.3f}), "
                  "so the suspect is the link between them; on its own, the top end {verb}.").format(
-            a=_fmt_worker(a), b=_fmt_worker(b), va=va, vb=vb, verb=_verb_text(value, S))
+            a=worker_label(a), b=worker_label(b), va=va, vb=vb, verb=_verb_text(value, S))
     if len(ties) > 1:
         return _("no single worker: {n} of {total} workers tie, within 10% of the top one's excess ({worker}: "
                  "S_X = {value:.3f}; {last}: {low:.3f}), so none stands out; on its own, the top one {verb}.").format(
-            n=len(ties), total=len(ranked), worker=_fmt_worker(key), value=value, last=_fmt_worker(ties[-1][0]),
+            n=len(ties), total=len(ranked), worker=worker_label(key), value=value, last=worker_label(ties[-1][0]),
             low=ties[-1][1], verb=_verb_text(value, S))
     return _("{worker}: S_X = {value:.3f} on its own, {share}.").format(
-        worker=_fmt_worker(key), value=value, share=_share_text(value, S))
+        worker=worker_label(key), value=value, share=_share_text(value, S))
 
 
 def _link_ends(result, ties):

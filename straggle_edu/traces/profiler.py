@@ -53,7 +53,7 @@ import numpy as np
 
 from .._validate import check_memory
 from ..i18n import N_
-from ._stream import ChromeStream
+from ._stream import ChromeStream, Unsure, fast_decoding
 from ._table import column_error, display_path, show_value
 from .result import Note
 
@@ -244,7 +244,139 @@ def _host_name_kind(name):
 
 
 def _scan(path, comm, on_bytes=None):
-    """Stream one file's events into a :class:`_Scan` (one tight loop: this is where the time goes)."""
+    """Stream one file's events into a :class:`_Scan`: by the fast reader, else by the exact one.
+
+    The fast reader (msgspec, :meth:`ChromeStream.batches`) builds only the
+    fields read here; where it is unsure of a file, or the file has an event
+    it cannot take, the exact reader (ijson, :func:`_scan_exact`) reads the
+    file again and gives the answer or the error that names the event.
+    """
+    event = _fast_event()
+    if event is not None:
+        try:
+            return _scan_fast(path, comm, on_bytes, event)
+        except NOT_FAST:
+            pass
+    return _scan_exact(path, comm, on_bytes)
+
+
+#: What makes the fast scan leave a file to the exact one: doubt, an event it cannot take, a refusal of the stream.
+NOT_FAST = (Unsure, TypeError, KeyError, AttributeError, OverflowError, ValueError)
+
+
+def _fast_event(cache=[]):  # noqa: B006 - the Struct types, made once
+    """The msgspec Struct of an event: the fields the scan reads (the others are skipped); None without msgspec."""
+    if not cache:
+        ms = fast_decoding()
+        cache.append(None if ms is None else _event_struct(ms))
+    return cache[0]
+
+
+def _event_struct(ms):
+    from typing import Any, Optional
+
+    unset = ms.UNSET
+    args = ms.defstruct("Args", [("correlation", Any, unset)] +
+                        [(f"a{n}", Any, ms.field(default=unset, name=k)) for n, k in enumerate(_COMM_ARGS)], gc=False)
+    return ms.defstruct("Event", [("ph", Any, None), ("cat", Any, None), ("name", Any, unset), ("tid", Any, None),
+                                  ("ts", Any, unset), ("dur", Any, unset), ("args", Optional[args], None)], gc=False)
+
+
+def _comm_args_of(args):
+    """The collective's args of a fast-read event (as ``{k: args[k] for k in _COMM_ARGS if k in args}``)."""
+    if args is None:
+        return {}
+    unset = fast_decoding().UNSET
+    return {k: v for n, k in enumerate(_COMM_ARGS) if (v := getattr(args, f"a{n}")) is not unset}
+
+
+def _as_dict(ev):
+    """A fast-read event as the dict :func:`_host_special` takes."""
+    return {"name": ev.name, "ts": ev.ts, "dur": ev.dur, "tid": ev.tid, "args": _comm_args_of(ev.args)}
+
+
+def _scan_fast(path, comm, on_bytes, event):
+    """:func:`_scan_exact`'s loop over msgspec's events; any doubt or any bad event raises (the exact reader then
+    reads the file and names the error)."""
+    stream, sc = ChromeStream(path, on_bytes), _Scan()
+    codes, kernels, hosts, tids, unset = {}, {}, {}, sc.tids, fast_decoding().UNSET
+    k_ts, k_dur, k_corr, k_idx, k_comm = sc.k_ts.append, sc.k_dur.append, sc.k_corr.append, sc.k_idx.append, \
+        sc.k_comm.append
+    r_ts, r_corr, h_tid, h_ts, h_dur, h_idx = sc.r_ts.append, sc.r_corr.append, sc.h_tid.append, sc.h_ts.append, \
+        sc.h_dur.append, sc.h_idx.append
+    i = 0
+    for batch in stream.batches(event):
+        for i, ev in enumerate(batch, i + 1):
+            if ev.ph != "X":
+                continue
+            cat = ev.cat
+            code = codes.get(cat)
+            if code is None:
+                code = codes[cat] = _cat_code(cat)
+            if code >= _HOST:
+                tid = ev.tid
+                t = tids.get(tid)
+                if t is None:
+                    t = tids[tid] = len(tids)
+                name = ev.name
+                kind = hosts.get(name)
+                if kind is None:
+                    kind = hosts[name] = _host_name_kind(name)
+                if kind:
+                    _host_special(sc, _as_dict(ev), kind, i)
+                if code == _BUSY:
+                    h_ts(ev.ts)
+                    h_dur(ev.dur)
+                    h_tid(t)
+                    h_idx(i)
+            elif code == _KERNEL:
+                name = ev.name
+                if name is unset:
+                    raise Unsure("a kernel without a name")
+                is_comm = kernels.get(name)
+                if is_comm is None:
+                    is_comm = kernels[name] = bool(comm.search(str(name)))
+                args = ev.args
+                k_ts(ev.ts)
+                k_dur(ev.dur)
+                k_corr(-1 if args is None or args.correlation is unset else args.correlation)
+                k_idx(i)
+                k_comm(is_comm)
+                if is_comm:
+                    sc.k_info[len(sc.k_ts) - 1] = {"name": str(name), **_comm_args_of(args)}
+            elif code == _RUNTIME:
+                corr = None if ev.args is None else ev.args.correlation
+                if corr is not None and corr is not unset:
+                    r_corr(corr)
+                    r_ts(ev.ts)
+            if not i & 0xFFFFF:
+                check_memory(sc.kept() * BYTES_PER_KEPT, f"{display_path(path)}: the {sc.kept():,} events kept so far")
+    _within_64_bits(sc, codes, kernels)
+    if not stream.meta.get("traceEvents"):
+        raise Unsure("no traceEvents")
+    return sc, stream.meta
+
+
+def _within_64_bits(sc, codes, kernels):
+    """Refuse (:class:`Unsure`) an integer beyond 64 bits among the values kept, as ijson refuses the file."""
+    def big(v):
+        return type(v) is int and not -(1 << 63) <= v < (1 << 63)  # noqa: E721
+
+    floats = (np.frombuffer(a) for a in (sc.k_ts, sc.k_dur, sc.r_ts, sc.h_ts, sc.h_dur) if len(a))
+    if any(bool((np.abs(f) >= 2.0 ** 63).any()) for f in floats):  # an integer of 2**63 or more, as a float
+        raise Unsure("a time beyond 64 bits")
+    kept = [*codes, *kernels, *sc.tids, *(v for s in sc.steps for v in s[1:3]),
+            *(v for o in sc.host_comm for v in (o[2], o[3], *o[5].values())),
+            *(v for info in sc.k_info.values() for v in info.values())]
+    while kept:
+        v = kept.pop()
+        if big(v):
+            raise Unsure(f"the integer {v} is beyond 64 bits")
+        kept += v.values() if type(v) is dict else v if type(v) is list else ()  # noqa: E721
+
+
+def _scan_exact(path, comm, on_bytes=None):
+    """Stream one file's events into a :class:`_Scan` by ijson (the reference; any bad event is named)."""
     shown = display_path(path)
     stream, sc = ChromeStream(path, on_bytes), _Scan()
     codes, kernels, hosts, tids = {}, {}, {}, sc.tids

@@ -241,7 +241,8 @@ def _profiler_fields(a):
         "group": list(c["group"]), "last_rank": c["last_rank"].tolist(),
         "transfer_s": [_num(x) for x in c["transfer_s"]], "blocked": c["blocked"].tolist(),
         "arrival_s": [[_num(x) for x in row] for row in c["arrival_s"]],
-        "wait_s": [[_num(x) for x in row] for row in c["wait_s"]]}
+        "wait_s": [[_num(x) for x in row] for row in c["wait_s"]],
+        "counted_s": [[_num(x) for x in row] for row in c["counted_s"]]}
     return {"m_w": _num(a.m_w), "ranks_present": list(d.get("ranks_present", [])), "world_size": d.get("world_size"),
             "groups": list(d.get("groups", [])), "noise_floor": _num(d.get("noise_floor")), "clock": d.get("clock"),
             "clock_offsets_s": {_key(r): _num(v) for r, v in d.get("clock_offsets", {}).items()},

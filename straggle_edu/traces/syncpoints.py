@@ -73,7 +73,7 @@ from .profiler import ProfilerTrace
 from .result import Note
 
 __all__ = ["sync_groups", "match_collectives", "clock_offsets", "rank_waits", "step_windows", "build_models",
-           "analyze_profiler", "rank_table", "BLOCKED_TOLERANCE", "WAKE_UP"]
+           "analyze_profiler", "rank_table", "counted_waits", "BLOCKED_TOLERANCE", "WAKE_UP"]
 
 #: Microseconds: a pause that ends this much before a collective's end still waited for it (clocks differ a little).
 BLOCKED_TOLERANCE = 50.0
@@ -436,9 +436,39 @@ def _window(st, c, blocked, waits, off, prev):
         seg[:, d] -= _waited(a[:, d], ws, we) - _waited(b[:, d], ws, we)
     return {"step": st["step"], "kinds": st["kinds"], "groups": st["groups"], "arrival": a, "L": L, "E": E,
             "span": st["end"] - st["start"],
-            "T": c["T"], "last": c["last"], "wait": L[:, None] - a, "blocked": blocked, "seg": np.maximum(seg, 0.0),
+            "T": c["T"], "last": c["last"], "wait": L[:, None] - a, "counted": counted_waits(a, L, start),
+            "blocked": blocked, "seg": np.maximum(seg, 0.0),
             "negative": int((seg < -1e-6).sum()), "start": start, "end": E.max(), "recorded": E.max() - start,
             "first": prev is None}
+
+
+def counted_waits(arrival, last, start=-np.inf):
+    """Each rank's waits in one step, every instant counted once: arrays of shape collectives x ranks.
+
+    Rank d waits for collective c from its arrival ``arrival[c, d]`` to the
+    last arrival ``last[c]``. Collectives that overlap (DDP's gradient
+    buckets) overlap in their waits too, so a rank's waits are added as the
+    union of these intervals (from ``start`` on): each instant goes to the
+    earliest-arriving collective whose wait covers it, the one the rank had
+    been waiting for longest. A column sums to the measure of the union,
+    never more than the time from ``start`` to the last arrival.
+
+    Examples
+    --------
+    Rank 0 waits 0..4 for one collective and 1..6 for the next; rank 1 arrives last at both:
+
+    >>> counted_waits(np.array([[0.0, 4.0], [1.0, 6.0]]), np.array([4.0, 6.0])).tolist()
+    [[4.0, 0.0], [2.0, 0.0]]
+    """
+    a = np.asarray(arrival, float)
+    L = np.broadcast_to(np.asarray(last, float)[:, None], a.shape)
+    order = np.argsort(a, axis=0, kind="stable")
+    a_sorted, L_sorted = np.take_along_axis(a, order, axis=0), np.take_along_axis(L, order, axis=0)
+    covered = np.vstack([np.full((1, a.shape[1]), start, float),
+                         np.maximum(start, np.maximum.accumulate(L_sorted, axis=0)[:-1])])
+    once = np.zeros_like(a)
+    np.put_along_axis(once, order, np.maximum(0.0, L_sorted - np.maximum(a_sorted, covered)), axis=0)
+    return once
 
 
 def _shape(w):
@@ -530,10 +560,14 @@ def analyze_profiler(trace):
         ``ranks_present``, ``world_size``, ``groups``, ``clock``,
         ``noise_floor``, ``collectives`` (columns, one entry per collective in
         step order: ``step``, ``kind``, ``group``, ``last_rank``,
-        ``transfer_s``, ``blocked``; ``arrival_s`` and ``wait_s`` of shape
-        collectives x ranks, in the order of ``ranks``; seconds),
-        ``caused_wait`` (seconds the others waited for each rank) and the
-        models.
+        ``transfer_s``, ``blocked``; ``arrival_s``, ``wait_s`` (from the
+        arrival to the last arrival) and ``counted_s`` (the part of that wait
+        no earlier-arriving collective of the step covers, see
+        :func:`counted_waits`) of shape collectives x ranks, in the order of
+        ``ranks``; seconds), ``caused_wait`` (seconds the others waited for
+        each rank, each instant of a rank's waiting booked once) and the models.
+        ``wait_share`` and ``comm_share``: the shares of all rank-time spent
+        waiting (counted once) and in transfers.
 
     Examples
     --------
@@ -572,7 +606,7 @@ def analyze_profiler(trace):
 
     work = np.array([w["seg"].sum(axis=0) for w in windows]) * 1e-6
     total = sum(w["recorded"] for w in windows) * len(ranks)
-    shares = {"wait_share": sum(float(w["wait"].sum()) for w in windows) / total,
+    shares = {"wait_share": sum(float(w["counted"].sum()) for w in windows) / total,
               "comm_share": sum(float(w["T"].sum()) for w in windows) * len(ranks) / total}
     return replace(a, details={**a.details, **shares, "noise_floor": noise_floor(work, a.ideal_step_time),
                                "work": work})
@@ -608,7 +642,8 @@ def _collective_table(windows, ranks):
             "blocked": np.array([bool(w["blocked"][c].mean() > 0.5) for w, c in rows], bool),
             "arrival_s": arrival * 1e-6,
             "recorded_s": np.array([w["span"][c] for w, c in rows]).reshape(len(rows), len(ranks)) * 1e-6,
-            "wait_s": np.array([w["wait"][c] for w, c in rows]).reshape(len(rows), len(ranks)) * 1e-6}
+            "wait_s": np.array([w["wait"][c] for w, c in rows]).reshape(len(rows), len(ranks)) * 1e-6,
+            "counted_s": np.array([w["counted"][c] for w, c in rows]).reshape(len(rows), len(ranks)) * 1e-6}
 
 
 def rank_table(analysis):
@@ -617,8 +652,10 @@ def rank_table(analysis):
     ``step_s``: the rank's mean step as it recorded it (its ``ProfilerStep#N`` spans);
     ``work_s``: the rank's own work per step (its segments: compute, and lateness such as a sleep);
     ``collective_s``: its time in collectives per step, as recorded (its kernels or gloo spans, waits
-    included); ``wait_s``: per step, how long after it the last rank arrived; ``caused_wait_s``: the
-    others' waits booked to it (it arrived last); ``last_share``: the share of the collectives it
+    included); ``wait_s``: per step, how long it waited for later ranks (the union of its waits: where
+    collectives overlap, as DDP's gradient buckets do, each instant counts once, so it never exceeds the
+    step); ``caused_wait_s``: the others' waits booked to it (it arrived last; each instant of a rank's
+    waiting is booked once); ``last_share``: the share of the collectives it
     arrived last at; ``s_x``: S when only it keeps its recorded work (``by_rank``).
 
     A rank that computes longest arrives last and waits least, so its recorded collectives are the
@@ -641,7 +678,7 @@ def rank_table(analysis):
     spans = d.get("step_spans", {})
     return [{"rank": r, "step_s": spans.get(r, float("nan")), "work_s": float(work[i]),
              "collective_s": float(c["recorded_s"][:, i].sum() / steps),
-             "wait_s": float(c["wait_s"][:, i].sum() / steps), "caused_wait_s": d["caused_wait"][r],
+             "wait_s": float(c["counted_s"][:, i].sum() / steps), "caused_wait_s": d["caused_wait"][r],
              "last_share": float(np.mean(c["last_rank"] == r)), "s_x": analysis.by_rank[r]}
             for i, r in enumerate(c["ranks"])]
 
@@ -656,11 +693,12 @@ def _step_spans(ranks, steps):
 
 
 def _caused_wait(windows, ranks):
-    """Seconds the others waited for each rank: per collective, every wait is booked to the last to arrive."""
+    """Seconds the others waited for each rank: per collective, the waits it counts (:func:`counted_waits`, each
+    instant of a rank's waiting once) are booked to the last to arrive."""
     out = dict.fromkeys(ranks, 0.0)
     for w in windows:
         for c in range(len(w["kinds"])):
-            out[ranks[int(w["last"][c])]] += float(w["wait"][c].sum() * 1e-6)
+            out[ranks[int(w["last"][c])]] += float(w["counted"][c].sum() * 1e-6)
     return out
 
 
