@@ -294,9 +294,9 @@ def test_the_ops_table_header_is_chinese():
 
 def test_the_fleet_progress_bar_reads_as_chinese(capsys):
     # S5: 「集群: 100%」 with a half-width colon and 「37.81个作业/s」
-    from straggle_edu.fleet._progress import _Bar
+    from straggle_edu.fleet._progress import progress
 
-    bar = _Bar(2)
+    bar = progress("bar", 2)
     bar.update()
     bar.update()
     bar.close()
