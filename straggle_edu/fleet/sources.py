@@ -250,7 +250,7 @@ def _kind(path):
     file of any kind.
 
     A file that may be a trace and cannot be read is a row, never a silent gap: one that cannot be opened, whatever
-    its name (a layout file's trace reports it when it reads it), and one named like a trace (:func:`_damaged_trace`:
+    its name (a layout file's trace reports it when it reads it), and one named like a trace (:func:`_trace_name`;
     a text name such as ``notes.txt`` only with a trace's prefix) that is empty, binary noise or a broken gzip
     stream (:attr:`~straggle_edu.traces.detect.FileInfo.damaged`), which is a job whose row says what ``analyze``
     says of it, as when it is given as a SOURCE.
@@ -259,9 +259,9 @@ def _kind(path):
     --------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "trace-x.parquet").write_bytes(b""), (d / "notes.md").write_bytes(b"")
-    >>> _kind(d / "trace-x.parquet"), _kind(d / "notes.md")
-    (('damaged', None), (None, None))
+    >>> _ = (d / "trace-x.parquet").write_bytes(b""), (d / "notes.md").write_bytes(b""), (d / "notes.txt").write_bytes(b"")
+    >>> _kind(d / "trace-x.parquet"), _kind(d / "notes.md"), _kind(d / "notes.txt")
+    (('damaged', None), (None, None), (None, None))
     """
     from ..traces.detect import sniff
 
@@ -277,23 +277,13 @@ def _kind(path):
             f.read(1)
     except OSError as exc:
         return None, f"{path}: cannot be read ({exc.strerror})"
-    return (_DAMAGED if info.damaged and _damaged_trace(name) else None), None
+    # An empty or garbled file with a text name is often no trace at all (notes.txt, an empty worker .log): it is a
+    # row only when its name also starts like a trace's; a binary trace name (.parquet, .gz) is always one.
+    named = name.startswith(_TRACE_PREFIXES) or (_trace_name(name) and not name.endswith(_TEXT_SUFFIXES))
+    return (_DAMAGED if info.damaged and named else None), None
 
 
-# An empty or garbled file with a text name is often no trace at all (notes.txt, an empty worker .log, a results
-# .json): a walk skips it unless its name also starts like a trace's; a binary trace name (.parquet, .gz) is a row.
 _TEXT_SUFFIXES = (".csv", ".json", ".log", ".txt")
-
-
-def _damaged_trace(name):
-    """Whether a damaged file called ``name`` (lower case) is a trace the walk must report (see :func:`_kind`).
-
-    Examples
-    --------
-    >>> _damaged_trace("trace-x.parquet"), _damaged_trace("notes.txt"), _damaged_trace("trace-3.csv")
-    (True, False, True)
-    """
-    return name.startswith(_TRACE_PREFIXES) or (_trace_name(name) and not name.endswith(_TEXT_SUFFIXES))
 
 
 def _glob_root(pattern):
