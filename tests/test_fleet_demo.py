@@ -203,3 +203,12 @@ def test_drawn_rows_name_each_cause_by_its_culprit():
         assert r["gpu_hours_lost"] == pytest.approx(job.gpus * job.hours * (1 - 1 / job.slowdown))
         if column:
             assert r[column] == job.slowdown
+
+
+def test_fleet_demo_says_why_the_parquet_traces_are_left_out_without_pyarrow(tmp_path, monkeypatch, capsys):
+    # A plain `pip install straggle-edu` has no pyarrow: the demo keeps ST (CSV) and says why AR and SE are missing.
+    monkeypatch.setattr(demo, "_has_pyarrow", lambda: False)
+    assert main(["fleet-demo", str(tmp_path / "d"), "--jobs", "3", "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert "and 1 of the study's sample traces" in out
+    assert 'AR and SE traces are left out: they are Parquet, which needs pyarrow (pip install "straggle-edu[fleet]")' in out

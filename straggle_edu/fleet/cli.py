@@ -226,7 +226,7 @@ def run_demo(args):
     >>> code, out.getvalue().splitlines()[0]
     (0, "Wrote 4 synthetic jobs (... ops) and 0 of the study's sample traces to ...demo")
     """
-    from .demo import write_demo
+    from .demo import _has_pyarrow, write_demo
 
     fleet = write_demo(args.dir, jobs=args.jobs, seed=args.seed, public=args.public, format=args.format,
                        progress=sys.stderr.isatty())
@@ -241,6 +241,9 @@ def run_demo(args):
         print(_("The study's sample traces ({ids}) come from its public artifact, Apache-2.0: see {license}.").format(
             ids=join_list(fleet.public),
             license=fleet.folder / "public" / "LICENSE.txt"))
+    if args.public and not _has_pyarrow():
+        print(_("The study's AR and SE traces are left out: they are Parquet, which needs pyarrow "
+                "(pip install \"straggle-edu[fleet]\")."))
     print(_("Analyse it with:"))
     print(f"  straggle-edu fleet {fleet.manifest} --out {fleet.folder / 'out'}")
     return 0
