@@ -316,8 +316,11 @@ def test_lost_scheduler_is_one_line_and_the_tables_hold_only_jobs_that_finished(
 
 
 def _spawned_workers(sid):
-    """Worker processes multiprocessing spawned in the session (the resource tracker left out)."""
-    return [p for p in live_processes(sid=sid, cmdline_has=b"spawn_main")]
+    """Worker processes multiprocessing started in the session: spawned, or forked by the fork server (its children;
+    the server itself and the resource tracker left out)."""
+    forked = [p for server in live_processes(sid=sid, cmdline_has=b"forkserver import main")
+              for p in live_processes(ppid=server, sid=sid)]
+    return live_processes(sid=sid, cmdline_has=b"spawn_main") + forked
 
 
 def _run_and_signal(demo, out, sig, when="mid-run"):

@@ -88,8 +88,9 @@ class Terminated(BaseException):
 
 
 # A fleet whose traces hold less than this in all runs in this process when no cluster is named (no scheduler,
-# no --workers): a LocalCluster's start (a process per core, each importing numpy, pandas and pyarrow; 2-3 s of
-# wall time on 2 cores) would take longer than the work (the 200-job demo, 11 MB, is 1.5-2 s on one core).
+# no --workers): a LocalCluster's start (a process per core, with numpy, pandas and pyarrow imported, by a fork
+# server once where there is one, :func:`_start_method`; 1-3 s of wall time on 2 cores) would take longer than the
+# work (the 200-job demo, 11 MB, is 1.5-2 s on one core).
 SMALL_FLEET_BYTES = 16 * 2**20
 
 def say(text):
@@ -336,12 +337,71 @@ def _threads_block_sigint():
 #   they used (5 million page faults, as much system time as user time). (These were meant to hold since the
 #   fleet's failures landed, but the nannies read them as the workers start, after the block that set them ended.)
 # - without the statistical profiler (a stack sample every 10 ms, for the dashboard): CPU the jobs need.
+# - started as :func:`_start_method` says (a fork server where there is one).
+# And the cluster's periodic chores, less often (the scheduler, the nannies and the workers each run them): the
+# event loop's health check every 1 s, not 20 ms (it warns of a loop blocked for `tick.limit`, 3 s, all the
+# same); each process's memory (the nanny's and the worker's memory limits) every 0.5 s, not 0.1 s; the
+# dashboard's system statistics every 2 s, not 0.5 s. An idle LocalCluster of 2 workers then took 0.1 s of CPU
+# in 10 s instead of 0.4-0.6 s (measured on 2 cores), CPU that a fleet's run pays for as long as it lasts.
 # dashboard_address=None still asks for port 8787 and warns when another cluster holds it; a free port does not.
-def _worker_settings():
+def _worker_settings(method="spawn"):
     from ..traces.blocks import MALLOC_ENV
 
     return {**{f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in MALLOC_ENV.items()},
-            "distributed.worker.profile.enabled": False}
+            "distributed.worker.profile.enabled": False, "distributed.worker.multiprocessing-method": method,
+            "distributed.admin.tick.interval": "1s", "distributed.worker.memory.monitor-interval": "500ms",
+            "distributed.admin.system-monitor.interval": "2s"}
+
+
+# How the LocalCluster's worker processes start. Dask's default, "spawn", starts each as a new interpreter, which
+# imports distributed, numpy, pandas, pyarrow and the fleet's task modules anew: about 0.7 s of CPU per worker
+# before its first job. Where the platform has one (POSIX), the fleet uses a fork server instead: one process,
+# started for the cluster, imports them once (:data:`_PRELOAD`, after distributed's own list), and each worker is
+# forked from it with them imported. The server is single-threaded, so the fork is safe (unlike "fork" from the
+# fleet's process, whose threads may hold locks). It is started by the nanny's first worker, from the cluster's
+# loop thread, so it has the workers' environment (the malloc settings above) and their signal mask (SIGINT
+# blocked), and its children inherit both; :func:`close_local` stops it. A fork server that is already running
+# (started by something else in this process, with another environment) is not used: spawn then.
+_PRELOAD = ("pyarrow.parquet", "straggle_edu.traces.blocks", "straggle_edu.traces.replay", "straggle_edu.traces.whatif",
+            "straggle_edu.fleet.engine")
+
+
+def _fork_server():
+    """multiprocessing's fork server object, or None where there is none or it cannot be told whether it runs."""
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    if not (hasattr(server, "_forkserver_pid") and callable(getattr(server, "_stop", None))):
+        return None
+    return server
+
+
+def _start_method():
+    """``"forkserver"`` where a fork server of our own can be started (none runs), else ``"spawn"``; with the server
+    set to preload the workers' modules."""
+    server = _fork_server()
+    if server is None or server._forkserver_pid is not None:
+        return "spawn"
+    import dask
+    from distributed.utils import get_mp_context
+
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        get_mp_context()  # distributed sets its list once: itself, dask, msgpack, ..., numpy, pandas
+    listed = list(getattr(server, "_preload_modules", None) or ["distributed"])
+    server.set_forkserver_preload(listed + [m for m in _PRELOAD if m not in listed])
+    return "forkserver"
+
+
+def _stop_fork_server(cluster):
+    """Stop the fork server that the LocalCluster ``cluster`` started (its idle process would stay with us)."""
+    server = _fork_server() if getattr(cluster, "_straggle_edu_method", None) == "forkserver" else None
+    if server is not None:
+        with contextlib.suppress(OSError):
+            server._stop()
 
 
 def local_cluster(workers):
@@ -352,10 +412,12 @@ def local_cluster(workers):
     from distributed import Client, LocalCluster
 
     n = workers if workers is not None else (os.cpu_count() or 1)
-    with dask.config.set(_worker_settings()):  # each nanny reads them as its worker starts: held until they have
+    method = _start_method()
+    with dask.config.set(_worker_settings(method)):  # each nanny reads them as its worker starts: held until they have
         with _threads_block_sigint():
             cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
+        cluster._straggle_edu_method = method
         client = None
         try:  # the workers are spawned by the cluster's loop thread, which blocks SIGINT
             client = Client(cluster)
@@ -385,7 +447,10 @@ def close_local(cluster, hurry=False):
 
         with contextlib.suppress(Exception):
             cluster.sync(stop_workers)
-    cluster.close()
+    try:
+        cluster.close()
+    finally:
+        _stop_fork_server(cluster)
 
 
 class Watch:
