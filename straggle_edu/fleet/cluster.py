@@ -387,12 +387,19 @@ def _start_method():
     if server is None or server._forkserver_pid is not None:
         return "spawn"
     import dask
-    from distributed.utils import get_mp_context
+    import distributed.utils
+    from distributed.versions import optional_packages, required_packages
 
-    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
-        get_mp_context()  # distributed sets its list once: itself, dask, msgpack, ..., numpy, pandas
-    listed = list(getattr(server, "_preload_modules", None) or ["distributed"])
-    server.set_forkserver_preload(listed + [m for m in _PRELOAD if m not in listed])
+    if hasattr(distributed.utils, "_forkserver_preload_set"):
+        # distributed's own list, which its get_mp_context would set (after importing each package here, to see
+        # that it imports: pandas, 0.3 s of CPU, in a process that has no use for it), and ours
+        listed = ["distributed", *required_packages, *optional_packages]
+        distributed.utils._forkserver_preload_set = True
+    else:  # pragma: no cover (another distributed): its list as it sets it, and ours
+        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+            distributed.utils.get_mp_context()
+        listed = list(getattr(server, "_preload_modules", None) or ["distributed"])
+    server.set_forkserver_preload(list(dict.fromkeys(listed + list(_PRELOAD))))
     return "forkserver"
 
 
