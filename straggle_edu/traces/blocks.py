@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import whole
+from ._kept import KeptRows
 from ._table import TraceError, _arrow_columns, arrow_numpy, display_path, missing_pyarrow
 from .optrace import find_meta, op_trace_from_columns, read_op_trace
 
@@ -148,49 +149,6 @@ def keep_freed_memory():
     m_trim_threshold, m_mmap_threshold = -1, -3
     return bool(mallopt(m_mmap_threshold, int(MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"]))) and bool(
         mallopt(m_trim_threshold, int(MALLOC_ENV["MALLOC_TRIM_THRESHOLD_"])))
-
-
-class _Slab:
-    """Arrays kept until the end of an analysis, copied into slabs of at least :data:`SLAB_BYTES`.
-
-    A large trace's analysis keeps a little of every batch it reads (the program sample's rows) and of every block
-    it models (the block's work, the values of the ideal's medians), while it allocates and frees the next one's
-    arrays. Kept in the C library's heap among them, the kept arrays split its free space, the next batch's arrays
-    no longer fit there, and the heap grows: fresh pages, each a page fault. A slab this large is mapped apart from
-    the heap (glibc maps any allocation over 32 MiB on its own), so the heap is left to the transient arrays and
-    reused batch after batch. On the 16,384-rank x 50-step trace, with the kept work in memory, this took
-    ``analyze``'s page faults from about 500,000 to 320,000 and its peak from 1.9 to 1.2 GB (with
-    :class:`_KeptRows`, and the medians' values no longer kept beside the work they are taken from).
-
-    Examples
-    --------
-    >>> slab = _Slab(64)
-    >>> a = slab.keep(np.arange(5.0))
-    >>> b = slab.keep(np.arange(6).reshape(2, 3))
-    >>> a.tolist(), b.tolist(), len(slab.slabs)
-    ([0.0, 1.0, 2.0, 3.0, 4.0], [[0, 1, 2], [3, 4, 5]], 2)
-    """
-
-    def __init__(self, size=None):
-        self.size = SLAB_BYTES if size is None else size
-        self.slabs, self._free = [], 0
-
-    def keep(self, arr):
-        """A copy of ``arr`` in a slab."""
-        arr = np.asarray(arr)
-        n = arr.nbytes + arr.dtype.alignment
-        if n > self._free:
-            self.slabs.append(np.empty(max(self.size, n), dtype=np.uint8))
-            self._free = self.slabs[-1].nbytes
-        slab = self.slabs[-1]
-        at = -(-(slab.nbytes - self._free) // arr.dtype.alignment) * arr.dtype.alignment
-        out = slab[at:at + arr.nbytes].view(arr.dtype).reshape(arr.shape)
-        out[...] = arr
-        self._free = slab.nbytes - at - arr.nbytes
-        return out
-
-
-SLAB_BYTES = 64 * 2**20  # over glibc's largest mmap threshold (32 MiB): mapped apart from the heap
 
 
 def count_rows(path):
@@ -379,8 +337,6 @@ def sample_rows(path, row_groups=None, *, dp_ranks=64):
     >>> sum(t.num_rows for t in sample_rows(public_trace_path(), dp_ranks=1))
     3392
     """
-    import pyarrow as pa
-
     path = Path(path)
     if row_groups is None:
         batches = _batches(path)
@@ -389,71 +345,11 @@ def sample_rows(path, row_groups=None, *, dp_ranks=64):
 
         f = pq.ParquetFile(path)
         batches = (batch for rg in row_groups for batch in _group_batches(f, rg))
-    rows = _KeptRows()
+    rows = KeptRows()
     for batch in batches:
         d = arrow_numpy(batch.column(batch.schema.get_field_index("dp_rank")))
         rows.add(batch, d < dp_ranks)
     return rows.tables()
-
-
-class _KeptRows:
-    """Rows picked from batch after batch, kept as numpy arrays in a :class:`_Slab` until the reading ends.
-
-    Kept as pyarrow tables, each batch's picked rows also keep small C++ objects in the heap among the batch's
-    large arrays, which split its free space as the kept arrays do (:class:`_Slab`): on the 16,384-rank x 50-step
-    trace the program sample's reading faulted in about 250,000 pages rather than 90,000. The columns that are not
-    integers, floats or dictionary codes without missing cells (strings of a CSV file) are kept as pyarrow arrays.
-
-    Examples
-    --------
-    >>> import numpy as np, pyarrow as pa
-    >>> rows = _KeptRows()
-    >>> for part in (["x", "y"], ["y", "z"]):
-    ...     batch = pa.record_batch({"a": [1.5, 2.5], "b": pa.array(part).dictionary_encode(), "c": part})
-    ...     rows.add(batch, np.array([True, False]))
-    >>> [t.to_pydict() for t in rows.tables()]
-    [{'a': [1.5, 1.5], 'b': ['x', 'y'], 'c': ['x', 'y']}]
-    """
-
-    def __init__(self):
-        self.slab, self.schema, self.columns = _Slab(), None, None
-
-    def add(self, batch, mask):
-        """Keep the rows of ``batch`` (a pyarrow RecordBatch or Table) where ``mask`` is True."""
-        import pyarrow as pa
-
-        if not mask.any():
-            return
-        if isinstance(batch, pa.Table):
-            batch = batch.combine_chunks().to_batches()[0]
-        if self.schema is None:
-            self.schema, self.columns = batch.schema, [[] for _ in batch.schema]
-        for i, col in enumerate(batch.columns):
-            if pa.types.is_dictionary(col.type) and not col.indices.null_count:
-                kept = (self.slab.keep(arrow_numpy(col.indices)[mask]), col.dictionary.to_pylist())
-            elif (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)) and not col.null_count:
-                kept = self.slab.keep(arrow_numpy(col)[mask])
-            else:
-                kept = col.filter(pa.array(mask))
-            self.columns[i].append(kept)
-
-    def tables(self):
-        """The kept rows as a list of one pyarrow Table, in the order they were added (none: an empty list)."""
-        import pyarrow as pa
-
-        if self.schema is None:
-            return []
-        arrays = []
-        for field, pieces in zip(self.schema, self.columns):
-            chunks = []
-            for piece in pieces:
-                if isinstance(piece, tuple):
-                    piece = pa.DictionaryArray.from_arrays(pa.array(piece[0]), pa.array(piece[1], field.type.value_type))
-                elif isinstance(piece, np.ndarray):
-                    piece = pa.array(piece, type=field.type)
-                chunks.append(piece)
-            arrays.append(pa.chunked_array(chunks, type=field.type))
-        return [pa.Table.from_arrays(arrays, schema=self.schema)]
 
 
 def auto_block_steps(path, steps=None):
@@ -543,7 +439,7 @@ def read_block_tables(path, ranges, *, dp_ranks=None):
 
     path = Path(path)
     lo, hi = ranges[0][0], ranges[-1][1]
-    tables, steps, sample = [], [], _KeptRows()
+    tables, steps, sample = [], [], KeptRows()
     for batch in _step_batches(path, lo, hi):
         s = arrow_numpy(batch.column(batch.schema.get_field_index("step")))
         table = pa.Table.from_batches([batch])

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from ..i18n import N_
-from .blocks import _Slab
+from ._kept import Slab
 from .optrace import OPTYPES
 from .replay import MEAN_KIND, build_model, replay
 from .result import Analysis, Note
@@ -659,7 +659,7 @@ class _BlockStore:
         self.folder = None if spill is None else Path(spill)
         self.blocks, self._steps, self._recorded = [], [], []
         self.first_model = None
-        self._slab = _Slab()
+        self._slab = Slab()
 
     @property
     def empty(self):
