@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -502,6 +503,10 @@ def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, 
         for name, count in trace.skipped:
             skipped[name] = skipped.get(name, 0) + count
         store.put(model, keep_model=store.empty)
+        if store.count == 2:  # more than one block: only a one-block analysis shows the first block's rows and times
+            first = store.first_model = replace(first, start=None, duration=None, cell_of_row=None)
+            trace0 = SimpleNamespace(source=trace0.source, layout=trace0.layout)
+        del trace, model  # the next block is read and modelled without this one's arrays beside it
     if first is None:
         raise ValueError("blocks must hold at least one block of steps, got none")
     bar.tick()
