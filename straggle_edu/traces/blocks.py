@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -569,7 +570,8 @@ def analyze_op_file(path, *, meta=None, block_steps="auto", attribution="auto", 
     from .replay import build_model
 
     with batch_memory(), tempfile.TemporaryDirectory(prefix="straggle-edu-blocks-") as folder:
-        program = build_model(program_sample(path, meta=meta))
+        program = build_model(program_sample(path, meta=meta))  # its wiring only: the sample's cells go
+        program = replace(program, work=None, start=None, duration=None, node_mb=None, cell_of_row=None)
         return analyze_blocks(iter_op_blocks(path, block_steps=block_steps, meta=meta), program=program,
                               attribution=attribution, progress=progress, ideal=ideal, spill=_spill(path, folder))
 
