@@ -181,10 +181,8 @@ def merge_all_stats(parts):
     return out
 
 
-def finish_stats(stats, overwrite=False):
+def finish_stats(stats):
     """``{"mean": {code: s}, "median": {key: s}}`` from merged :func:`ideal_stats`.
-
-    ``overwrite``: the values may be reordered in place (no copy of them is taken to find the medians).
 
     Examples
     --------
@@ -192,7 +190,7 @@ def finish_stats(stats, overwrite=False):
     {'mean': {0: 1.5}, 'median': {5: 2.0}}
     """
     return {"mean": {c: stats["sum"][c] / stats["count"][c] for c in stats["sum"]},
-            "median": {k: float(np.median(v, overwrite_input=overwrite)) for k, v in stats["values"].items()}}
+            "median": {k: float(np.median(v)) for k, v in stats["values"].items()}}
 
 
 def ideal_from_stats(model, ideal, finished):
@@ -510,19 +508,17 @@ def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, 
     if first is None:
         raise ValueError("blocks must hold at least one block of steps, got none")
     bar.tick()
-    merged = merge_all_stats(stats)
-    merged["values"] = _median_values(store, first, ideal)
-    finished = finish_stats(merged, overwrite=True)  # the values are copies
-    del stats, merged
+    finished = {**finish_stats(merge_all_stats(stats)), "median": _block_medians(store, first, ideal)}
+    del stats
     return _score_blocks(store, first, trace0, finished, ideal, attribution, notes, skipped, bar)
 
 
-def _median_values(store, first, ideal):
-    """Every work value of each median key, block after block, from the blocks' kept work: the ``"values"`` of
-    :func:`merge_all_stats` over the blocks' :func:`ideal_stats`, without a second copy of them kept alongside."""
-    keys = _median_keys(first, _mean_nodes(first), ideal)
+def _block_medians(store, first, ideal):
+    """The ``"median"`` of :func:`finish_stats` over the blocks' :func:`ideal_stats`, from the blocks' kept work (no
+    second copy of the values is kept beside it): one key's values at a time, each median taken in place."""
     works = [m.work for m in store.models(first)]
-    return {k: np.concatenate([w[nodes].ravel() for w in works]) for k, nodes in keys.items()}
+    return {k: float(np.median(np.concatenate([w[nodes].ravel() for w in works]), overwrite_input=True))
+            for k, nodes in _median_keys(first, _mean_nodes(first), ideal).items()}
 
 
 def _score_blocks(store, first, trace0, finished, ideal, attribution, notes, skipped, bar):
