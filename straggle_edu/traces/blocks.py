@@ -65,7 +65,9 @@ def batch_memory():
     arrays of megabytes by the thousand, and each page the process gets fresh from the kernel costs a page fault.
 
     - pyarrow's buffers come from the C library's ``malloc`` (its system pool), which reuses what the last batch
-      freed; pyarrow's default pool (mimalloc) gives it back to the kernel, and every batch faulted it in again;
+      freed; pyarrow's default pool (mimalloc) gives it back to the kernel, and every batch faulted it in again.
+      The Parquet reader decodes into Arrow's C++ default pool, which this does not change: a process that exists
+      to analyse sets that too, before pyarrow is imported (:func:`keep_freed_memory`);
     - numpy asks for no transparent huge pages (it calls ``madvise(MADV_HUGEPAGE)`` on every array of 4 MiB or
       more): where the kernel compacts memory to serve them (``defrag`` set to ``madvise``, as on most
       distributions), a busy machine paid for the compaction in each fault.
@@ -121,8 +123,12 @@ def _memory_settings(saved):
 # its heap, and up to 256 MiB of freed heap is kept for the next block instead of going back to the kernel. By
 # default the threshold grows only after a large array is freed, and a freed top of the heap above twice it goes
 # back: each block's arrays were then faulted in anew. The same settings as environment variables (read by glibc
-# when a process starts: the fleet's workers).
-MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(256 * 2**20)}
+# when a process starts: the fleet's workers). And Arrow's own default pool, which the Parquet reader decodes into
+# whatever pyarrow.set_memory_pool says (read when pyarrow is first imported): the C library's malloc, so that the
+# decoded columns are reused from the heap too. Its mimalloc gave freed pages back (MADV_DONTNEED) and faulted its
+# 1 GiB arena in as huge pages: about 0.1 s of analyze's system time on the 16,384-rank trace.
+MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(256 * 2**20),
+              "ARROW_DEFAULT_MEMORY_POOL": "system"}
 
 
 def keep_freed_memory():
@@ -130,7 +136,8 @@ def keep_freed_memory():
 
     For a process that exists to analyse (``straggle-edu analyze``): the settings hold until it exits, and it keeps
     up to 256 MiB of freed memory rather than give it back. On the 16,384-rank x 50-step trace they took
-    ``analyze``'s page faults from about 950,000 to 330,000, with :func:`batch_memory`.
+    ``analyze``'s page faults from about 950,000 to 330,000, with :func:`batch_memory`. Arrow's default pool is
+    set (unless ``ARROW_DEFAULT_MEMORY_POOL`` is) for a pyarrow imported after this call.
 
     Examples
     --------
@@ -138,10 +145,13 @@ def keep_freed_memory():
     True
     """
     import ctypes
+    import os
     import sys
 
     if not sys.platform.startswith("linux"):
         return False
+    if "pyarrow" not in sys.modules:  # pyarrow reads it once, on import
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", MALLOC_ENV["ARROW_DEFAULT_MEMORY_POOL"])
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # not glibc
@@ -266,7 +276,7 @@ def _unsorted_blocks(path, steps, meta, meta_source):
         yield _block(path, parts, meta, meta_source)
 
 
-def iter_op_blocks(path, *, block_steps, meta=None):
+def iter_op_blocks(path, *, block_steps, meta=None, order=None):
     """Read an op-level trace as :class:`OpTrace` blocks of ``block_steps`` whole steps each.
 
     Parameters
@@ -277,6 +287,9 @@ def iter_op_blocks(path, *, block_steps, meta=None):
         Steps per block, >= 1 (the last block may hold fewer).
     meta : str or os.PathLike, optional
         The layout file, as for :func:`~straggle_edu.traces.optrace.read_op_trace`.
+    order : tuple, optional
+        The file's sorted step ids and whether its rows come in step order,
+        when the caller has read them (:func:`block_ranges` takes the same).
 
     Yields
     ------
@@ -295,7 +308,7 @@ def iter_op_blocks(path, *, block_steps, meta=None):
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     meta_data, meta_source = find_meta(path, meta)
-    steps, ordered = _step_order(path)
+    steps, ordered = _step_order(path) if order is None else order
     blocks = [steps[i:i + block_steps] for i in range(0, len(steps), block_steps)]
     if ordered:
         yield from _sorted_blocks(path, [b[0] for b in blocks[1:]], meta_data, meta_source)
@@ -558,22 +571,30 @@ def analyze_op_file(path, *, meta=None, block_steps="auto", attribution="auto", 
     >>> round(a.slowdown, 4), a.details["blocks"]   # the same S as in one block
     (1.1796, 8)
     """
-    from .whatif import analyze_blocks, analyze_ops
+    from .whatif import analyze_ops
 
     path = Path(path)
-    if block_steps == "auto":
-        block_steps = auto_block_steps(path)
-    if not block_steps:
-        with batch_memory():
+    with batch_memory():  # from the first read of the file (its steps), so that no read uses pyarrow's own pool
+        order = None
+        if block_steps == "auto":
+            order = _step_order(path) if path.exists() and count_rows(path) > STREAM_ROWS else None
+            block_steps = auto_block_steps(path, None if order is None else order[0])
+        if not block_steps:
             return analyze_ops(read_op_trace(path, meta=meta), attribution=attribution, progress=progress, ideal=ideal)
-    block_steps = whole("block_steps", block_steps)
-    from .replay import build_model
+        return _analyze_in_blocks(path, whole("block_steps", block_steps), order, meta, attribution, progress, ideal)
 
-    with batch_memory(), tempfile.TemporaryDirectory(prefix="straggle-edu-blocks-") as folder:
+
+def _analyze_in_blocks(path, block_steps, order, meta, attribution, progress, ideal):
+    """:func:`analyze_op_file` block by block (``order``: the file's steps, when read already)."""
+    from .replay import build_model
+    from .whatif import analyze_blocks
+
+    with tempfile.TemporaryDirectory(prefix="straggle-edu-blocks-") as folder:
         program = build_model(program_sample(path, meta=meta))  # its wiring only: the sample's cells go
         program = replace(program, work=None, start=None, duration=None, node_mb=None, cell_of_row=None)
-        return analyze_blocks(iter_op_blocks(path, block_steps=block_steps, meta=meta), program=program,
-                              attribution=attribution, progress=progress, ideal=ideal, spill=_spill(path, folder))
+        blocks = iter_op_blocks(path, block_steps=block_steps, meta=meta, order=order)
+        return analyze_blocks(blocks, program=program, attribution=attribution, progress=progress, ideal=ideal,
+                              spill=_spill(path, folder))
 
 
 def _spill(path, folder):
