@@ -128,3 +128,31 @@ def test_worker_timeline_needs_a_one_block_analysis(synthetic):
 def test_analyze_op_file_blocks_equal_whole_with_the_per_step_ideal():
     path = DATA / "trace-ST.parquet"
     assert_same(analyze_ops(read_op_trace(path), ideal="per-step"), analyze_op_file(path, block_steps=3, ideal="per-step"))
+
+
+@pytest.mark.parametrize("spill", [False, True])
+def test_analyze_blocks_keeps_the_work_in_memory_or_spilled_alike(spill, tmp_path):
+    # the kept work (copied into slabs, microbatches narrowed) or its spilled files give the whole-trace result
+    path = DATA / "trace-AR.parquet"
+    blocks = iter_op_blocks(path, block_steps=2)
+    got = analyze_blocks(blocks, program=build_model(program_sample(path)), spill=tmp_path if spill else None)
+    assert_same(analyze_ops(read_op_trace(path)), got)
+    assert bool(list(tmp_path.iterdir())) == spill
+
+
+def test_sample_rows_are_the_rows_of_the_first_dp_ranks(synthetic):
+    # kept as numpy columns (Parquet's dictionary codes) or, for a CSV's string column, as pyarrow arrays
+    import pyarrow as pa
+
+    from straggle_edu.traces.blocks import sample_rows
+
+    t, parquet, csv = synthetic
+    for path in (parquet, csv):
+        table = pa.concat_tables(sample_rows(path, dp_ranks=2)).to_pydict()
+        whole = read_op_trace(path).columns()
+        keep = whole["dp_rank"] < 2
+        assert len(table["dp_rank"]) == int(keep.sum())
+        for name in ("dp_rank", "stage", "step", "start_ts", "duration"):
+            assert table[name] == whole[name][keep].tolist(), name
+        assert table["optype"] == [str(x) for x in np.asarray(whole["optype"])[keep]]
+    assert sample_rows(parquet, dp_ranks=0) == []

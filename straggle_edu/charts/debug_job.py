@@ -151,13 +151,17 @@ def trace_attribution_chart(analysis, by="by_optype", *, top=20, width=360):
 
     Examples
     --------
+    GC pauses (0.1 s, in each worker's step with probability 0.04) show up
+    by optype: ``gc`` comes first, and ``top`` keeps the three largest.
+
     >>> from straggle_edu.charts._data import rows_of
     >>> from straggle_edu.traces.synthetic import synthetic_trace
     >>> from straggle_edu.traces.whatif import analyze_ops
-    >>> a = analyze_ops(synthetic_trace(dp=2, pp=1, microbatches=2, steps=2, slow_worker=(1, 0, 3.0)))
-    >>> spec = trace_attribution_chart(a, "by_dp_rank").to_dict()
-    >>> spec["title"], [(r["x"], round(r["S"], 2)) for r in rows_of(spec, spec["layer"][0]["data"])]
-    ('by dp rank', [('1', 1.46), ('0', 1.0)])
+    >>> a = analyze_ops(synthetic_trace(dp=2, pp=2, microbatches=2, steps=2, gc_pauses=(0.04, 0.1), rng=0))
+    >>> spec = trace_attribution_chart(a, "by_optype", top=3).to_dict()
+    >>> rows = rows_of(spec, spec["layer"][0]["data"])
+    >>> spec["title"], len(rows), (rows[0]["x"], round(rows[0]["S"], 2))
+    ('by optype', 3, ('gc', 1.26))
     """
     _check_analysis(analysis)
     table = getattr(analysis, by, None) if isinstance(by, str) else None

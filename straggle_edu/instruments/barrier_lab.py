@@ -639,22 +639,9 @@ class _Recorder:
         )
 
 
-def run_barrier_lab(
-    workers=4,
-    steps=20,
-    step_seconds=0.05,
-    jitter=None,
-    pause_prob=0.0,
-    pause_seconds=0.0,
-    slow_rank=None,
-    slow_factor=2.0,
-    work="sleep",
-    out=None,
-    seed=0,
-    timeout=None,
-    progress=None,
-    work_units=None,
-):
+def run_barrier_lab(workers=4, steps=20, step_seconds=0.05, jitter=None, pause_prob=0.0, pause_seconds=0.0,
+                    slow_rank=None, slow_factor=2.0, work="sleep", out=None, seed=0, timeout=None, progress=None,
+                    work_units=None):
     """Run W real worker processes that meet at a real barrier every step.
 
     Parameters

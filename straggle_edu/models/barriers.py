@@ -53,21 +53,9 @@ from .._validate import as_rng, check_memory, in_range, nonnegative, positive, r
 from ..math.order_stats import expected_max
 from .pipeline import simulate_pipeline, slowed
 
-__all__ = [
-    "barrier_overhead",
-    "sample_barrier_overhead",
-    "barrier_overhead_rows",
-    "accumulation_time",
-    "bucketed_step",
-    "bucketed_step_no_jitter",
-    "expert_load",
-    "expert_load_normal",
-    "GRID_ROLES",
-    "grid_waits",
-    "BARRIER_KINDS",
-    "StepBarriers",
-    "step_barriers",
-]
+__all__ = ["barrier_overhead", "sample_barrier_overhead", "barrier_overhead_rows", "accumulation_time", "bucketed_step",
+           "bucketed_step_no_jitter", "expert_load", "expert_load_normal", "GRID_ROLES", "grid_waits", "BARRIER_KINDS",
+           "StepBarriers", "step_barriers"]
 
 
 def _blocks(barriers, segments):

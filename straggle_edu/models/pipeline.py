@@ -483,19 +483,8 @@ def _sizes(stages, microbatches, dp, chunks, schedule):
     return sizes
 
 
-def pipeline_step_times(
-    stages,
-    microbatches,
-    forward,
-    backward,
-    *,
-    dp=1,
-    p2p=0.0,
-    allreduce=0.0,
-    optimizer=0.0,
-    schedule="1f1b",
-    chunks=1,
-):
+def pipeline_step_times(stages, microbatches, forward, backward, *, dp=1, p2p=0.0, allreduce=0.0, optimizer=0.0,
+                        schedule="1f1b", chunks=1):
     """Step times of many pipeline steps at once (no op table, just the totals).
 
     The same model as :func:`simulate_pipeline`, vectorized over any leading
@@ -549,19 +538,8 @@ def pipeline_step_times(
     return float(step) if step.ndim == 0 else step
 
 
-def simulate_pipeline(
-    stages,
-    microbatches,
-    forward,
-    backward,
-    *,
-    dp=1,
-    p2p=0.0,
-    allreduce=0.0,
-    optimizer=0.0,
-    schedule="1f1b",
-    chunks=1,
-):
+def simulate_pipeline(stages, microbatches, forward, backward, *, dp=1, p2p=0.0, allreduce=0.0, optimizer=0.0,
+                      schedule="1f1b", chunks=1):
     """Time one training step on a DP x PP grid, op by op.
 
     Every op starts as soon as all of its dependencies have ended:

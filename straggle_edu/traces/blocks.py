@@ -19,9 +19,10 @@ same :class:`~straggle_edu.traces.Analysis` as the whole trace would give.
     would take more than a third of the memory budget).
 
 Peak memory is about 250 bytes per op of one block (the rows, the model's
-cells and the replays' variants), plus 16 bytes per op of the whole trace
-(its work, kept for the later passes) when that takes at most a third of the
-memory budget, else 12 bytes per op of it on disk (:data:`KEPT_BYTES_PER_OP`).
+cells and the replays' variants), plus about 10 bytes per op of the whole
+trace (its work and microbatches, kept for the later passes) in memory when
+that takes at most a third of the memory budget, else on disk
+(:data:`KEPT_BYTES_PER_OP`).
 Needs pyarrow for streaming; without it the file is read whole.
 
 The analysis allocates and frees arrays of megabytes by the thousand; how the
@@ -34,11 +35,13 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from .._validate import whole
+from ._kept import KeptRows
 from ._table import TraceError, _arrow_columns, arrow_numpy, display_path, missing_pyarrow
 from .optrace import find_meta, op_trace_from_columns, read_op_trace
 
@@ -48,7 +51,7 @@ __all__ = ["iter_op_blocks", "analyze_op_file", "program_sample", "count_rows", 
 
 BLOCK_ROWS = 1_000_000  # "auto": about this many ops per block
 STREAM_ROWS = 6_000_000  # "auto": traces with more ops than this are analysed block by block
-KEPT_BYTES_PER_OP = 16  # the blocks' work, kept in memory for the later passes (12 on disk)
+KEPT_BYTES_PER_OP = 10  # the blocks' work (8) and microbatches (1 or 2), kept for the later passes
 _BATCH = 262_144  # rows per read batch
 _WHOLE_GROUP = 4 * _BATCH  # a Parquet row group of up to this many rows is read in one piece
 
@@ -62,7 +65,9 @@ def batch_memory():
     arrays of megabytes by the thousand, and each page the process gets fresh from the kernel costs a page fault.
 
     - pyarrow's buffers come from the C library's ``malloc`` (its system pool), which reuses what the last batch
-      freed; pyarrow's default pool (mimalloc) gives it back to the kernel, and every batch faulted it in again;
+      freed; pyarrow's default pool (mimalloc) gives it back to the kernel, and every batch faulted it in again.
+      The Parquet reader decodes into Arrow's C++ default pool, which this does not change: a process that exists
+      to analyse sets that too, before pyarrow is imported (:func:`keep_freed_memory`);
     - numpy asks for no transparent huge pages (it calls ``madvise(MADV_HUGEPAGE)`` on every array of 4 MiB or
       more): where the kernel compacts memory to serve them (``defrag`` set to ``madvise``, as on most
       distributions), a busy machine paid for the compaction in each fault.
@@ -118,8 +123,12 @@ def _memory_settings(saved):
 # its heap, and up to 256 MiB of freed heap is kept for the next block instead of going back to the kernel. By
 # default the threshold grows only after a large array is freed, and a freed top of the heap above twice it goes
 # back: each block's arrays were then faulted in anew. The same settings as environment variables (read by glibc
-# when a process starts: the fleet's workers).
-MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(256 * 2**20)}
+# when a process starts: the fleet's workers). And Arrow's own default pool, which the Parquet reader decodes into
+# whatever pyarrow.set_memory_pool says (read when pyarrow is first imported): the C library's malloc, so that the
+# decoded columns are reused from the heap too. Its mimalloc gave freed pages back (MADV_DONTNEED) and faulted its
+# 1 GiB arena in as huge pages: about 0.1 s of analyze's system time on the 16,384-rank trace.
+MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(256 * 2**20),
+              "ARROW_DEFAULT_MEMORY_POOL": "system"}
 
 
 def keep_freed_memory():
@@ -127,7 +136,8 @@ def keep_freed_memory():
 
     For a process that exists to analyse (``straggle-edu analyze``): the settings hold until it exits, and it keeps
     up to 256 MiB of freed memory rather than give it back. On the 16,384-rank x 50-step trace they took
-    ``analyze``'s page faults from about 950,000 to 330,000, with :func:`batch_memory`.
+    ``analyze``'s page faults from about 950,000 to 330,000, with :func:`batch_memory`. Arrow's default pool is
+    set (unless ``ARROW_DEFAULT_MEMORY_POOL`` is) for a pyarrow imported after this call.
 
     Examples
     --------
@@ -135,10 +145,13 @@ def keep_freed_memory():
     True
     """
     import ctypes
+    import os
     import sys
 
     if not sys.platform.startswith("linux"):
         return False
+    if "pyarrow" not in sys.modules:  # pyarrow reads it once, on import
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", MALLOC_ENV["ARROW_DEFAULT_MEMORY_POOL"])
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # not glibc
@@ -263,7 +276,7 @@ def _unsorted_blocks(path, steps, meta, meta_source):
         yield _block(path, parts, meta, meta_source)
 
 
-def iter_op_blocks(path, *, block_steps, meta=None):
+def iter_op_blocks(path, *, block_steps, meta=None, order=None):
     """Read an op-level trace as :class:`OpTrace` blocks of ``block_steps`` whole steps each.
 
     Parameters
@@ -274,6 +287,9 @@ def iter_op_blocks(path, *, block_steps, meta=None):
         Steps per block, >= 1 (the last block may hold fewer).
     meta : str or os.PathLike, optional
         The layout file, as for :func:`~straggle_edu.traces.optrace.read_op_trace`.
+    order : tuple, optional
+        The file's sorted step ids and whether its rows come in step order,
+        when the caller has read them (:func:`block_ranges` takes the same).
 
     Yields
     ------
@@ -292,7 +308,7 @@ def iter_op_blocks(path, *, block_steps, meta=None):
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     meta_data, meta_source = find_meta(path, meta)
-    steps, ordered = _step_order(path)
+    steps, ordered = _step_order(path) if order is None else order
     blocks = [steps[i:i + block_steps] for i in range(0, len(steps), block_steps)]
     if ordered:
         yield from _sorted_blocks(path, [b[0] for b in blocks[1:]], meta_data, meta_source)
@@ -335,8 +351,6 @@ def sample_rows(path, row_groups=None, *, dp_ranks=64):
     >>> sum(t.num_rows for t in sample_rows(public_trace_path(), dp_ranks=1))
     3392
     """
-    import pyarrow as pa
-
     path = Path(path)
     if row_groups is None:
         batches = _batches(path)
@@ -345,11 +359,11 @@ def sample_rows(path, row_groups=None, *, dp_ranks=64):
 
         f = pq.ParquetFile(path)
         batches = (batch for rg in row_groups for batch in _group_batches(f, rg))
-    parts = []
+    rows = KeptRows()
     for batch in batches:
         d = arrow_numpy(batch.column(batch.schema.get_field_index("dp_rank")))
-        parts.append(pa.Table.from_batches([batch]).filter(pa.array(d < dp_ranks)))
-    return parts
+        rows.add(batch, d < dp_ranks)
+    return rows.tables()
 
 
 def auto_block_steps(path, steps=None):
@@ -439,7 +453,7 @@ def read_block_tables(path, ranges, *, dp_ranks=None):
 
     path = Path(path)
     lo, hi = ranges[0][0], ranges[-1][1]
-    tables, steps, sample = [], [], []
+    tables, steps, sample = [], [], KeptRows()
     for batch in _step_batches(path, lo, hi):
         s = arrow_numpy(batch.column(batch.schema.get_field_index("step")))
         table = pa.Table.from_batches([batch])
@@ -449,12 +463,12 @@ def read_block_tables(path, ranges, *, dp_ranks=None):
             steps.append(s)
             if dp_ranks is not None:
                 d = arrow_numpy(table.column("dp_rank"))
-                sample.append(table.filter(pa.array(d < dp_ranks)))
+                sample.add(table, d < dp_ranks)
     blocks = []
     for first, last in ranges:
         parts = [_rows_between(t, s, first, last)[0] for t, s in zip(tables, steps)]
         blocks.append([t for t in parts if t.num_rows])
-    return blocks, sample if dp_ranks is not None else None
+    return blocks, sample.tables() if dp_ranks is not None else None
 
 
 def _rows_between(table, s, first, last):
@@ -557,27 +571,36 @@ def analyze_op_file(path, *, meta=None, block_steps="auto", attribution="auto", 
     >>> round(a.slowdown, 4), a.details["blocks"]   # the same S as in one block
     (1.1796, 8)
     """
-    from .whatif import analyze_blocks, analyze_ops
+    from .whatif import analyze_ops
 
     path = Path(path)
-    if block_steps == "auto":
-        block_steps = auto_block_steps(path)
-    if not block_steps:
-        with batch_memory():
+    with batch_memory():  # from the first read of the file (its steps), so that no read uses pyarrow's own pool
+        order = None
+        if block_steps == "auto":
+            order = _step_order(path) if path.exists() and count_rows(path) > STREAM_ROWS else None
+            block_steps = auto_block_steps(path, None if order is None else order[0])
+        if not block_steps:
             return analyze_ops(read_op_trace(path, meta=meta), attribution=attribution, progress=progress, ideal=ideal)
-    block_steps = whole("block_steps", block_steps)
-    from .replay import build_model
+        return _analyze_in_blocks(path, whole("block_steps", block_steps), order, meta, attribution, progress, ideal)
 
-    with batch_memory(), tempfile.TemporaryDirectory(prefix="straggle-edu-blocks-") as folder:
-        program = build_model(program_sample(path, meta=meta))
-        return analyze_blocks(iter_op_blocks(path, block_steps=block_steps, meta=meta), program=program,
-                              attribution=attribution, progress=progress, ideal=ideal, spill=_spill(path, folder))
+
+def _analyze_in_blocks(path, block_steps, order, meta, attribution, progress, ideal):
+    """:func:`analyze_op_file` block by block (``order``: the file's steps, when read already)."""
+    from .replay import build_model
+    from .whatif import analyze_blocks
+
+    with tempfile.TemporaryDirectory(prefix="straggle-edu-blocks-") as folder:
+        program = build_model(program_sample(path, meta=meta))  # its wiring only: the sample's cells go
+        program = replace(program, work=None, start=None, duration=None, node_mb=None, cell_of_row=None)
+        blocks = iter_op_blocks(path, block_steps=block_steps, meta=meta, order=order)
+        return analyze_blocks(blocks, program=program, attribution=attribution, progress=progress, ideal=ideal,
+                              spill=_spill(path, folder))
 
 
 def _spill(path, folder):
     """Where the blocks' work waits for the later passes: in memory (None) when it takes at most a third of the
-    memory budget, else in ``folder``. Writing it out cost the 16,384-rank trace 0.6 s of system time (writes to
-    the page cache) to save 0.6 GB of its 1.9 GB peak.
+    memory budget, else in ``folder``. On the 16,384-rank trace, writing it out (0.4 GB, to the page cache) saves
+    0.1 GB of a 1.2 GB peak.
 
     Examples
     --------

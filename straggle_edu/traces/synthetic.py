@@ -55,32 +55,10 @@ CAUSES = {
 }
 
 
-def synthetic_trace(
-    dp=4,
-    pp=2,
-    microbatches=4,
-    steps=5,
-    *,
-    forward=0.010,
-    backward=0.020,
-    p2p=0.0005,
-    params_gather=0.002,
-    reduce_scatter=0.004,
-    layernorm=0.0003,
-    embedding=0.0005,
-    clip=0.0008,
-    optimizer=0.003,
-    gc=0.0005,
-    slow_worker=None,
-    last_stage=1.0,
-    seq_imbalance=0.0,
-    gc_pauses=None,
-    slow_link=None,
-    jitter=0.0,
-    gaps=0.0,
-    step_gap=0.001,
-    rng=None,
-):
+def synthetic_trace(dp=4, pp=2, microbatches=4, steps=5, *, forward=0.010, backward=0.020, p2p=0.0005,
+                    params_gather=0.002, reduce_scatter=0.004, layernorm=0.0003, embedding=0.0005, clip=0.0008,
+                    optimizer=0.003, gc=0.0005, slow_worker=None, last_stage=1.0, seq_imbalance=0.0, gc_pauses=None,
+                    slow_link=None, jitter=0.0, gaps=0.0, step_gap=0.001, rng=None):
     """Simulate a DP x PP 1F1B job and record it as an op-level trace.
 
     Parameters

@@ -48,10 +48,12 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
 from ..i18n import N_
+from ._kept import Slab
 from .optrace import OPTYPES
 from .replay import MEAN_KIND, build_model, replay
 from .result import Analysis, Note
@@ -96,13 +98,14 @@ def ideal_work(model, ideal="artifact"):
     return ideal_from_stats(model, ideal, finish_stats(ideal_stats(model, ideal)))
 
 
-def ideal_stats(model, ideal="artifact"):
+def ideal_stats(model, ideal="artifact", values=True):
     """What the ideal needs from the whole trace, taken from one block of steps.
 
     Returns ``{"sum": {code: s}, "count": {code: n}, "values": {key: array}}``:
     the work summed and counted per compute optype (``"artifact"`` only; the
     per-step means stay inside their step), and every work value per median
-    key (an optype code, or a node label for ``"per-step"``). Blocks merge
+    key (an optype code, or a node label for ``"per-step"``; none with
+    ``values=False``). Blocks merge
     with :func:`merge_stats`; :func:`finish_stats` turns them into means and
     medians, identical to those of the whole trace in one block.
 
@@ -120,8 +123,9 @@ def ideal_stats(model, ideal="artifact"):
         for code in sorted({model.node_codes[n][0] for n in mean_nodes}):
             w = model.work[[n for n in mean_nodes if model.node_codes[n][0] == code]]
             out["sum"][code], out["count"][code] = float(w.sum()), int(w.size)
-    for key, nodes in _median_keys(model, mean_nodes, ideal).items():
-        out["values"][key] = model.work[nodes].ravel()
+    if values:
+        for key, nodes in _median_keys(model, mean_nodes, ideal).items():
+            out["values"][key] = model.work[nodes].ravel()
     return out
 
 
@@ -241,7 +245,7 @@ def _group_means(model, mean_nodes, out):
     S, D = model.shape[1:]
     idx = np.array(mean_nodes)
     codes = np.array([model.node_codes[n][0] for n in mean_nodes])
-    mb = model.node_mb[idx].copy()
+    mb = model.node_mb[idx].astype(np.int64)  # a copy, and wide enough for mb + 1 (the kept codes are narrowed)
     mb[~np.isin(codes, (OPTYPES.index("forward-compute"), OPTYPES.index("backward-compute")))] = -1
     mb_max = int(mb.max()) + 2
     step_idx = np.broadcast_to(np.arange(S)[None, :, None], mb.shape)
@@ -492,17 +496,29 @@ def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, 
         elif model.steps[0] <= store.steps[-1]:
             raise ValueError(f"{model.source}: blocks must come in increasing step order without repeats; step "
                              f"{model.steps[0]} comes after step {store.steps[-1]}")
-        stats.append(ideal_stats(model, ideal))
+        stats.append(ideal_stats(model, ideal, values=False))  # the values are taken from the kept work below
         notes += model.notes
         for name, count in trace.skipped:
             skipped[name] = skipped.get(name, 0) + count
         store.put(model, keep_model=store.empty)
+        if store.count == 2:  # more than one block: only a one-block analysis shows the first block's rows and times
+            first = store.first_model = replace(first, start=None, duration=None, cell_of_row=None)
+            trace0 = SimpleNamespace(source=trace0.source, layout=trace0.layout)
+        del trace, model  # the next block is read and modelled without this one's arrays beside it
     if first is None:
         raise ValueError("blocks must hold at least one block of steps, got none")
     bar.tick()
-    finished = finish_stats(merge_all_stats(stats))
+    finished = {**finish_stats(merge_all_stats(stats)), "median": _block_medians(store, first, ideal)}
     del stats
     return _score_blocks(store, first, trace0, finished, ideal, attribution, notes, skipped, bar)
+
+
+def _block_medians(store, first, ideal):
+    """The ``"median"`` of :func:`finish_stats` over the blocks' :func:`ideal_stats`, from the blocks' kept work (no
+    second copy of the values is kept beside it): one key's values at a time, each median taken in place."""
+    works = [m.work for m in store.models(first)]
+    return {k: float(np.median(np.concatenate([w[nodes].ravel() for w in works]), overwrite_input=True))
+            for k, nodes in _median_keys(first, _mean_nodes(first), ideal).items()}
 
 
 def _score_blocks(store, first, trace0, finished, ideal, attribution, notes, skipped, bar):
@@ -625,6 +641,18 @@ def scores_analysis(scores, t_mw, *, first, trace0, finished, ideal, attribution
     )
 
 
+def _narrow(codes):
+    """Integer codes (microbatches, -1 for none) in the narrowest signed dtype that holds them: the kept work of a
+    large trace is 10 bytes per op rather than 16."""
+    if not codes.size:
+        return codes
+    lo, hi = int(codes.min()), int(codes.max())
+    for dtype in (np.int8, np.int16, np.int32):
+        if np.iinfo(dtype).min <= lo and hi <= np.iinfo(dtype).max:
+            return codes.astype(dtype)
+    return codes
+
+
 class _BlockStore:
     """Each block's work, microbatches, steps and recorded step times; in memory or spilled to a folder."""
 
@@ -632,6 +660,7 @@ class _BlockStore:
         self.folder = None if spill is None else Path(spill)
         self.blocks, self._steps, self._recorded = [], [], []
         self.first_model = None
+        self._slab = Slab()
 
     @property
     def empty(self):
@@ -658,11 +687,14 @@ class _BlockStore:
         self._recorded.append(np.asarray(model.recorded_step))
         if keep_model:
             self.first_model = model
-        if self.folder is None or keep_model:
             self.blocks.append({"work": model.work, "node_mb": model.node_mb})
             return
+        node_mb = _narrow(model.node_mb)
+        if self.folder is None:
+            self.blocks.append({"work": self._slab.keep(model.work), "node_mb": self._slab.keep(node_mb)})
+            return
         entry = {}
-        for name, arr in (("work", model.work), ("node_mb", model.node_mb.astype(np.int32))):
+        for name, arr in (("work", model.work), ("node_mb", node_mb)):
             path = self.folder / f"block{len(self.blocks):05d}-{name}.npy"
             np.save(path, arr)
             entry[name] = path
