@@ -9,7 +9,7 @@ share row groups (not per block: Dask's cost per task is then paid about 130 tim
 2. per run of blocks that share row groups (read once; a Parquet file's other row groups are not
    read): build each block's model from the program, take its
    :func:`~straggle_edu.traces.whatif.ideal_stats`;
-3. merge the statistics in step order (:func:`~straggle_edu.traces.whatif.merge_all_stats`, the
+3. merge the statistics in step order (:func:`~straggle_edu.traces.whatif.finish_all_stats`, the
    exact merge of ``analyze``) and finish them;
 4. per run: each block's :func:`~straggle_edu.traces.whatif.block_scores`;
 5. :func:`~straggle_edu.traces.whatif.merge_scores`: the whole trace's scores and the workers that M_W fixes;
@@ -142,20 +142,22 @@ def _first_pass(path, ranges, meta, program, ideal, budget):
     """Pass 1 of a run of blocks (read at once): each block's model (work and microbatches kept), statistics,
     notes and size."""
     from .. import _validate
+    from ..traces._kept import Slab
     from ..traces.blocks import read_op_blocks
     from ..traces.replay import build_model
-    from ..traces.whatif import ideal_stats
+    from ..traces.whatif import ideal_stats, kept_work
 
     t0 = time.perf_counter()
     old = _validate.set_memory_budget(max(_validate.memory_budget(), budget))
-    out = []
+    out, slab = [], Slab()  # what the run keeps, out of the heap its blocks' arrays come and go in (as analyze's)
     try:
         for trace in read_op_blocks(path, ranges, meta=meta):
             model = build_model(trace, program=program)
-            slim = replace(model, start=None, duration=None, cell_of_row=None)
-            out.append({"model": slim, "stats": ideal_stats(model, ideal), "notes": list(model.notes),
-                        "skipped": list(trace.skipped), "ops": len(trace),
-                        "trace0": SimpleNamespace(source=trace.source, layout=trace.layout)})
+            st = ideal_stats(model, ideal)
+            out.append({"model": kept_work(model, slab), "notes": list(model.notes), "skipped": list(trace.skipped),
+                        "stats": {**st, "values": {k: slab.keep(v) for k, v in st["values"].items()}},
+                        "ops": len(trace), "trace0": SimpleNamespace(source=trace.source, layout=trace.layout)})
+            del trace, model, st  # the next block is modelled without this one's arrays beside it
     finally:
         _validate.set_memory_budget(old)
     for block in out:
@@ -165,9 +167,9 @@ def _first_pass(path, ranges, meta, program, ideal, budget):
 
 def _merge(ideal, *unit_stats):
     """Pass 2: every block's statistics (each run's list, in step order) merged and finished."""
-    from ..traces.whatif import finish_stats, merge_all_stats
+    from ..traces.whatif import finish_all_stats
 
-    return finish_stats(merge_all_stats([s for stats in unit_stats for s in stats]))
+    return finish_all_stats([s for stats in unit_stats for s in stats])
 
 
 def _stats(run):

@@ -59,9 +59,9 @@ from .replay import MEAN_KIND, build_model, replay
 from .result import Analysis, Note
 
 __all__ = ["analyze_ops", "analyze_blocks", "ideal_work", "ideal_stats", "merge_stats", "merge_all_stats",
-           "finish_stats", "ideal_from_stats", "block_scores", "merge_scores", "block_mw", "scores_analysis",
-           "optype_groups", "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION", "AUTO_WORKERS", "analyze_sync",
-           "mean_ideal", "node_kinds"]
+           "finish_stats", "finish_all_stats", "ideal_from_stats", "block_scores", "merge_scores", "block_mw",
+           "scores_analysis", "optype_groups", "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION", "AUTO_WORKERS",
+           "analyze_sync", "mean_ideal", "node_kinds", "kept_work"]
 
 MW_FRACTION = 0.03  # M_W fixes the ceil(3%) slowest workers, as in the artifact
 AUTO_WORKERS = 1024  # "auto" attribution reports by_dp_rank / by_worker up to this many workers
@@ -191,6 +191,30 @@ def finish_stats(stats):
     """
     return {"mean": {c: stats["sum"][c] / stats["count"][c] for c in stats["sum"]},
             "median": {k: float(np.median(v)) for k, v in stats["values"].items()}}
+
+
+def finish_all_stats(parts):
+    """:func:`finish_stats` of :func:`merge_all_stats` of ``parts`` (blocks' :func:`ideal_stats`, in step order),
+    each key's values concatenated and its median taken one key at a time, in place in that copy: the merged values
+    are never in memory all at once, nor copied again for the median (the parts are not changed).
+
+    Examples
+    --------
+    >>> a = {"sum": {0: 1.0}, "count": {0: 1}, "values": {2: np.array([1.0, 8.0])}}
+    >>> b = {"sum": {0: 2.0}, "count": {0: 3}, "values": {2: np.array([5.0]), 4: np.array([7.0])}}
+    >>> finish_all_stats([a, b]) == finish_stats(merge_all_stats([a, b]))
+    True
+    >>> a["values"][2].tolist()
+    [1.0, 8.0]
+    """
+    parts = [p for p in parts if p is not None]
+    chunks = {}
+    for p in parts:
+        for k, v in p["values"].items():
+            chunks.setdefault(k, []).append(v)
+    merged = merge_all_stats([{**p, "values": {}} for p in parts])
+    return {"mean": finish_stats(merged)["mean"] if merged else {},
+            "median": {k: float(np.median(np.concatenate(c), overwrite_input=True)) for k, c in chunks.items()}}
 
 
 def ideal_from_stats(model, ideal, finished):
@@ -641,6 +665,24 @@ def scores_analysis(scores, t_mw, *, first, trace0, finished, ideal, attribution
     )
 
 
+def kept_work(model, slab):
+    """A block's model as the later passes need it: its work and microbatches copied into ``slab`` (a
+    :class:`~straggle_edu.traces._kept.Slab`; microbatches in the narrowest integer type), without its recorded
+    starts and durations or the rows' cells.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces._kept import Slab
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> m = build_model(synthetic_trace(dp=2, pp=2, microbatches=3, steps=2))
+    >>> k = kept_work(m, Slab(2**20))
+    >>> bool(np.array_equal(k.work, m.work)), k.node_mb.dtype, k.start is None
+    (True, dtype('int8'), True)
+    """
+    return replace(model, start=None, duration=None, cell_of_row=None, work=slab.keep(model.work),
+                   node_mb=slab.keep(_narrow(model.node_mb)))
+
+
 def _narrow(codes):
     """Integer codes (microbatches, -1 for none) in the narrowest signed dtype that holds them: the kept work of a
     large trace is 10 bytes per op rather than 16."""
@@ -689,12 +731,12 @@ class _BlockStore:
             self.first_model = model
             self.blocks.append({"work": model.work, "node_mb": model.node_mb})
             return
-        node_mb = _narrow(model.node_mb)
         if self.folder is None:
-            self.blocks.append({"work": self._slab.keep(model.work), "node_mb": self._slab.keep(node_mb)})
+            kept = kept_work(model, self._slab)
+            self.blocks.append({"work": kept.work, "node_mb": kept.node_mb})
             return
         entry = {}
-        for name, arr in (("work", model.work), ("node_mb", node_mb)):
+        for name, arr in (("work", model.work), ("node_mb", _narrow(model.node_mb))):
             path = self.folder / f"block{len(self.blocks):05d}-{name}.npy"
             np.save(path, arr)
             entry[name] = path
