@@ -36,6 +36,8 @@ def configure(parser):
     >>> args.source, args.out, args.workers, args.scheduler, args.follow_links, args.block_steps
     (['runs/', 'fleet.csv'], 'out', 2, None, False, 'auto')
     """
+    from ..traces.cli import add_block_steps
+
     parser.add_argument("source", nargs="+", metavar="SOURCE",
                         help="a directory of traces (walked), a quoted glob ('runs/**/trace-*.parquet'), a manifest "
                         "(.csv or .parquet with job_id,path[,gpus,hours]) or a trace file; each job is any trace "
@@ -63,10 +65,7 @@ def configure(parser):
     parser.add_argument("--follow-links", action="store_true",
                         help="analyse paths that leave their SOURCE (through '..', an absolute path in a manifest, "
                         "or a symbolic link); refused by default")
-    parser.add_argument("--block-steps", default="auto", metavar="N",
-                        help="op-level files: analyse N steps at a time, as 'analyze --block-steps'; 'auto' "
-                        "(default) as analyze does, and also for a job too large for a worker's memory; 0 reads "
-                        "every trace whole")
+    add_block_steps(parser, also=", and a job too large for a worker's memory")
     parser.add_argument("--refresh", type=float, metavar="SECONDS",
                         help="during the run, rewrite jobs.parquet and jobs.csv from the jobs finished so far every "
                         "SECONDS, the first time after that long (default 30), or ten times as long as the last "

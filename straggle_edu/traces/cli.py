@@ -14,7 +14,7 @@ import warnings
 
 from ..i18n import N_, _
 
-__all__ = ["configure", "run", "report"]
+__all__ = ["configure", "run", "report", "add_block_steps"]
 
 # The attribution tables by their Python names (the --json keys); the report shows the translated label.
 # TRANSLATORS: an attribution table of the readable report, such as 按 op 类型 for by_optype.
@@ -63,13 +63,7 @@ def configure(parser):
         help="op-level traces: ideal durations as the OSDI 2025 artifact sets them (default), or per step "
         "and microbatch (see docs/trace-formats.md)",
     )
-    parser.add_argument(
-        "--block-steps",
-        default="auto",
-        metavar="N",
-        help="op-level files: analyse N steps at a time (peak memory set by one block); 'auto' (default) "
-        "streams traces of more than 6 million ops, 0 reads the trace whole",
-    )
+    add_block_steps(parser)
     parser.add_argument("--meta", metavar="FILE", help="op-level layout file (default: meta-<name>.yaml beside the trace)")
     parser.add_argument(
         "--comm-kernel",
@@ -313,6 +307,26 @@ def _op_file(paths, fmt):
         return _detect(paths) == "op-level"
     except TraceError:
         return False  # not a trace: read_trace names the problem, with a hint where one helps
+
+
+def add_block_steps(parser, also=""):
+    """Add ``--block-steps`` to ``parser``: ``analyze``'s, and the fleet's, where ``'auto'`` does ``also`` too
+    (:func:`_block_steps` reads it).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> add_block_steps(parser)
+    >>> _block_steps(parser.parse_args([]).block_steps), _block_steps(parser.parse_args(["--block-steps", "0"]).block_steps)
+    ('auto', None)
+    """
+    from .blocks import STREAM_ROWS
+
+    parser.add_argument("--block-steps", default="auto", metavar="N",
+                        help="op-level files: analyse N steps at a time (peak memory set by one block); 'auto' "
+                        f"(default) streams traces of more than {STREAM_ROWS / 1e6:g} million ops{also}; 0 reads "
+                        "each trace whole")
 
 
 def _block_steps(text):
