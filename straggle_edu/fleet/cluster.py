@@ -331,7 +331,7 @@ def _threads_block_sigint():
 
 
 # The LocalCluster's workers, as each nanny starts one:
-# - glibc's malloc set as for `straggle-edu analyze` (straggle_edu.traces.blocks.MALLOC_ENV), not with the
+# - glibc's malloc set as for `straggle-edu analyze`, with one arena (straggle_edu.traces.blocks.WORKER_ENV), not with the
 #   MALLOC_TRIM_THRESHOLD_=65536 of distributed, which also stops glibc from raising its mmap threshold: every
 #   large array was then mapped and unmapped anew, and the block tasks of the 16,384-rank job faulted in every page
 #   they used (5 million page faults, as much system time as user time). (These were meant to hold since the
@@ -345,9 +345,9 @@ def _threads_block_sigint():
 # in 10 s instead of 0.4-0.6 s (measured on 2 cores), CPU that a fleet's run pays for as long as it lasts.
 # dashboard_address=None still asks for port 8787 and warns when another cluster holds it; a free port does not.
 def _worker_settings(method="spawn"):
-    from ..traces.blocks import MALLOC_ENV
+    from ..traces.blocks import WORKER_ENV
 
-    return {**{f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in MALLOC_ENV.items()},
+    return {**{f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_ENV.items()},
             "distributed.worker.profile.enabled": False, "distributed.worker.multiprocessing-method": method,
             "distributed.admin.tick.interval": "1s", "distributed.worker.memory.monitor-interval": "500ms",
             "distributed.admin.system-monitor.interval": "2s"}
@@ -419,12 +419,13 @@ def local_cluster(workers):
     from distributed import Client, LocalCluster
 
     n = workers if workers is not None else (os.cpu_count() or 1)
+    environ = dict(os.environ)  # distributed's nannies set the workers' variables here too, for good: put back below
     method = _start_method()
     with dask.config.set(_worker_settings(method)):  # each nanny reads them as its worker starts: held until they have
         with _threads_block_sigint():
             cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
-        cluster._straggle_edu_method = method
+        cluster._straggle_edu_method, cluster._straggle_edu_environ = method, environ
         client = None
         try:  # the workers are spawned by the cluster's loop thread, which blocks SIGINT
             client = Client(cluster)
@@ -438,7 +439,22 @@ def local_cluster(workers):
                 raise ClusterError(f"the LocalCluster's {n} worker processes did not start within "
                                    f"{_seconds(LOCAL_START_SECONDS)} s") from None
             raise
+        finally:
+            _put_back(environ)
     return client, cluster
+
+
+def _put_back(environ):
+    """This process's environment as ``environ`` was: a nanny's ``os.environ.update`` of its worker's variables
+    (``distributed.nanny.pre-spawn-environ``: one malloc arena, OMP_NUM_THREADS=1, ...) would otherwise hold for
+    every process this one starts later (torch's DDP ranks crashed under one arena)."""
+    if environ is None:
+        return
+    for key in [k for k in os.environ if k not in environ and not k.startswith("__DASK")]:  # (its own markers stay)
+        del os.environ[key]
+    for key, value in environ.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
 
 
 def close_local(cluster, hurry=False):
@@ -458,6 +474,7 @@ def close_local(cluster, hurry=False):
         cluster.close()
     finally:
         _stop_fork_server(cluster)
+        _put_back(getattr(cluster, "_straggle_edu_environ", None))  # a worker restarted mid-run set them again
 
 
 class Watch:

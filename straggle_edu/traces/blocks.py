@@ -47,7 +47,7 @@ from .optrace import find_meta, op_trace_from_columns, read_op_trace
 
 __all__ = ["iter_op_blocks", "analyze_op_file", "program_sample", "count_rows", "auto_block_steps", "block_ranges",
            "read_op_block", "read_op_blocks", "read_block_tables", "op_block", "step_row_groups", "sample_rows",
-           "batch_memory", "keep_freed_memory", "MALLOC_ENV", "BLOCK_ROWS", "STREAM_ROWS", "KEPT_BYTES_PER_OP"]
+           "batch_memory", "keep_freed_memory", "MALLOC_ENV", "WORKER_ENV", "BLOCK_ROWS", "STREAM_ROWS", "KEPT_BYTES_PER_OP"]
 
 BLOCK_ROWS = 1_000_000  # "auto": about this many ops per block
 STREAM_ROWS = 6_000_000  # "auto": traces with more ops than this are analysed block by block
@@ -126,12 +126,15 @@ def _memory_settings(saved):
 # when a process starts: the fleet's workers). And Arrow's own default pool, which the Parquet reader decodes into
 # whatever pyarrow.set_memory_pool says (read when pyarrow is first imported): the C library's malloc, so that the
 # decoded columns are reused from the heap too. Its mimalloc gave freed pages back (MADV_DONTNEED) and faulted its
-# 1 GiB arena in as huge pages: about 0.1 s of analyze's system time on the 16,384-rank trace. And one malloc
-# arena: a thread other than the main one (a Dask worker's task thread) otherwise gets an arena of its own, built
-# of heaps of at most 64 MiB that a block's arrays outgrow and that are handed back as they empty; analyze run in
-# a thread faulted in 350,000 pages rather than 250,000 (with one arena, 240,000).
+# 1 GiB arena in as huge pages: about 0.1 s of analyze's system time on the 16,384-rank trace.
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(256 * 2**20),
-              "MALLOC_ARENA_MAX": "1", "ARROW_DEFAULT_MEMORY_POOL": "system"}
+              "ARROW_DEFAULT_MEMORY_POOL": "system"}
+# And, for the fleet's worker processes only, one malloc arena: a thread other than the main one (a Dask worker's
+# task thread) otherwise gets an arena of its own, built of heaps of at most 64 MiB that a block's arrays outgrow
+# and that are deleted as they empty. analyze run in a thread faulted in 350,000 pages rather than 250,000 (with
+# one arena, 240,000); the fleet of the 16,384-rank trace, 0.93-1.1 million rather than 0.41 million. Never in a
+# process that runs other people's code: torch's DDP ranks crashed (SIGSEGV) in 3 runs of 3 under it.
+WORKER_ENV = {**MALLOC_ENV, "MALLOC_ARENA_MAX": "1"}
 
 
 def keep_freed_memory():
@@ -144,7 +147,11 @@ def keep_freed_memory():
 
     Examples
     --------
-    >>> keep_freed_memory() in (True, False)
+    In a process of its own (the settings are the process's, for good):
+
+    >>> import subprocess, sys
+    >>> code = "from straggle_edu.traces.blocks import keep_freed_memory; print(keep_freed_memory())"
+    >>> subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() in ("True", "False")
     True
     """
     import ctypes
@@ -160,7 +167,7 @@ def keep_freed_memory():
     except (OSError, AttributeError):  # not glibc
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    options = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_MMAP_THRESHOLD_": -3, "MALLOC_ARENA_MAX": -8}  # M_* of malloc.h
+    options = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_MMAP_THRESHOLD_": -3}  # M_* of malloc.h
     return all([bool(mallopt(option, int(MALLOC_ENV[name]))) for name, option in options.items()])
 
 
