@@ -443,41 +443,35 @@ def read_op_blocks(path, ranges, *, meta=None):
     >>> [b.steps.tolist() for b in read_op_blocks(public_trace_path(), [(23, 1039), (1043, 1048)])][1]
     [1043, 1048]
     """
-    return [op_block(path, tables, meta=meta) for tables in read_block_tables(path, ranges)[0]]
+    return [op_block(path, tables, meta=meta) for tables in read_block_tables(path, ranges)]
 
 
-def read_block_tables(path, ranges, *, dp_ranks=None):
-    """The rows of each ``(first, last)`` of ``ranges`` as pyarrow tables (for :func:`op_block`), the file read once;
-    with ``dp_ranks``, also the rows read of the first ``dp_ranks`` DP ranks, in file order (:func:`sample_rows`
-    of those row groups, when the blocks' row groups hold no other steps).
+def read_block_tables(path, ranges):
+    """The rows of each ``(first, last)`` of ``ranges`` as pyarrow tables (for :func:`op_block`), the file read once.
 
     Examples
     --------
     >>> from straggle_edu.traces.optrace import public_trace_path
-    >>> blocks, sample = read_block_tables(public_trace_path(), [(23, 1048)], dp_ranks=1)
-    >>> sum(t.num_rows for t in blocks[0]), sum(t.num_rows for t in sample)
-    (6784, 3392)
+    >>> blocks = read_block_tables(public_trace_path(), [(23, 1039), (1043, 1048)])
+    >>> [sum(t.num_rows for t in b) for b in blocks]
+    [6360, 424]
     """
     import pyarrow as pa
 
     path = Path(path)
     lo, hi = ranges[0][0], ranges[-1][1]
-    tables, steps, sample = [], [], KeptRows()
+    tables, steps = [], []
     for batch in _step_batches(path, lo, hi):
         s = arrow_numpy(batch.column(batch.schema.get_field_index("step")))
-        table = pa.Table.from_batches([batch])
-        table, s = _rows_between(table, s, lo, hi)
+        table, s = _rows_between(pa.Table.from_batches([batch]), s, lo, hi)
         if table.num_rows:
             tables.append(table)
             steps.append(s)
-            if dp_ranks is not None:
-                d = arrow_numpy(table.column("dp_rank"))
-                sample.add(table, d < dp_ranks)
     blocks = []
     for first, last in ranges:
         parts = [_rows_between(t, s, first, last)[0] for t, s in zip(tables, steps)]
         blocks.append([t for t in parts if t.num_rows])
-    return blocks, sample.tables() if dp_ranks is not None else None
+    return blocks
 
 
 def _rows_between(table, s, first, last):
@@ -507,7 +501,7 @@ def op_block(path, tables, *, meta=None):
     Examples
     --------
     >>> from straggle_edu.traces.optrace import public_trace_path
-    >>> op_block(public_trace_path(), read_block_tables(public_trace_path(), [(1043, 1048)])[0][0]).steps.tolist()
+    >>> op_block(public_trace_path(), read_block_tables(public_trace_path(), [(1043, 1048)])[0]).steps.tolist()
     [1043, 1048]
     """
     meta_data, meta_source = find_meta(Path(path), meta)
