@@ -138,6 +138,38 @@ def test_worker_killed_mid_run_has_its_task_rerun_and_the_results_equal_serial(f
     assert without_seconds(read_rows(tmp_path)) == serial
 
 
+def test_worker_killed_holding_a_jobs_blocks_has_them_read_again_and_the_analysis_is_unchanged(cluster, tmp_path):
+    import pyarrow.parquet as pq
+    from distributed import Client
+
+    from straggle_edu.fleet import _split
+    from straggle_edu.fleet.engine import job_row
+    from straggle_edu.traces.blocks import analyze_op_file
+
+    (trace,) = synthetic_fleet(tmp_path, 1, seed=3, dp=8, pp=2, microbatches=2, steps=40)
+    pq.write_table(pq.read_table(trace), trace, row_group_size=500)
+    plan = job_row(trace, block_steps=1, split=True)
+    address, procs = cluster
+    with Client(address, timeout="30s") as client:
+        _wait_for_workers(client, 2)
+        pids = client.run(os.getpid)
+        w0 = next(a for a, info in client.scheduler_info()["workers"].items() if info["name"] == "w0")
+        fut = _split.submit(client, str(trace), plan["plan"], "kill", plan["budget"], workers=2, analysis=True)
+        deadline, held = time.monotonic() + 60, []
+        while not held and not fut.done() and time.monotonic() < deadline:
+            held = [k for k, who in client.who_has().items() if "-read-" in str(k) and w0 in who]
+            time.sleep(0.002)
+        assert held and not fut.done(), "w0 never held a run of blocks to be killed with"
+        os.kill(pids[w0], signal.SIGKILL)  # the blocks' models it read are lost with it
+        a = fut.result(timeout=120)
+    assert procs[1].wait(timeout=30) == -signal.SIGKILL
+    want = analyze_op_file(trace, block_steps=1, attribution="full")
+    assert a.details["blocks"] == want.details["blocks"] == 40
+    assert (a.slowdown, a.m_w, a.m_s) == (want.slowdown, want.m_w, want.m_s)
+    for by in ("per_step", "by_optype", "by_stage", "by_dp_rank", "by_worker"):
+        assert dict(getattr(a, by)) == dict(getattr(want, by)), by
+
+
 def _parts(out):
     return [p for p in (out / "parts").rglob("*.json") if not p.name.startswith(".tmp-")]
 

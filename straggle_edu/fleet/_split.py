@@ -2,7 +2,11 @@
 
 The passes of :func:`~straggle_edu.traces.whatif.analyze_blocks`, one task per run of blocks that
 share row groups (not per block: Dask's cost per task is then paid about 130 times for the
-16,384-rank job's 50 blocks, not 325), the blocks' models kept on the worker that built them:
+16,384-rank job's 50 blocks, not 325), the blocks' models kept on the worker that built them.
+The runs are dealt out to the workers' threads in step order when the job is submitted, and each
+later task of a run is asked for on the worker that read it (a wish the scheduler drops when that
+worker is gone). Left to place them itself, Dask sent 23 of the 25 runs to the worker that built
+the program, then the later passes wherever a thread was free, moving 59 MB of models.
 
 1. the program (the dependency model of the first 64 DP ranks over every step), its rows read
    in as many parts as there are workers, then built once;
@@ -10,7 +14,10 @@ share row groups (not per block: Dask's cost per task is then paid about 130 tim
    read): build each block's model from the program, take its
    :func:`~straggle_edu.traces.whatif.ideal_stats`;
 3. merge the statistics in step order (:func:`~straggle_edu.traces.whatif.finish_all_stats`, the
-   exact merge of ``analyze``) and finish them;
+   exact merge of ``analyze``) and finish them; the values of the medians come from each worker
+   once its runs are read, taken from their kept work
+   (:func:`~straggle_edu.traces.whatif.median_values`): no copy of them waits beside the work, as
+   in ``analyze``;
 4. per run: each block's :func:`~straggle_edu.traces.whatif.block_scores`;
 5. :func:`~straggle_edu.traces.whatif.merge_scores`: the whole trace's scores and the workers that M_W fixes;
 6. per run: each block's :func:`~straggle_edu.traces.whatif.block_mw`;
@@ -52,6 +59,44 @@ def _batch(task):
             return task(*args)
 
     return run
+
+
+def _measured():
+    """Have Dask measure a block's model by what it holds: it measures an object it does not know by its shell
+    (about 100 bytes), so its memory manager and its work stealing took a run's models (2 to 5 MB on the
+    16,384-rank trace) for nothing."""
+    from dask.sizeof import sizeof
+
+    from ..traces.replay import DependencyModel
+
+    sizeof.register(DependencyModel, _model_bytes)
+
+
+def _model_bytes(model):
+    from dask.sizeof import sizeof
+
+    return sum(sizeof(v) for v in vars(model).values())
+
+
+def _key(name, job):
+    """A task's key: ``fleet-KIND-JOB[-INDEX]`` for ``name`` ``KIND`` or ``(KIND, INDEX)``.
+
+    Dask groups tasks by their keys' leading words (:func:`dask.utils.key_split`), so each kind is a group of
+    its own: the scheduler learns how long each kind takes and places a task by where its inputs are. Named
+    ``fleet-RUN-...``, every task of a fleet was one group, which the scheduler took for root tasks and placed
+    without regard to their inputs: on the 16,384-rank x 50-step trace, 23 of the 25 runs of blocks were read
+    on one of the 2 workers, and 59 MB of their models were then sent to the other for the later passes.
+
+    Examples
+    --------
+    >>> from dask.utils import key_split
+    >>> _key(("read", 3), "1a2b3c4d-7"), key_split(_key(("read", 3), "1a2b3c4d-7"))
+    ('fleet-read-1a2b3c4d-7-3', 'fleet-read')
+    >>> key_split(_key("merge", "abcdefab-1"))
+    'fleet-merge'
+    """
+    kind, index = (name, None) if isinstance(name, str) else name
+    return f"fleet-{kind}-{job}" if index is None else f"fleet-{kind}-{job}-{index}"
 
 
 def plan(path, block_steps, meta):
@@ -148,16 +193,16 @@ def _first_pass(path, ranges, meta, program, ideal, budget):
     from ..traces.whatif import ideal_stats, kept_work
 
     t0 = time.perf_counter()
+    _measured()
     old = _validate.set_memory_budget(max(_validate.memory_budget(), budget))
     out, slab = [], Slab()  # what the run keeps, out of the heap its blocks' arrays come and go in (as analyze's)
     try:
         for trace in read_op_blocks(path, ranges, meta=meta):
             model = build_model(trace, program=program)
-            st = ideal_stats(model, ideal)
             out.append({"model": kept_work(model, slab), "notes": list(model.notes), "skipped": list(trace.skipped),
-                        "stats": {**st, "values": {k: slab.keep(v) for k, v in st["values"].items()}},
+                        "stats": ideal_stats(model, ideal, values=False),  # the values: _values, from the kept work
                         "ops": len(trace), "trace0": SimpleNamespace(source=trace.source, layout=trace.layout)})
-            del trace, model, st  # the next block is modelled without this one's arrays beside it
+            del trace, model  # the next block is modelled without this one's arrays beside it
     finally:
         _validate.set_memory_budget(old)
     for block in out:
@@ -166,7 +211,8 @@ def _first_pass(path, ranges, meta, program, ideal, budget):
 
 
 def _merge(ideal, *unit_stats):
-    """Pass 2: every block's statistics (each run's list, in step order) merged and finished."""
+    """Pass 2: every block's statistics (each run's list, in step order; then each worker's values) merged and
+    finished."""
     from ..traces.whatif import finish_all_stats
 
     return finish_all_stats([s for stats in unit_stats for s in stats])
@@ -175,6 +221,14 @@ def _merge(ideal, *unit_stats):
 def _stats(run):
     """The statistics of a run's blocks (not their models), for the merge."""
     return [block["stats"] for block in run]
+
+
+def _values(ideal, *runs):
+    """The median values of some runs' blocks (a worker's), as statistics to merge: taken from the kept work once
+    the runs are read, so no copy of them is kept beside the work meanwhile (as ``analyze`` takes them)."""
+    from ..traces.whatif import median_values
+
+    return [{"sum": {}, "count": {}, "values": median_values([b["model"] for run in runs for b in run], ideal)}]
 
 
 @_batch
@@ -260,23 +314,35 @@ def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact", ana
         return _submit_profiler(client, path, job_plan, key, budget, analysis)
     meta = job_plan["meta"]
 
-    def sub(name, fn, *args):
-        return client.submit(fn, *args, key=f"{key}-{name}", pure=False)
+    slots = sorted(a for a, k in client.nthreads().items() for _ in range(k))
+
+    def sub(name, fn, *args, on=None):
+        where = {} if on is None or not slots else {"workers": [on], "allow_other_workers": True}
+        return client.submit(fn, *args, key=_key(name, key), pure=False, **where)
+
+    def slot(i, n):
+        return slots[i * len(slots) // n] if slots else None
 
     groups, n = job_plan["row_groups"], max(1, min(job_plan["row_groups"], workers))
     cuts = [groups * i // n for i in range(n + 1)]
-    samples = [sub(f"sample{i}", _sample, path, range(cuts[i], cuts[i + 1])) for i in range(n)]
-    program = sub("program", _program, path, meta, budget, *samples)
-    ranges, runs = job_plan["ranges"], []
-    for u, unit in enumerate(job_plan["units"]):
-        runs.append(sub(f"read{u}", _first_pass, path, [ranges[i] for i in unit], meta, program, ideal, budget))
+    samples = [sub(("sample", i), _sample, path, range(cuts[i], cuts[i + 1]), on=slot(i, n)) for i in range(n)]
+    program = sub("program", _program, path, meta, budget, *samples, on=slot(0, n))
+    ranges, runs, units = job_plan["ranges"], [], job_plan["units"]
+    at = [slot(u, len(units)) for u in range(len(units))]
+    for u, unit in enumerate(units):
+        runs.append(sub(("read", u), _first_pass, path, [ranges[i] for i in unit], meta, program, ideal, budget,
+                        on=at[u]))
     # one task per run of blocks and pass: the blocks' models stay on the worker that read them
-    finished = sub("finish", _merge, ideal, *[sub(f"stats{u}", _stats, r) for u, r in enumerate(runs)])
-    infos = [sub(f"info{u}", _info, r) for u, r in enumerate(runs)]
-    scores = [sub(f"scores{u}", _scores, r, program, finished, ideal, *infos[:u]) for u, r in enumerate(runs)]
+    stats = [sub(("stats", u), _stats, r, on=at[u]) for u, r in enumerate(runs)]
+    values = [sub(("values", i), _values, ideal, *[r for r, a in zip(runs, at) if a == w], on=w)
+              for i, w in enumerate(dict.fromkeys(at))]  # one task per worker, of the runs it read
+    finished = sub("finish", _merge, ideal, *stats, *values)
+    infos = [sub(("info", u), _info, r, on=at[u]) for u, r in enumerate(runs)]
+    scores = [sub(("scores", u), _scores, r, program, finished, ideal, *infos[:u], on=at[u])
+              for u, r in enumerate(runs)]
     merged = sub("merge", _merge_scores, program, ideal, *scores)
     fix = sub("fix", operator.getitem, merged, "fix")
-    t_mw = [sub(f"mw{u}", _mw, r, finished, fix, ideal) for u, r in enumerate(runs)]
+    t_mw = [sub(("mw", u), _mw, r, finished, fix, ideal, on=at[u]) for u, r in enumerate(runs)]
     return sub("analysis" if analysis else "row", _analysis_of, merged, program, finished, ideal, len(infos), analysis,
                *infos, *t_mw)
 
@@ -332,6 +398,6 @@ def _profiler_analysis(path, whole, *ranks):
 
 
 def _submit_profiler(client, path, job_plan, key, budget, analysis):
-    parts = [client.submit(_read_rank, f, budget, key=f"{key}-rank{i}", pure=False)
+    parts = [client.submit(_read_rank, f, budget, key=_key(("rank", i), key), pure=False)
              for i, f in enumerate(job_plan["profiler"])]
-    return client.submit(_profiler_analysis, str(path), analysis, *parts, key=f"{key}-analysis", pure=False)
+    return client.submit(_profiler_analysis, str(path), analysis, *parts, key=_key("analysis", key), pure=False)

@@ -358,7 +358,7 @@ def _dask_rows(client, jobs, block_steps, done, total, watch, tick):
                 continue
             count += 1
             fut = client.submit(job_rows, [j.path for j in chunk], block_steps=block_steps, done=done_arg, split=True,
-                                pure=False, key=f"fleet-{run}-jobs-{count}")
+                                pure=False, key=f"fleet-jobs-{run}-{count}")
             pending[fut.key] = chunk
             ac.add(fut)
         if not pending:
@@ -375,7 +375,7 @@ def _dask_rows(client, jobs, block_steps, done, total, watch, tick):
                 for job in chunk:
                     count += 1
                     one = client.submit(job_rows, [job.path], block_steps=block_steps, done=done_arg, pure=False,
-                                        key=f"fleet-{run}-jobs-{count}")
+                                        key=f"fleet-jobs-{run}-{count}")
                     pending[one.key] = [job]
                     ac.add(one)
                 continue
@@ -386,7 +386,7 @@ def _dask_rows(client, jobs, block_steps, done, total, watch, tick):
                 yield job, row
                 continue
             count += 1
-            one = _split.submit(client, job.path, row["plan"], f"fleet-{run}-split-{count}", row["budget"], threads)
+            one = _split.submit(client, job.path, row["plan"], f"{run}-{count}", row["budget"], threads)
             pending[one.key] = (job, {**row, "t0": time.perf_counter()})
             ac.add(one)
 

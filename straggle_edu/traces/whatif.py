@@ -61,7 +61,7 @@ from .result import Analysis, Note
 __all__ = ["analyze_ops", "analyze_blocks", "ideal_work", "ideal_stats", "merge_stats", "merge_all_stats",
            "finish_stats", "finish_all_stats", "ideal_from_stats", "block_scores", "merge_scores", "block_mw",
            "scores_analysis", "optype_groups", "worker_timeline", "IDEALS", "PP_COMM", "MW_FRACTION", "AUTO_WORKERS",
-           "analyze_sync", "mean_ideal", "node_kinds", "kept_work"]
+           "analyze_sync", "mean_ideal", "node_kinds", "kept_work", "median_values"]
 
 MW_FRACTION = 0.03  # M_W fixes the ceil(3%) slowest workers, as in the artifact
 AUTO_WORKERS = 1024  # "auto" attribution reports by_dp_rank / by_worker up to this many workers
@@ -540,9 +540,36 @@ def analyze_blocks(blocks, *, program=None, attribution="auto", progress=False, 
 def _block_medians(store, first, ideal):
     """The ``"median"`` of :func:`finish_stats` over the blocks' :func:`ideal_stats`, from the blocks' kept work (no
     second copy of the values is kept beside it): one key's values at a time, each median taken in place."""
-    works = [m.work for m in store.models(first)]
-    return {k: float(np.median(np.concatenate([w[nodes].ravel() for w in works]), overwrite_input=True))
-            for k, nodes in _median_keys(first, _mean_nodes(first), ideal).items()}
+    return {k: float(np.median(v, overwrite_input=True))
+            for k, v in _values_by_key(first, [m.work for m in store.models(first)], ideal)}
+
+
+def _values_by_key(first, works, ideal):
+    """``(key, values)`` per median key, one key at a time: the values of every block's ``work`` (in order),
+    concatenated; ``first``: a block's model (the blocks share its nodes)."""
+    for k, nodes in _median_keys(first, _mean_nodes(first), ideal).items():
+        yield k, np.concatenate([w[nodes].ravel() for w in works])
+
+
+def median_values(models, ideal="artifact"):
+    """The ``"values"`` of :func:`ideal_stats` of several blocks' models (kept work will do), merged: one array per
+    median key.
+
+    For blocks analysed apart: a worker sends the values of its blocks at once, as its blocks' statistics are
+    merged (:func:`finish_all_stats`), and keeps no copy of them beside the work meanwhile.
+
+    Examples
+    --------
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> ms = [build_model(synthetic_trace(dp=2, pp=2, microbatches=2, steps=2, rng=i)) for i in (0, 1)]
+    >>> v = median_values(ms)
+    >>> sorted(v) == sorted(ideal_stats(ms[0])["values"])
+    True
+    >>> all(np.array_equal(v[k], merge_stats(ideal_stats(ms[0]), ideal_stats(ms[1]))["values"][k]) for k in v)
+    True
+    """
+    models = list(models)
+    return dict(_values_by_key(models[0], [m.work for m in models], ideal)) if models else {}
 
 
 def _score_blocks(store, first, trace0, finished, ideal, attribution, notes, skipped, bar):
