@@ -6,8 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from straggle_edu.fleet._split import _units, plan
-from straggle_edu.traces.blocks import (block_ranges, iter_op_blocks, program_sample, read_op_blocks, sample_rows,
-                                        step_row_groups)
+from straggle_edu.traces.blocks import (block_ranges, iter_op_blocks, program_sample, read_op_blocks, sample_row_groups,
+                                        sample_rows, step_row_groups)
 from straggle_edu.traces.optrace import write_trace
 from straggle_edu.traces.synthetic import synthetic_trace
 
@@ -40,6 +40,20 @@ def test_sample_read_in_parts_is_the_program_sample(trace_file):
     assert groups > 4
     parts = sample_rows(trace_file, range(0, 2), dp_ranks=4) + sample_rows(trace_file, range(2, groups), dp_ranks=4)
     assert same_trace(program_sample(trace_file, dp_ranks=4, parts=parts), program_sample(trace_file, dp_ranks=4))
+
+
+def test_sample_skips_row_groups_without_its_dp_ranks_and_keeps_every_row(trace_file, tmp_path):
+    table = pq.read_table(trace_file)
+    by_rank = tmp_path / "trace-by-rank.parquet"  # written in DP-rank order
+    pq.write_table(table.sort_by([("dp_rank", "ascending"), ("step", "ascending")]), by_rank, row_group_size=100)
+    groups = pq.ParquetFile(by_rank).metadata.num_row_groups
+    read = sample_row_groups(by_rank, dp_ranks=2)
+    assert 0 < len(read) < groups / 2  # the row groups of DP ranks 2..5 only are not read
+    every = pq.read_table(by_rank)
+    got = every.filter(every["dp_rank"].to_numpy() < 2)
+    assert sum(t.num_rows for t in sample_rows(by_rank, dp_ranks=2)) == got.num_rows
+    assert same_trace(program_sample(by_rank, dp_ranks=2), program_sample(by_rank, dp_ranks=2, parts=[got]))
+    assert plan(by_rank, 2, None)["sample_groups"] == sample_row_groups(by_rank)
 
 
 def test_units_join_blocks_that_share_a_row_group():

@@ -112,10 +112,9 @@ def plan(path, block_steps, meta):
     p = Path(path)
     if p.is_dir():
         return _profiler_plan(p)
-    import pyarrow.parquet as pq
-
     from ..traces import _detect
-    from ..traces.blocks import STREAM_ROWS, _step_order, auto_block_steps, block_ranges, count_rows, step_row_groups
+    from ..traces.blocks import (STREAM_ROWS, _step_order, auto_block_steps, block_ranges, count_rows,
+                                 sample_row_groups, step_row_groups)
 
     if p.suffix.lower() not in (".parquet", ".pq") or _detect(p) != "op-level":
         return None
@@ -129,9 +128,8 @@ def plan(path, block_steps, meta):
     ranges, _ = block_ranges(p, block_steps, order=order)
     if len(ranges) < 2:
         return None
-    groups = pq.ParquetFile(p).metadata.num_row_groups
     return {"ranges": ranges, "units": _units(ranges, step_row_groups(p)), "meta": None if meta is None else str(meta),
-            "row_groups": groups}
+            "sample_groups": sample_row_groups(p)}
 
 
 def _units(ranges, groups):
@@ -323,9 +321,10 @@ def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact", ana
     def slot(i, n):
         return slots[i * len(slots) // n] if slots else None
 
-    groups, n = job_plan["row_groups"], max(1, min(job_plan["row_groups"], workers))
-    cuts = [groups * i // n for i in range(n + 1)]
-    samples = [sub(("sample", i), _sample, path, range(cuts[i], cuts[i + 1]), on=slot(i, n)) for i in range(n)]
+    groups = job_plan["sample_groups"]  # the row groups that hold the program's rows, read in n parts
+    n = max(1, min(len(groups), workers))
+    samples = [sub(("sample", i), _sample, path, groups[len(groups) * i // n:len(groups) * (i + 1) // n],
+                   on=slot(i, n)) for i in range(n)]
     program = sub("program", _program, path, meta, budget, *samples, on=slot(0, n))
     ranges, runs, units = job_plan["ranges"], [], job_plan["units"]
     at = [slot(u, len(units)) for u in range(len(units))]
