@@ -155,15 +155,17 @@ def test_package_and_cli_import_no_heavy_libraries():
     assert out.stdout.strip() == ""
 
 
-def test_analyze_of_a_parquet_trace_imports_neither_scipy_nor_pandas(tmp_path):
+@pytest.mark.parametrize("blocks", [[], ["--block-steps", "2"]], ids=["whole", "in-blocks"])
+def test_analyze_of_a_parquet_trace_imports_neither_scipy_nor_pandas(tmp_path, blocks):
     # `analyze` of the artifact's SE trace takes about 0.3 s of CPU, most of it imports: pandas
-    # (which pyarrow's to_numpy loads) and scipy would add 0.35 s that the analysis never uses.
+    # (which pyarrow's to_numpy and pa.array load) and scipy would add 0.35 s that the analysis never
+    # uses. In blocks, the program's sample is also read (traces._kept.KeptRows).
     from straggle_edu.traces.optrace import ARTIFACT_DATA
 
     trace = ARTIFACT_DATA / "trace-SE.parquet"
     code = "\n".join([
         "import contextlib, io, runpy, sys",
-        f"sys.argv = ['straggle-edu', 'analyze', {str(trace)!r}, '--json']",
+        f"sys.argv = ['straggle-edu', 'analyze', {str(trace)!r}, '--json', *{blocks!r}]",
         "report = io.StringIO()",
         "with contextlib.redirect_stdout(report), contextlib.suppress(SystemExit):",
         "    runpy.run_module('straggle_edu', run_name='__main__')",

@@ -364,6 +364,9 @@ def _worker_settings(method="spawn"):
 # (started by something else in this process, with another environment) is not used: spawn then.
 _PRELOAD = ("pyarrow.parquet", "straggle_edu.traces.blocks", "straggle_edu.traces.replay", "straggle_edu.traces.whatif",
             "straggle_edu.fleet.engine")
+# Of distributed's own list, what the workers never use: pandas (0.2 s of the server's CPU) is imported only by
+# pyarrow's pa.array, which the traces' readers and the tables no longer call (traces._table.arrow_array).
+_NOT_PRELOADED = ("pandas",)
 
 
 def _fork_server():
@@ -393,7 +396,7 @@ def _start_method():
     if hasattr(distributed.utils, "_forkserver_preload_set"):
         # distributed's own list, which its get_mp_context would set (after importing each package here, to see
         # that it imports: pandas, 0.3 s of CPU, in a process that has no use for it), and ours
-        listed = ["distributed", *required_packages, *optional_packages]
+        listed = ["distributed", *required_packages, *(p for p in optional_packages if p not in _NOT_PRELOADED)]
         distributed.utils._forkserver_preload_set = True
     else:  # pragma: no cover (another distributed): its list as it sets it, and ours
         with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._table import arrow_numpy
+from ._table import arrow_array, arrow_numpy
 
 __all__ = ["Slab", "KeptRows", "SLAB_BYTES"]
 
@@ -110,9 +110,10 @@ class KeptRows:
             chunks = []
             for piece in pieces:
                 if isinstance(piece, tuple):
-                    piece = pa.DictionaryArray.from_arrays(pa.array(piece[0]), pa.array(piece[1], field.type.value_type))
+                    piece = pa.DictionaryArray.from_arrays(arrow_array(piece[0], field.type.index_type),
+                                                           arrow_array(piece[1], field.type.value_type))
                 elif isinstance(piece, np.ndarray):
-                    piece = pa.array(piece, type=field.type)
+                    piece = arrow_array(piece, field.type)
                 chunks.append(piece)
             arrays.append(pa.chunked_array(chunks, type=field.type))
         return [pa.Table.from_arrays(arrays, schema=self.schema)]
