@@ -1,7 +1,7 @@
 """The fleet's results on disk: a row per job as it finishes, resume by content hash, the two tables.
 
 ``DIR/parts/<ab>/<hash>.json``
-    one finished job, named by the sha256 of its trace's bytes (the first two
+    one finished job, named by the BLAKE3 hash of its trace's bytes (the first two
     hex digits name a sub-folder, so that a fleet of a million jobs spreads
     over 256 folders). Written to a temporary name, flushed to disk with
     ``fsync`` and renamed: a file under its final name is always whole. A
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import hashlib
 import io
 import json
 import math
@@ -56,37 +55,45 @@ REFRESH_SECONDS = 30.0  # during a run, the tables are rewritten from the rows s
 _REFRESH_SHARE = 10  # and no sooner after a rewrite than 10x the time it took: at most ~1/11 of a huge run's time
 
 
-def _hash_file(h, path):
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
+def _hash_file(h, path, buffer):
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buffer):
+            h.update(memoryview(buffer)[:n])
 
 
 def content_hash(path, meta=None):
-    """The sha256 (hex) of a trace's bytes: a file's, or a folder's files in name order with their names.
+    """The BLAKE3 hash (hex, 256 bits) of a trace's bytes: a file's, or a folder's files in name order with their
+    names.
 
     ``meta``, a layout file read with the trace, is hashed after it (a
-    changed layout is a changed job).
+    changed layout is a changed job). BLAKE3, not sha256: a resumed run
+    hashes every trace of the fleet and analyses only the new ones, and
+    BLAKE3 hashed the 592 MiB 16,384-rank trace in 0.05 s of CPU, sha256
+    (with the CPU's SHA instructions) in 0.31 s. Rows stored by an earlier
+    version, under the sha256 of their trace, are not found: their jobs are
+    analysed again.
 
     Examples
     --------
-    >>> import tempfile, pathlib, hashlib
+    >>> import tempfile, pathlib, blake3
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
     >>> _ = p.write_bytes(b"step,rank,duration_s\\n0,0,1.0\\n")
-    >>> content_hash(p) == hashlib.sha256(p.read_bytes()).hexdigest()
+    >>> content_hash(p) == blake3.blake3(p.read_bytes()).hexdigest()
     True
     """
-    h = hashlib.sha256()
+    import blake3
+
+    h, buffer = blake3.blake3(), bytearray(_CHUNK)
     p = Path(path)
     if p.is_dir():
         for f in sorted(x for x in p.iterdir() if x.is_file()):
             h.update(f.name.encode("utf-8", "surrogateescape") + b"\0" + str(f.stat().st_size).encode() + b"\0")
-            _hash_file(h, f)
+            _hash_file(h, f, buffer)
     else:
-        _hash_file(h, p)
+        _hash_file(h, p, buffer)
     if meta is not None:
         h.update(b"\0meta\0")
-        _hash_file(h, meta)
+        _hash_file(h, meta, buffer)
     return h.hexdigest()
 
 
