@@ -116,6 +116,21 @@ def test_iter_op_blocks_bad_block_steps(synthetic):
         list(iter_op_blocks(parquet, block_steps=0))
 
 
+def test_dp_ranks_that_do_not_start_at_0_are_one_error_naming_file_and_column_also_in_blocks(tmp_path):
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from straggle_edu.traces import TraceError
+
+    table = pq.read_table(DATA / "trace-SE.parquet")
+    i = table.schema.get_field_index("dp_rank")
+    path = tmp_path / "trace-offset.parquet"
+    pq.write_table(table.set_column(i, "dp_rank", pc.add(table["dp_rank"], 100)), path)
+    for block_steps in (None, 2):  # read whole; in blocks, where the program's sample finds no row
+        with pytest.raises(TraceError, match=r"trace-offset\.parquet: inconsistent layout: column 'dp_rank': no row"):
+            analyze_op_file(path, block_steps=block_steps)
+
+
 def test_worker_timeline_needs_a_one_block_analysis(synthetic):
     from straggle_edu.traces.whatif import worker_timeline
 

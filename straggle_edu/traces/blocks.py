@@ -42,7 +42,7 @@ import numpy as np
 
 from .._validate import whole
 from ._kept import KeptRows
-from ._table import TraceError, _arrow_columns, arrow_numpy, display_path, missing_pyarrow
+from ._table import TraceError, _arrow_columns, arrow_numpy, column_error, display_path, missing_pyarrow
 from .optrace import find_meta, op_trace_from_columns, read_op_trace
 
 __all__ = ["iter_op_blocks", "analyze_op_file", "program_sample", "count_rows", "auto_block_steps", "block_ranges",
@@ -345,6 +345,9 @@ def program_sample(path, *, meta=None, dp_ranks=64, parts=None):
     meta_data, meta_source = find_meta(path, meta)
     if parts is None:
         parts = sample_rows(path, dp_ranks=dp_ranks)
+    if not any(t.num_rows for t in parts):
+        raise column_error(display_path(path), "dp_rank", layout=True,
+                           problem=f"no row with a dp_rank from 0 to {dp_ranks - 1} (DP ranks count from 0)")
     pp = {k: v for k, v in (meta_data or {}).items() if k in ("pp_size", "vpp_size")}
     return _block(path, parts, pp or None, meta_source)
 
