@@ -69,6 +69,62 @@ def test_local_cluster_of_two_worker_processes_equals_serial(fleet, tmp_path):
     assert left == {}  # the cluster's nannies and workers are gone (multiprocessing's resource tracker stays with us)
 
 
+# The fleet command's process, as it sets itself up (one malloc arena, Arrow's pool the C library's malloc, before
+# pyarrow is imported), starts a LocalCluster of one worker; then again with a second Python thread running. What
+# each worker reports of itself and of its fork server.
+_FORKED = """
+import json, os, sys, threading
+from straggle_edu.traces.blocks import keep_freed_memory
+keep_freed_memory(one_arena=True)
+from straggle_edu.fleet.cluster import close_local, local_cluster
+
+def probe():
+    import os, pyarrow as pa
+    from straggle_edu.fleet.cluster import _malloc_arenas
+    server = os.getppid()
+    with open(f"/proc/{server}/stat") as f:
+        server_parent = int(f.read().rsplit(")", 1)[1].split()[1])
+    with open(f"/proc/{server}/cmdline", "rb") as f, open(f"/proc/{server_parent}/cmdline", "rb") as g:
+        started_anew = f.read() != g.read()  # a fresh interpreter's, not this script's
+    blocked = [int(line.split()[1], 16) for line in open("/proc/self/status") if line.startswith("SigBlk")][0]
+    return {"started_anew": started_anew, "server_parent": server_parent, "arena_max": os.environ.get("MALLOC_ARENA_MAX"),
+            "pool": pa.default_memory_pool().backend_name, "arenas": _malloc_arenas(), "sigint_blocked": bool(blocked & 2)}
+
+out = []
+for busy in (False, True):
+    stop = threading.Event()
+    if busy:
+        threading.Thread(target=stop.wait, daemon=True).start()
+    client, cluster = local_cluster(1)
+    try:
+        out.append(list(client.run(probe).values()))
+    finally:
+        client.close()
+        close_local(cluster)
+        stop.set()
+    out[-1].append(sorted(open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace")[:200]
+                          for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid()) and
+                          open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1] == str(os.getpid())))
+print(json.dumps({"pid": os.getpid(), "runs": out}))
+"""
+
+
+def test_fork_server_is_forked_from_the_fleets_process_where_safe_and_its_workers_are_set_as_before():
+    done = subprocess.run([sys.executable, "-c", _FORKED], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    (forked, left_forked), (anew, left_anew) = [(run[0], run[1]) for run in result["runs"]]
+    # one thread: the server is a fork of this process (no fresh interpreter importing distributed, numpy, pyarrow)
+    assert forked["started_anew"] is False and forked["server_parent"] == result["pid"]
+    # a second Python thread (a notebook's kernel has several): started anew, as before
+    assert anew["started_anew"] is True and anew["server_parent"] == result["pid"]
+    for worker in (forked, anew):  # either way the workers are set as the nanny sets them
+        assert worker["arena_max"] == "1" and worker["pool"] == "system" and worker["arenas"] == 1
+        assert worker["sigint_blocked"] is True  # Ctrl-C stops the fleet, which closes its workers
+    # the server and its workers are gone once the cluster is closed (the resource tracker stays with the process)
+    assert [c for c in left_forked if "resource_tracker" not in c] == [] == [c for c in left_anew if "resource_tracker" not in c]
+
+
 def _cmdline(pid):
     """The process's command line, or None when it ended between the listing and the read."""
     try:

@@ -316,11 +316,13 @@ def test_lost_scheduler_is_one_line_and_the_tables_hold_only_jobs_that_finished(
 
 
 def _spawned_workers(sid):
-    """Worker processes multiprocessing started in the session: spawned, or forked by the fork server (its children;
-    the server itself and the resource tracker left out)."""
-    forked = [p for server in live_processes(sid=sid, cmdline_has=b"forkserver import main")
-              for p in live_processes(ppid=server, sid=sid)]
-    return live_processes(sid=sid, cmdline_has=b"spawn_main") + forked
+    """Worker processes multiprocessing started in the session (whose leader is the CLI): spawned, or forked by the
+    fork server, a child of the CLI, started anew or forked from it (the server's children; the server itself and
+    the resource tracker left out)."""
+    spawned = live_processes(sid=sid, cmdline_has=b"spawn_main")
+    tracker = live_processes(sid=sid, cmdline_has=b"resource_tracker")
+    servers = [p for p in live_processes(ppid=sid, sid=sid) if p not in spawned and p not in tracker]
+    return spawned + [p for server in servers for p in live_processes(ppid=server, sid=sid)]
 
 
 def _run_and_signal(demo, out, sig, when="mid-run"):

@@ -176,6 +176,7 @@ def run(args):
 
     if args.top < 1:
         raise ValueError(f"--top must be a whole number >= 1, got {args.top}")
+    _as_workers(args)
     try:
         result = run_fleet(args.source, args.out, scheduler=args.scheduler, scheduler_file=args.scheduler_file,
                            workers=args.workers, follow_links=args.follow_links,
@@ -187,6 +188,24 @@ def run(args):
         return 1
     print(summary(result, top=args.top))
     return 0
+
+
+def _as_workers(args):
+    """Where the fleet may start a LocalCluster and pyarrow is not imported yet: set this process's memory as its
+    workers' (:func:`~straggle_edu.traces.blocks.keep_freed_memory`, one malloc arena), so that their fork server
+    can be forked from this process, with the modules it has imported
+    (:func:`~straggle_edu.fleet.cluster.local_cluster`)."""
+    import os
+
+    from .cluster import ENV_ADDRESS
+
+    if args.scheduler is not None or args.scheduler_file is not None or "pyarrow" in sys.modules:
+        return
+    if args.workers == 0 or (args.workers is None and os.environ.get(ENV_ADDRESS, "").strip()):
+        return
+    from ..traces.blocks import keep_freed_memory
+
+    keep_freed_memory(one_arena=True)
 
 
 def configure_demo(parser):

@@ -358,9 +358,12 @@ def _worker_settings(method="spawn"):
 # before its first job. Where the platform has one (POSIX), the fleet uses a fork server instead: one process,
 # started for the cluster, imports them once (:data:`_PRELOAD`, after distributed's own list), and each worker is
 # forked from it with them imported. The server is single-threaded, so the fork is safe (unlike "fork" from the
-# fleet's process, whose threads may hold locks). It is started by the nanny's first worker, from the cluster's
-# loop thread, so it has the workers' environment (the malloc settings above) and their signal mask (SIGINT
-# blocked), and its children inherit both; :func:`close_local` stops it. A fork server that is already running
+# fleet's process, whose threads may hold locks). Where it can, the fleet forks the server from its own process
+# (:func:`_fork_here`), which has imported those modules already: the server imported them anew, 0.27-0.30 s of
+# CPU, and the fleet of the 16,384-rank trace (2 workers) took 9.0 s of CPU rather than 9.3 (medians of 5
+# interleaved runs). Else it is started by the nanny's first worker, from the cluster's loop thread, so it has the
+# workers' environment (the malloc settings above) and their signal mask (SIGINT blocked), and its children inherit
+# both; a forked server is given both by hand. :func:`close_local` stops it. A fork server that is already running
 # (started by something else in this process, with another environment) is not used: spawn then.
 _PRELOAD = ("pyarrow.parquet", "straggle_edu.traces.blocks", "straggle_edu.traces.replay", "straggle_edu.traces.whatif",
             "straggle_edu.fleet.engine")
@@ -402,8 +405,167 @@ def _start_method():
         with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
             distributed.utils.get_mp_context()
         listed = list(getattr(server, "_preload_modules", None) or ["distributed"])
-    server.set_forkserver_preload(list(dict.fromkeys(listed + list(_PRELOAD))))
+    preload = list(dict.fromkeys(listed + list(_PRELOAD)))
+    server.set_forkserver_preload(preload)  # (a server of ours that died is started anew, the usual way, with them)
+    _fork_here(server, preload)
     return "forkserver"
+
+
+# multiprocessing's fork server as Python 3.10-3.13 run it: its main() and the ForkServer fields that say where it
+# listens. (3.14's takes an authentication key, which a server forked here would go without: not forked there.)
+_SERVER_MAIN = ("listener_fd", "alive_r", "preload", "main_path", "sys_path")
+_SERVER_FIELDS = ("_lock", "_forkserver_address", "_forkserver_alive_fd", "_forkserver_pid")
+
+
+def _fork_here(server, preload):
+    """Start multiprocessing's fork ``server`` as a fork of this process, which imports ``preload`` first; return
+    whether it did. Only where that is as safe as the fork server's own start, and gives the workers what it
+    gives them (:func:`_can_fork_here`); else the server is started as usual, when the first worker starts.
+
+    The server's process is set as the nanny would set it: the workers' variables in its environment
+    (``distributed.nanny.pre-spawn-environ`` with :data:`~straggle_edu.traces.blocks.WORKER_ENV`), glibc's malloc
+    set as they say (already so in the fleet command, :func:`~straggle_edu.traces.blocks.keep_freed_memory`), SIGINT
+    blocked and this process's handlers of SIGINT and SIGTERM put back to Python's defaults, no file descriptor but
+    the standard ones and its own. It lives in the stack of this call until it exits (``os._exit``, no cleanup of
+    this process's objects); its workers get their signal handlers and the resource tracker from the server's
+    protocol, as from a server started anew.
+    """
+    import importlib
+
+    if not _can_fork_here(server):
+        return False
+    for name in preload:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # as the server skips a module it cannot import
+            pass
+    if not _can_fork_here(server):  # an import started a thread, or made a malloc arena
+        return False
+    import gc
+    import warnings
+    from multiprocessing import connection, forkserver, resource_tracker, util
+
+    env = _worker_environ()
+    resource_tracker.ensure_running()  # before the fork: the server and its workers share this process's tracker
+    with server._lock, socket.socket(socket.AF_UNIX) as listener:
+        address = connection.arbitrary_address("AF_UNIX")
+        listener.bind(address)
+        if not util.is_abstract_socket_namespace(address):
+            os.chmod(address, 0o600)
+        listener.listen()
+        alive_r, alive_w = os.pipe()
+        gc.freeze()  # the objects imported so far stay out of both processes' collections: no copy-on-write for them
+        try:
+            with warnings.catch_warnings():
+                # Python >= 3.12 warns of any thread in the process: here only native ones (OpenBLAS's pool, Arrow's
+                # and jemalloc's), which their libraries stop or reset around a fork; no Python thread runs
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except BaseException:
+            gc.unfreeze()
+            for fd in (alive_r, alive_w):
+                os.close(fd)
+            raise
+        if pid == 0:  # the server: never returns
+            code = 1
+            try:
+                _become_server(listener.fileno(), alive_r, alive_w, env)
+                forkserver.main(listener.fileno(), alive_r, [])  # until this process has gone: SystemExit
+            except SystemExit as exc:
+                code = 0 if exc.code in (None, 0) else 1
+            except BaseException:  # as a server started anew would print it
+                import traceback
+
+                os.write(2, traceback.format_exc().encode("utf-8", "replace"))
+            finally:
+                os._exit(code)
+        gc.unfreeze()
+        os.close(alive_r)
+        server._forkserver_address, server._forkserver_alive_fd, server._forkserver_pid = address, alive_w, pid
+    return True
+
+
+def _can_fork_here(server):
+    """Whether :func:`_fork_here` may fork the fork server from this process: Linux, with the fork server of
+    Python 3.10-3.13, only the main thread running Python, Arrow's default pool the C library's malloc (or pyarrow
+    not imported: it reads ``ARROW_DEFAULT_MEMORY_POOL`` when it is), and glibc's malloc with one arena.
+
+    One arena: the server's children take a thread's arena from the arenas this process has, and a second one is
+    built of heaps of at most 64 MiB that a block's arrays outgrow: the fleet of the 16,384-rank trace faulted in a
+    million pages rather than 0.4 million under it (:data:`~straggle_edu.traces.blocks.WORKER_ENV`).
+    """
+    import inspect
+
+    if not sys.platform.startswith("linux") or threading.active_count() != 1:
+        return False
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    from multiprocessing import forkserver
+
+    try:
+        if tuple(inspect.signature(forkserver.main).parameters) != _SERVER_MAIN:
+            return False
+    except (TypeError, ValueError):  # pragma: no cover
+        return False
+    if not all(hasattr(server, name) for name in _SERVER_FIELDS):
+        return False
+    if "pyarrow" in sys.modules and sys.modules["pyarrow"].default_memory_pool().backend_name != "system":
+        return False
+    return _malloc_arenas() == 1
+
+
+def _malloc_arenas():
+    """The number of glibc malloc arenas in this process (its ``malloc_info``), or None where that cannot be read."""
+    import ctypes
+    import re
+    import tempfile
+
+    try:
+        libc = ctypes.CDLL(None)
+        fdopen, malloc_info, fclose = libc.fdopen, libc.malloc_info, libc.fclose
+    except (OSError, AttributeError):  # not glibc
+        return None
+    fdopen.restype, fdopen.argtypes = ctypes.c_void_p, [ctypes.c_int, ctypes.c_char_p]
+    malloc_info.argtypes, fclose.argtypes = [ctypes.c_int, ctypes.c_void_p], [ctypes.c_void_p]
+    with tempfile.TemporaryFile() as f:
+        stream = fdopen(os.dup(f.fileno()), b"w")
+        if not stream:
+            return None
+        try:
+            if malloc_info(0, stream) != 0:
+                return None
+        finally:
+            fclose(stream)
+        f.seek(0)
+        return len(re.findall(rb"<heap nr=", f.read()))
+
+
+def _worker_environ():
+    """The variables a nanny sets for its worker (``distributed.nanny.pre-spawn-environ``), ours among them."""
+    import dask
+
+    from ..traces.blocks import WORKER_ENV
+
+    return {**{k: str(v) for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()},
+            **WORKER_ENV}
+
+
+def _become_server(listener_fd, alive_r, alive_w, env):
+    """In the forked fork server, before its main loop: as a server started anew is, and as the nanny starts it
+    (:func:`_fork_here`)."""
+    from ..traces.blocks import keep_freed_memory
+
+    os.close(alive_w)
+    keep = sorted({0, 1, 2, listener_fd, alive_r})
+    for lo, hi in zip([-1, *keep], [*keep, os.sysconf("SC_OPEN_MAX")]):
+        if hi > lo + 1:  # (closerange(n, n) closes every descriptor from n on)
+            os.closerange(lo + 1, hi)
+    os.environ.update(env)
+    keep_freed_memory(one_arena=True)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sys.unraisablehook = sys.__unraisablehook__
 
 
 def _stop_fork_server(cluster):

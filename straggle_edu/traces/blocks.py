@@ -138,13 +138,17 @@ MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_
 WORKER_ENV = {**MALLOC_ENV, "MALLOC_ARENA_MAX": "1"}
 
 
-def keep_freed_memory():
+def keep_freed_memory(one_arena=False):
     """Set :data:`MALLOC_ENV` in this process (glibc's ``mallopt``; elsewhere nothing); return whether it did.
 
     For a process that exists to analyse (``straggle-edu analyze``): the settings hold until it exits, and it keeps
     up to 256 MiB of freed memory rather than give it back. On the 16,384-rank x 50-step trace they took
     ``analyze``'s page faults from about 950,000 to 330,000, with :func:`batch_memory`. Arrow's default pool is
     set (unless ``ARROW_DEFAULT_MEMORY_POOL`` is) for a pyarrow imported after this call.
+
+    ``one_arena``: also :data:`WORKER_ENV`'s one malloc arena, for the threads started after this call (the
+    ``fleet`` command's process, from which its workers' fork server is forked, and that server). Never in a
+    process that runs other people's code (:data:`WORKER_ENV`).
 
     Examples
     --------
@@ -169,7 +173,10 @@ def keep_freed_memory():
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     options = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_MMAP_THRESHOLD_": -3}  # M_* of malloc.h
-    return all([bool(mallopt(option, int(MALLOC_ENV[name]))) for name, option in options.items()])
+    if one_arena:
+        options["MALLOC_ARENA_MAX"] = -8
+    settings = {**MALLOC_ENV, **WORKER_ENV}
+    return all([bool(mallopt(option, int(settings[name]))) for name, option in options.items()])
 
 
 def count_rows(path):
