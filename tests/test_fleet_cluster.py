@@ -77,6 +77,7 @@ import json, os, sys, threading
 from straggle_edu.traces.blocks import keep_freed_memory
 keep_freed_memory(one_arena=True)
 from straggle_edu.fleet.cluster import close_local, local_cluster
+held = open(os.environ["HELD"], "w")  # a file this process has open: not the server's, nor its workers'
 
 def probe():
     import os, pyarrow as pa
@@ -87,7 +88,10 @@ def probe():
     with open(f"/proc/{server}/cmdline", "rb") as f, open(f"/proc/{server_parent}/cmdline", "rb") as g:
         started_anew = f.read() != g.read()  # a fresh interpreter's, not this script's
     blocked = [int(line.split()[1], 16) for line in open("/proc/self/status") if line.startswith("SigBlk")][0]
+    held = [p for p in (server, os.getpid()) for fd in os.listdir(f"/proc/{p}/fd")
+            if os.path.realpath(f"/proc/{p}/fd/{fd}") == os.path.realpath(os.environ["HELD"])]
     return {"started_anew": started_anew, "server_parent": server_parent, "arena_max": os.environ.get("MALLOC_ARENA_MAX"),
+            "held": held,
             "pool": pa.default_memory_pool().backend_name, "arenas": _malloc_arenas(), "sigint_blocked": bool(blocked & 2)}
 
 out = []
@@ -109,8 +113,9 @@ print(json.dumps({"pid": os.getpid(), "runs": out}))
 """
 
 
-def test_fork_server_is_forked_from_the_fleets_process_where_safe_and_its_workers_are_set_as_before():
-    done = subprocess.run([sys.executable, "-c", _FORKED], capture_output=True, text=True, timeout=120)
+def test_fork_server_is_forked_from_the_fleets_process_where_safe_and_its_workers_are_set_as_before(tmp_path):
+    done = subprocess.run([sys.executable, "-c", _FORKED], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HELD": str(tmp_path / "held.txt")})
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     (forked, left_forked), (anew, left_anew) = [(run[0], run[1]) for run in result["runs"]]
@@ -121,6 +126,7 @@ def test_fork_server_is_forked_from_the_fleets_process_where_safe_and_its_worker
     for worker in (forked, anew):  # either way the workers are set as the nanny sets them
         assert worker["arena_max"] == "1" and worker["pool"] == "system" and worker["arenas"] == 1
         assert worker["sigint_blocked"] is True  # Ctrl-C stops the fleet, which closes its workers
+        assert worker["held"] == []  # no descriptor of the fleet's process but the standard ones
     # the server and its workers are gone once the cluster is closed (the resource tracker stays with the process)
     assert [c for c in left_forked if "resource_tracker" not in c] == [] == [c for c in left_anew if "resource_tracker" not in c]
 

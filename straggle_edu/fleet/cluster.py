@@ -360,8 +360,8 @@ def _worker_settings(method="spawn"):
 # forked from it with them imported. The server is single-threaded, so the fork is safe (unlike "fork" from the
 # fleet's process, whose threads may hold locks). Where it can, the fleet forks the server from its own process
 # (:func:`_fork_here`), which has imported those modules already: the server imported them anew, 0.27-0.30 s of
-# CPU, and the fleet of the 16,384-rank trace (2 workers) took 9.0 s of CPU rather than 9.3 (medians of 5
-# interleaved runs). Else it is started by the nanny's first worker, from the cluster's loop thread, so it has the
+# CPU, and the fleet of the 16,384-rank trace (2 workers) took 9.3 s of CPU rather than 9.9 (medians of 5
+# interleaved runs on 2 cores). Else it is started by the nanny's first worker, from the cluster's loop thread, so it has the
 # workers' environment (the malloc settings above) and their signal mask (SIGINT blocked), and its children inherit
 # both; a forked server is given both by hand. :func:`close_local` stops it. A fork server that is already running
 # (started by something else in this process, with another environment) is not used: spawn then.
@@ -428,7 +428,9 @@ def _fork_here(server, preload):
     blocked and this process's handlers of SIGINT and SIGTERM put back to Python's defaults, no file descriptor but
     the standard ones and its own. It lives in the stack of this call until it exits (``os._exit``, no cleanup of
     this process's objects); its workers get their signal handlers and the resource tracker from the server's
-    protocol, as from a server started anew.
+    protocol, as from a server started anew. One thing differs: OpenBLAS, set up when this process imported numpy,
+    keeps its thread count (``OPENBLAS_NUM_THREADS=1`` in the environment comes too late for it); the fleet's
+    tasks make no BLAS calls.
     """
     import importlib
 
@@ -556,10 +558,10 @@ def _become_server(listener_fd, alive_r, alive_w, env):
     from ..traces.blocks import keep_freed_memory
 
     os.close(alive_w)
-    keep = sorted({0, 1, 2, listener_fd, alive_r})
-    for lo, hi in zip([-1, *keep], [*keep, os.sysconf("SC_OPEN_MAX")]):
-        if hi > lo + 1:  # (closerange(n, n) closes every descriptor from n on)
-            os.closerange(lo + 1, hi)
+    for fd in map(int, os.listdir("/proc/self/fd")):  # the descriptors open (Linux: _can_fork_here)
+        if fd not in (0, 1, 2, listener_fd, alive_r):
+            with contextlib.suppress(OSError):  # (the listing's own, closed already)
+                os.close(fd)
     os.environ.update(env)
     keep_freed_memory(one_arena=True)
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
