@@ -17,7 +17,8 @@ the program, then the later passes wherever a thread was free, moving 59 MB of m
    exact merge of ``analyze``) and finish them; the values of the medians come from each worker
    once its runs are read, taken from their kept work
    (:func:`~straggle_edu.traces.whatif.median_values`): no copy of them waits beside the work, as
-   in ``analyze``;
+   in ``analyze``; the merge runs on the worker of the first run and takes that worker's values
+   from its runs' kept work key by key;
 4. per run: each block's :func:`~straggle_edu.traces.whatif.block_scores`;
 5. :func:`~straggle_edu.traces.whatif.merge_scores`: the whole trace's scores and the workers that M_W fixes;
 6. per run: each block's :func:`~straggle_edu.traces.whatif.block_mw`;
@@ -212,12 +213,14 @@ def _first_pass(path, ranges, meta, program, ideal, budget):
 
 
 @_batch
-def _merge(ideal, *unit_stats):
-    """Pass 2: every block's statistics (each run's list, in step order; then each worker's values) merged and
-    finished."""
+def _merge(ideal, n, *args):
+    """Pass 2: every block's statistics (the first ``n`` arguments: each run's list, in step order; then the other
+    workers' values) merged and finished, with the values of this worker's runs (the arguments after those), taken
+    from their kept work key by key: no copy of them all is made here (:func:`_values`) and sent to itself."""
     from ..traces.whatif import finish_all_stats
 
-    return finish_all_stats([s for stats in unit_stats for s in stats])
+    return finish_all_stats([s for stats in args[:n] for s in stats], [b["model"] for run in args[n:] for b in run],
+                            ideal)
 
 
 def _stats(run):
@@ -340,9 +343,11 @@ def submit(client, path, job_plan, key, budget, workers=2, ideal="artifact", ana
                         on=at[u]))
     # one task per run of blocks and pass: the blocks' models stay on the worker that read them
     stats = [sub(("stats", u), _stats, r, on=at[u]) for u, r in enumerate(runs)]
+    # the merge on the worker of the first run, with its runs' values; one task per other worker, of the runs it read
+    here = [r for r, a in zip(runs, at) if a == at[0]]
     values = [sub(("values", i), _values, ideal, *[r for r, a in zip(runs, at) if a == w], on=w)
-              for i, w in enumerate(dict.fromkeys(at))]  # one task per worker, of the runs it read
-    finished = sub("finish", _merge, ideal, *stats, *values)
+              for i, w in enumerate(dict.fromkeys(at)) if w != at[0]]
+    finished = sub("finish", _merge, ideal, len(stats) + len(values), *stats, *values, *here, on=at[0])
     infos = [sub(("info", u), _info, r, on=at[u]) for u, r in enumerate(runs)]
     scores = [sub(("scores", u), _scores, r, program, finished, ideal, *infos[:u], on=at[u])
               for u, r in enumerate(runs)]

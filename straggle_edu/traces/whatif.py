@@ -193,10 +193,14 @@ def finish_stats(stats):
             "median": {k: float(np.median(v)) for k, v in stats["values"].items()}}
 
 
-def finish_all_stats(parts):
+def finish_all_stats(parts, models=(), ideal="artifact"):
     """:func:`finish_stats` of :func:`merge_all_stats` of ``parts`` (blocks' :func:`ideal_stats`, in step order),
     each key's values concatenated and its median taken one key at a time, in place in that copy: the merged values
     are never in memory all at once, nor copied again for the median (the parts are not changed).
+
+    ``models``: blocks' models (kept work will do) whose values join the parts', taken from their work key by key
+    (as :func:`median_values` takes them, without a copy of all of them at once). A median does not depend on the
+    order of its values: the result is the same, bit for bit, as with those values among the parts.
 
     Examples
     --------
@@ -206,15 +210,26 @@ def finish_all_stats(parts):
     True
     >>> a["values"][2].tolist()
     [1.0, 8.0]
+    >>> from straggle_edu.traces.synthetic import synthetic_trace
+    >>> ms = [build_model(synthetic_trace(dp=2, pp=2, microbatches=2, steps=2, rng=i)) for i in (0, 1, 2)]
+    >>> parts = [ideal_stats(m) for m in ms]
+    >>> finish_all_stats(parts[:1] + [{**p, "values": {}} for p in parts[1:]], ms[1:]) == finish_all_stats(parts)
+    True
     """
     parts = [p for p in parts if p is not None]
     chunks = {}
     for p in parts:
         for k, v in p["values"].items():
             chunks.setdefault(k, []).append(v)
+    models = list(models)
+    local = _median_keys(models[0], _mean_nodes(models[0]), ideal) if models else {}
+    median = {}
+    for k in dict.fromkeys([*chunks, *local]):
+        arrays = chunks.get(k, []) + [m.work[local[k]].ravel() for m in models if k in local]
+        median[k] = float(np.median(np.concatenate(arrays), overwrite_input=True))
+        del arrays
     merged = merge_all_stats([{**p, "values": {}} for p in parts])
-    return {"mean": finish_stats(merged)["mean"] if merged else {},
-            "median": {k: float(np.median(np.concatenate(c), overwrite_input=True)) for k, c in chunks.items()}}
+    return {"mean": finish_stats(merged)["mean"] if merged else {}, "median": median}
 
 
 def ideal_from_stats(model, ideal, finished):
