@@ -1,8 +1,9 @@
 """One large op-level job as Dask tasks, a block of steps each, merged as ``analyze --block-steps`` merges them.
 
 The passes of :func:`~straggle_edu.traces.whatif.analyze_blocks`, one task per run of blocks that
-share row groups (not per block: Dask's cost per task is then paid about 130 times for the
-16,384-rank job's 50 blocks, not 325), the blocks' models kept on the worker that built them.
+share row groups (not per block: Dask's cost per task, about 1 ms of CPU, is then paid about 80
+times for the 16,384-rank job's 50 blocks in 25 runs, not 325), the blocks' models kept on the
+worker that built them.
 The runs are dealt out to the workers' threads in step order when the job is submitted, and each
 later task of a run is asked for on the worker that read it (a wish the scheduler drops when that
 worker is gone). Left to place them itself, Dask sent 23 of the 25 runs to the worker that built
@@ -13,12 +14,12 @@ the program, then the later passes wherever a thread was free, moving 59 MB of m
 2. per run of blocks that share row groups (read once; a Parquet file's other row groups are not
    read): build each block's model from the program, take its
    :func:`~straggle_edu.traces.whatif.ideal_stats`;
-3. merge the statistics in step order (:func:`~straggle_edu.traces.whatif.finish_all_stats`, the
-   exact merge of ``analyze``) and finish them; the values of the medians come from each worker
-   once its runs are read, taken from their kept work
-   (:func:`~straggle_edu.traces.whatif.median_values`): no copy of them waits beside the work, as
-   in ``analyze``; the merge runs on the worker of the first run and takes that worker's values
-   from its runs' kept work key by key;
+3. on the worker of the first run, merge the statistics in step order
+   (:func:`~straggle_edu.traces.whatif.finish_all_stats`, the exact merge of ``analyze``) and
+   finish them, with the runs' infos and the steps before each run. Each other worker sends, in one
+   task once its runs are read, their statistics, infos and median values, taken from their kept
+   work (:func:`~straggle_edu.traces.whatif.median_values`): no copy of them waits beside the work,
+   as in ``analyze``; the merging worker takes its own runs' values key by key;
 4. per run: each block's :func:`~straggle_edu.traces.whatif.block_scores`;
 5. :func:`~straggle_edu.traces.whatif.merge_scores`: the whole trace's scores and the workers that M_W fixes;
 6. per run: each block's :func:`~straggle_edu.traces.whatif.block_mw`;
@@ -26,12 +27,13 @@ the program, then the later passes wherever a thread was free, moving 59 MB of m
    the :class:`~straggle_edu.traces.Analysis` itself, every S_X of it, which the tests and
    ``benchmarks/bench_fleet.py --huge`` compare with ``analyze``'s).
 
-Why tasks, for a job that one worker could analyse alone (measured on the 16,384-rank x 50-step
-trace, 2 workers on 2 loaded cores, client and workers' CPU): the block tasks took 15.9 and
-16.1 s wall (23.8 and 24.6 s CPU), one task running ``analyze_op_file`` 17.9 and 20.0 s wall
-(19.1 and 21.4 s CPU). So a job analysed in blocks is cut into block tasks: they finish it sooner
-on workers that would otherwise wait, at about 4 s more CPU (the program's sample read apart from
-the blocks, the workers' Dask overhead).
+Why tasks, for a job that one worker could analyse alone (the 16,384-rank x 50-step trace, 2
+workers on 2 cores, ``benchmarks/bench_fleet.py --only-huge``, medians of 3 interleaved runs):
+the fleet's block tasks took 5.5 s wall and 8.9 s of CPU (client, fork server and workers),
+``straggle-edu analyze`` of the same trace in one process 7.5 s wall and 7.6 s of CPU. So a job
+analysed in blocks is cut into block tasks: they finish it sooner on workers that would otherwise
+wait, at about 1.3 s more CPU (the cluster's processes and Dask's handling, the medians' values
+sent to one worker, a second process's memory).
 
 The blocks are those ``analyze`` cuts (the same ``block_steps``), and every sum runs in the same
 order, so S and every S_X equal ``straggle-edu analyze``'s, bit for bit. A worker that dies takes
