@@ -225,7 +225,7 @@ def finish_all_stats(parts, models=(), ideal="artifact"):
     local = _median_keys(models[0], _mean_nodes(models[0]), ideal) if models else {}
     median = {}
     for k in dict.fromkeys([*chunks, *local]):
-        arrays = chunks.get(k, []) + [m.work[local[k]].ravel() for m in models if k in local]
+        arrays = chunks.get(k, []) + (_pieces([m.work for m in models], local[k]) if k in local else [])
         median[k] = float(np.median(np.concatenate(arrays), overwrite_input=True))
         del arrays
     merged = merge_all_stats([{**p, "values": {}} for p in parts])
@@ -563,7 +563,12 @@ def _values_by_key(first, works, ideal):
     """``(key, values)`` per median key, one key at a time: the values of every block's ``work`` (in order),
     concatenated; ``first``: a block's model (the blocks share its nodes)."""
     for k, nodes in _median_keys(first, _mean_nodes(first), ideal).items():
-        yield k, np.concatenate([w[nodes].ravel() for w in works])
+        yield k, np.concatenate(_pieces(works, nodes))
+
+
+def _pieces(works, nodes):
+    """The values of ``nodes`` in each block's ``work`` (in order), flat: one median key's."""
+    return [w[nodes].ravel() for w in works]
 
 
 def median_values(models, ideal="artifact"):
